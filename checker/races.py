@@ -1,0 +1,211 @@
+"""Proving that the iterations of one parallel loop cannot interfere.
+
+For every `&mut` slice written in the loop: each write index must be an affine function of the loop
+variable with a nonzero constant coefficient (so distinct iterations write distinct elements), several
+writes of one iteration must not land on an element another iteration writes, and reads of that slice
+must be at an index the same iteration writes. Variables declared outside the loop may not be
+assigned inside it, except reduction variables.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rs2gpu.checker.affine import Affine, AffineAnalysis
+from rs2gpu.ir import nodes as ir
+from rs2gpu.ir.diagnostics import DiagnosticSink, Note
+from rs2gpu.ir.types import RefType
+from rs2gpu.ir.walk import children, walk
+
+
+@dataclass(frozen=True)
+class Access:
+    param: ir.Binding
+    index: ir.Expr
+    span: ir.Span
+    conditional: bool  # under an `if`, `match` or inner loop: may not happen in every iteration
+
+
+@dataclass
+class LoopAccesses:
+    writes: list[Access]
+    reads: list[Access]
+    carried: list[ir.Assign]
+    helper_slices: list[tuple[ir.Binding, ir.Span]]
+
+
+def collect_accesses(loop: ir.For, outer: set[ir.Binding]) -> LoopAccesses:
+    """Every element write and read of a slice parameter in the loop body, and every assignment to a
+    variable declared outside the loop."""
+    acc = LoopAccesses([], [], [], [])
+    _visit(loop.body, acc, outer, conditional=False)
+    return acc
+
+
+def _root_param(expr: ir.Expr) -> tuple[ir.Binding, ir.Expr] | None:
+    """For `p[idx]` or `p[idx].field`, the parameter p and the index idx."""
+    while isinstance(expr, ir.Field):
+        expr = expr.base
+    if isinstance(expr, ir.Index) and isinstance(expr.base, ir.Var) and expr.base.binding.kind == "param" \
+            and isinstance(expr.base.binding.ty, RefType):
+        return expr.base.binding, expr.index
+    return None
+
+
+def _visit(node, acc: LoopAccesses, outer: set[ir.Binding], conditional: bool) -> None:
+    if isinstance(node, ir.Assign):
+        _visit_assign(node, acc, outer, conditional)
+        return
+    if isinstance(node, ir.Index):
+        root = _root_param(node)
+        if root is not None:
+            acc.reads.append(Access(root[0], root[1], node.span, conditional))
+        _visit(node.index, acc, outer, conditional)
+        if root is None:
+            _visit(node.base, acc, outer, conditional)
+        return
+    if isinstance(node, ir.Call):
+        for arg in node.args:
+            if isinstance(arg, ir.Var) and isinstance(arg.ty, RefType) and arg.binding.kind == "param":
+                acc.helper_slices.append((arg.binding, arg.span))
+    branches = isinstance(node, (ir.If, ir.Match, ir.For, ir.While, ir.Loop))
+    for child in children(node):
+        inner_conditional = conditional or (branches and not (isinstance(node, ir.If) and child is node.cond)
+                                            and not (isinstance(node, ir.Match) and child is node.scrutinee))
+        _visit(child, acc, outer, inner_conditional)
+
+
+def _visit_assign(node: ir.Assign, acc: LoopAccesses, outer: set[ir.Binding], conditional: bool) -> None:
+    target = node.target
+    root = _root_param(target)
+    if root is not None:
+        acc.writes.append(Access(root[0], root[1], node.span, conditional))
+        if node.op is not None:
+            acc.reads.append(Access(root[0], root[1], node.span, conditional))
+        _visit(root[1], acc, outer, conditional)
+    else:
+        base = target
+        while isinstance(base, (ir.Field, ir.Index)):
+            if isinstance(base, ir.Index):
+                _visit(base.index, acc, outer, conditional)
+            base = base.base
+        if isinstance(base, ir.Var) and base.binding in outer:
+            acc.carried.append(node)
+    _visit(node.value, acc, outer, conditional)
+
+
+def check_writes(loop: ir.For, accesses: LoopAccesses, analysis: AffineAnalysis, sink: DiagnosticSink) -> dict:
+    """Report every possible race; return the affine write forms per parameter for later facts."""
+    forms: dict[ir.Binding, list[tuple[Affine, Access]]] = {}
+    i = loop.var.name
+    for w in accesses.writes:
+        form = analysis.form(w.index)
+        name = w.param.name
+        if form is None:
+            sink.error("RG0102", f"cannot prove that iterations of this loop write distinct elements of `{name}`",
+                       w.span, f"the index of this write is not of the form `c * {i} + d`",
+                       notes=(Note(f"the parallel loop over `{i}` starts here", loop.span),),
+                       help=f"write `{name}[{i}]`, `{name}[{i} + k]` or `{name}[c * {i} + k]` with constant c != 0; "
+                            "each iteration may run on a different GPU thread")
+            continue
+        coeff = form.constant_coeff
+        if coeff == 0:
+            sink.error("RG0101", f"every iteration writes the same element of `{name}`", w.span,
+                       f"this index does not depend on `{i}`",
+                       notes=(Note(f"the parallel loop over `{i}` starts here", loop.span),),
+                       help="all GPU threads would race on this element; if you want a sum or a minimum, "
+                            "accumulate into a `let mut` variable declared before the loop and return it")
+            continue
+        if coeff is None:
+            sink.error("RG0102", f"cannot prove that iterations of this loop write distinct elements of `{name}`",
+                       w.span, f"the coefficient of `{i}` in this index is not a constant",
+                       notes=(Note(f"the parallel loop over `{i}` starts here", loop.span),),
+                       help=f"write at `c * {i} + d` with a constant c != 0")
+            continue
+        forms.setdefault(w.param, []).append((form, w))
+    for param, writes in forms.items():
+        _check_write_pairs(param, writes, loop, sink)
+    return forms
+
+
+def _check_write_pairs(param, writes, loop, sink) -> None:
+    i = loop.var.name
+    for a_index, (a, wa) in enumerate(writes):
+        for b, wb in writes[a_index + 1:]:
+            diff = b.minus(a)
+            coeff = a.constant_coeff
+            offset = diff.constant_rest()
+            if diff.constant_coeff != 0 or offset is None:
+                sink.error("RG0105", f"two writes to `{param.name}` may hit one element from different iterations",
+                           wb.span, "this write", notes=(Note("and this write", wa.span),),
+                           help=f"write every element of `{param.name}` at `c * {i} + k` with one constant c and "
+                                "constant offsets k")
+                return
+            if offset != 0 and offset % coeff == 0:
+                sink.error("RG0105", f"iteration `{i}` and iteration `{i} + {offset // coeff}` write the same "
+                           f"element of `{param.name}`", wb.span, "this write",
+                           notes=(Note("collides with this write of another iteration", wa.span),),
+                           help="make the offsets of the writes differ by less than the stride, or split the "
+                                "work into two loops")
+                return
+
+
+def check_reads(loop: ir.For, accesses: LoopAccesses, forms: dict, analysis: AffineAnalysis,
+                sink: DiagnosticSink) -> None:
+    i = loop.var.name
+    written = {w.param for w in accesses.writes}
+    for r in accesses.reads:
+        if r.param not in written:
+            continue
+        form = analysis.form(r.index)
+        own = [f for f, _ in forms.get(r.param, [])]
+        if form is not None and form in own:
+            continue
+        first_write = next(w for w in accesses.writes if w.param is r.param)
+        sink.error("RG0103", f"this reads an element of `{r.param.name}` that another iteration may write",
+                   r.span, f"read here, at an index other than the one this iteration writes",
+                   notes=(Note(f"`{r.param.name}` is written here", first_write.span),),
+                   help=f"iterations run in parallel, in no fixed order; read `{r.param.name}` only at the "
+                        f"index this iteration writes, or read from a separate input slice")
+    for param, span in accesses.helper_slices:
+        if param in written or (isinstance(param.ty, RefType) and param.ty.mutable):
+            sink.error("RG0103", f"`{param.name}` is passed to a helper function inside a parallel loop "
+                                 "while it is written", span, "passed here",
+                       help="pass the elements the helper needs as values instead")
+
+
+def check_carried(loop: ir.For, accesses: LoopAccesses, reductions: set[ir.Binding], sink: DiagnosticSink) -> None:
+    for assign in accesses.carried:
+        b = assign.target
+        while not isinstance(b, ir.Var):
+            b = b.base
+        if b.binding in reductions:
+            continue
+        sink.error("RG0104", f"`{b.binding.name}` is carried from one iteration of a parallel loop to the next",
+                   assign.span, f"`{b.binding.name}` is declared outside the loop and assigned here",
+                   notes=(Note(f"`{b.binding.name}` is declared here", b.binding.span),),
+                   help=f"iterations run in parallel; declare `{b.binding.name}` inside the loop, or, for a sum, "
+                        "product, minimum or maximum, update it only with `+=`, `*=`, `.min()`, `.max()`, "
+                        "`&=`, `|=` or `^=` so that it becomes a reduction")
+
+
+def private_definitions(loop: ir.For) -> dict[ir.Binding, ir.Expr]:
+    """Immutable `let`s inside the loop body, by binding, with their initializers."""
+    return {n.binding: n.init for n in walk(loop.body)
+            if isinstance(n, ir.Let) and not n.binding.mutable and n.init is not None}
+
+
+def check_exits(loop: ir.For, sink: DiagnosticSink) -> None:
+    """`return` in, or `break` out of, a parallel loop would stop iterations that already run elsewhere."""
+    def visit(node, depth: int) -> None:
+        if isinstance(node, ir.Return):
+            sink.error("RG0108", "`return` inside a parallel loop", node.span,
+                       "other iterations may already have run, or be running now",
+                       help="iterations cannot stop each other; skip the rest of one iteration with `continue`")
+        elif isinstance(node, ir.Break) and depth == 0:
+            sink.error("RG0108", "`break` out of a parallel loop", node.span,
+                       "other iterations may already have run, or be running now",
+                       help="iterations cannot stop each other; skip the rest of one iteration with `continue`")
+        inner = depth + 1 if isinstance(node, (ir.For, ir.While, ir.Loop)) else depth
+        for child in children(node):
+            visit(child, inner)
+    visit(loop.body, 0)

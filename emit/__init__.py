@@ -1,0 +1,138 @@
+"""Checked IR → text: one C++ file per kernel and target, and the crate's manifest.
+
+`emit_crate(checked, targets)` renders every kernel for every dialect in `targets` through the same
+templates; the vendor preludes and the `Dialect` table are the only places the targets differ.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+import jinja2
+
+from rs2gpu.emit.cxx_types import PRIM_CXX
+from rs2gpu.emit.dialect import DIALECTS, Dialect
+from rs2gpu.emit.kernels import (helper_context, launch_context, manifest_entry, struct_context,
+                                 tuple_context)
+from rs2gpu.emit.consts import const_context
+from rs2gpu.ir import nodes as ir
+from rs2gpu.ir.plan import CheckedCrate, KernelPlan
+from rs2gpu.ir.types import TupleType
+from rs2gpu.ir.walk import walk
+
+BLOCK_SIZE = 256
+MANIFEST_VERSION = 1
+
+
+@dataclass(frozen=True)
+class EmittedCrate:
+    files: dict[str, str]   # file name → text, e.g. "triad.cu"
+    manifest: dict
+
+
+def _environment() -> jinja2.Environment:
+    folder = resources.files("rs2gpu.templates")
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), undefined=jinja2.StrictUndefined,
+                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                              autoescape=False)
+
+
+_ENV = None
+
+
+def environment() -> jinja2.Environment:
+    global _ENV
+    if _ENV is None:
+        _ENV = _environment()
+    return _ENV
+
+
+def _int_types() -> list[dict]:
+    from rs2gpu.emit.cxx_types import int_literal
+    from rs2gpu.ir.types import INT_BITS, PrimType
+
+    out = []
+    for name, bits in INT_BITS.items():
+        ty = PrimType(name)
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if ty.is_signed else (0, (1 << bits) - 1)
+        out.append({"name": PRIM_CXX[name], "bits": bits, "carrier": "u64" if bits == 64 else "u32",
+                    "unsigned": PRIM_CXX["u" + name[1:]] if name != "isize" else "usize",
+                    "min": int_literal(lo, ty), "max": int_literal(hi, ty)})
+    # isize/usize are the same C++ types as i64/u64: one specialization each
+    return [t for t in out if t["name"] not in ("isize", "usize")]
+
+
+def reachable_helpers(crate: ir.Crate, kernel: ir.Function) -> list[ir.Function]:
+    """The helper fns `kernel` calls, directly or not, callees first."""
+    order: list[ir.Function] = []
+    seen: set[str] = set()
+
+    def visit(fn: ir.Function) -> None:
+        for node in walk(fn.body):
+            if isinstance(node, ir.Call) and node.func not in seen:
+                seen.add(node.func)
+                callee = crate.function(node.func)
+                visit(callee)
+                order.append(callee)
+
+    visit(kernel)
+    return order
+
+
+def _tuple_types(functions) -> list[TupleType]:
+    found: dict[TupleType, None] = {}
+
+    def add(ty) -> None:
+        if isinstance(ty, TupleType) and ty.elems and ty not in found:
+            for t in ty.elems:
+                add(t)
+            found[ty] = None
+
+    for fn in functions:
+        add(fn.ret)
+        for node in walk(fn.body):
+            add(getattr(node, "ty", None))
+    return list(found)
+
+
+def render_kernel(checked: CheckedCrate, plan: KernelPlan, dialect: Dialect, version: str) -> str:
+    crate = checked.crate
+    helpers = reachable_helpers(crate, plan.function)
+    context = {
+        "version": version,
+        "dialect": dialect,
+        "block_size": BLOCK_SIZE,
+        "int_types": _int_types(),
+        "structs": [struct_context(s.ty) for s in crate.structs],
+        "tuples": [tuple_context(t) for t in _tuple_types([plan.function, *helpers])],
+        "consts": [const_context(c, crate) for c in crate.consts],
+        "helpers": [helper_context(f) for f in helpers],
+        "kernel": {
+            "name": plan.name,
+            "source": str(plan.function.span),
+            "params": [{"name": p.binding.name, "rust_type": str(p.binding.ty), "transfer": p.transfer,
+                        "reason": p.reason} for p in plan.params],
+            "launches": [launch_context(plan, i, loop) for i, loop in enumerate(plan.loops)],
+        },
+    }
+    return environment().get_template("kernel.j2").render(context)
+
+
+def emit_crate(checked: CheckedCrate, targets: tuple[str, ...] = ("cuda", "hip"), version: str = "0") -> EmittedCrate:
+    files: dict[str, str] = {}
+    kernels = {}
+    consts = {c.name: c for c in checked.crate.consts}
+    for plan in checked.kernels:
+        names = {}
+        for target in targets:
+            dialect = DIALECTS[target]
+            file_name = plan.name + dialect.file_suffix
+            files[file_name] = render_kernel(checked, plan, dialect, version)
+            names[target] = file_name
+        kernels[plan.name] = manifest_entry(plan, names, consts)
+    manifest = {"manifest_version": MANIFEST_VERSION, "rs2gpu_version": version, "crate": checked.crate.name,
+                "block_size": BLOCK_SIZE, "targets": list(targets), "kernels": kernels}
+    return EmittedCrate(files, manifest)
+
+
+__all__ = ["emit_crate", "EmittedCrate", "render_kernel", "BLOCK_SIZE"]

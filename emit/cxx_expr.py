@@ -1,0 +1,236 @@
+"""Rendering IR expressions as C++ with Rust's semantics.
+
+Integer arithmetic wraps (signed types go through the prelude's `rs2gpu_wrapping_*`, which compute in
+the unsigned type), shift amounts are masked, float→int casts saturate with NaN→0, and float `%` is
+`fmod`. Expressions that C++ cannot write inline (an `if` with statements in its branches, a block,
+a `loop` with `break value`) are hoisted into statements before the current one; `BodyEmitter` in
+`cxx_stmt` owns the statement buffer they go to.
+"""
+from __future__ import annotations
+
+from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_struct_name
+from rs2gpu.emit.names import cxx_name
+from rs2gpu.ir import nodes as ir
+from rs2gpu.ir.types import UNIT, ArrayType, NeverType, PrimType, RefType, SliceType, TupleType
+
+WRAPPING_OPS = {"+": "add", "-": "sub", "*": "mul"}
+
+# f64 spelling, f32 spelling; "{0}" is the receiver, "{1}", "{2}" the arguments.
+FLOAT_INTRINSICS = {
+    "sqrt": ("sqrt({0})", "sqrtf({0})"), "cbrt": ("cbrt({0})", "cbrtf({0})"),
+    "exp": ("exp({0})", "expf({0})"), "exp2": ("exp2({0})", "exp2f({0})"), "exp_m1": ("expm1({0})", "expm1f({0})"),
+    "ln": ("log({0})", "logf({0})"), "ln_1p": ("log1p({0})", "log1pf({0})"), "log2": ("log2({0})", "log2f({0})"),
+    "log10": ("log10({0})", "log10f({0})"), "abs": ("fabs({0})", "fabsf({0})"),
+    "floor": ("floor({0})", "floorf({0})"), "ceil": ("ceil({0})", "ceilf({0})"),
+    "round": ("round({0})", "roundf({0})"), "trunc": ("trunc({0})", "truncf({0})"),
+    "fract": ("rs2gpu_fract({0})", "rs2gpu_fract({0})"),
+    "sin": ("sin({0})", "sinf({0})"), "cos": ("cos({0})", "cosf({0})"), "tan": ("tan({0})", "tanf({0})"),
+    "asin": ("asin({0})", "asinf({0})"), "acos": ("acos({0})", "acosf({0})"), "atan": ("atan({0})", "atanf({0})"),
+    "sinh": ("sinh({0})", "sinhf({0})"), "cosh": ("cosh({0})", "coshf({0})"), "tanh": ("tanh({0})", "tanhf({0})"),
+    "asinh": ("asinh({0})", "asinhf({0})"), "acosh": ("acosh({0})", "acoshf({0})"),
+    "atanh": ("atanh({0})", "atanhf({0})"),
+    "recip": ("(1.0 / {0})", "(1.0f / {0})"), "signum": ("rs2gpu_signum({0})", "rs2gpu_signum({0})"),
+    "to_degrees": ("rs2gpu_to_degrees({0})", "rs2gpu_to_degrees({0})"),
+    "to_radians": ("rs2gpu_to_radians({0})", "rs2gpu_to_radians({0})"),
+    "min": ("fmin({0}, {1})", "fminf({0}, {1})"), "max": ("fmax({0}, {1})", "fmaxf({0}, {1})"),
+    "powf": ("pow({0}, {1})", "powf({0}, {1})"), "atan2": ("atan2({0}, {1})", "atan2f({0}, {1})"),
+    "hypot": ("hypot({0}, {1})", "hypotf({0}, {1})"), "copysign": ("copysign({0}, {1})", "copysignf({0}, {1})"),
+    "rem_euclid": ("rs2gpu_rem_euclid({0}, {1})", "rs2gpu_rem_euclid({0}, {1})"),
+    "div_euclid": ("rs2gpu_div_euclid({0}, {1})", "rs2gpu_div_euclid({0}, {1})"),
+    "mul_add": ("fma({0}, {1}, {2})", "fmaf({0}, {1}, {2})"),
+    "clamp": ("rs2gpu_clamp({0}, {1}, {2})", "rs2gpu_clamp({0}, {1}, {2})"),
+    "powi": ("rs2gpu_powi({0}, {1})", "rs2gpu_powi({0}, {1})"),
+    "is_nan": ("({0} != {0})", "({0} != {0})"),
+    "is_finite": ("rs2gpu_is_finite({0})", "rs2gpu_is_finite({0})"),
+    "is_infinite": ("rs2gpu_is_infinite({0})", "rs2gpu_is_infinite({0})"),
+    "is_sign_negative": ("signbit({0})", "signbit({0})"),
+    "is_sign_positive": ("(!signbit({0}))", "(!signbit({0}))"),
+}
+
+INT_INTRINSICS = {
+    "min": "rs2gpu_min({0}, {1})", "max": "rs2gpu_max({0}, {1})",
+    "wrapping_add": "rs2gpu_wrapping_add({0}, {1})", "wrapping_sub": "rs2gpu_wrapping_sub({0}, {1})",
+    "wrapping_mul": "rs2gpu_wrapping_mul({0}, {1})", "wrapping_neg": "rs2gpu_wrapping_neg({0})",
+    "wrapping_shl": "rs2gpu_shl({0}, {1})", "wrapping_shr": "rs2gpu_shr({0}, {1})",
+    "rem_euclid": "rs2gpu_rem_euclid({0}, {1})", "div_euclid": "rs2gpu_div_euclid({0}, {1})",
+    "clamp": "rs2gpu_clamp({0}, {1}, {2})", "pow": "rs2gpu_pow({0}, {1})", "wrapping_pow": "rs2gpu_pow({0}, {1})",
+    "abs": "rs2gpu_wrapping_abs({0})", "signum": "rs2gpu_signum({0})",
+    "count_ones": "rs2gpu_count_ones({0})", "leading_zeros": "rs2gpu_leading_zeros({0})",
+    "trailing_zeros": "rs2gpu_trailing_zeros({0})", "is_power_of_two": "rs2gpu_is_power_of_two({0})",
+}
+
+
+def _needs_wrapping(ty) -> bool:
+    """Plain C++ operators wrap only for unsigned types of at least `int`'s width."""
+    return isinstance(ty, PrimType) and ty.is_int and (ty.is_signed or ty.bits < 32)
+
+
+class ExprRenderer:
+    """Mixin of `BodyEmitter`: expects `self.names`, `self.hoist(line)`, `self.temp(ty)` and
+    `self.emit_block_into(block, target)` from it."""
+
+    def expr(self, e) -> str:
+        method = getattr(self, "_" + type(e).__name__)
+        return method(e)
+
+    # ------------------------------------------------------------ leaves
+
+    def _Lit(self, e: ir.Lit) -> str:
+        ty = e.ty
+        if isinstance(e.value, bool):
+            return "true" if e.value else "false"
+        if ty.is_float:
+            return float_literal(float(e.value), e.text, ty)
+        return int_literal(int(e.value), ty)
+
+    def _Var(self, e: ir.Var) -> str:
+        return self.names.name(e.binding)
+
+    def _ConstRef(self, e: ir.ConstRef) -> str:
+        return cxx_name(e.name)
+
+    # ------------------------------------------------------------ operators
+
+    def _Unary(self, e: ir.Unary) -> str:
+        operand = self.expr(e.operand)
+        ty = e.ty
+        if e.op == "-":
+            return f"rs2gpu_wrapping_neg({operand})" if ty.is_int else f"(-{operand})"
+        if ty.is_bool:
+            return f"(!{operand})"
+        return f"(({cxx_type(ty)})~{operand})"
+
+    def _Binary(self, e: ir.Binary) -> str:
+        if e.op in ("&&", "||"):
+            return self._short_circuit(e)
+        lhs, rhs = self.expr(e.lhs), self.expr(e.rhs)
+        ty = e.lhs.ty
+        if e.op in ("<<", ">>"):
+            return f"rs2gpu_{'shl' if e.op == '<<' else 'shr'}({lhs}, {rhs})"
+        if isinstance(ty, PrimType) and ty.is_float and e.op == "%":
+            return f"{'fmodf' if ty.name == 'f32' else 'fmod'}({lhs}, {rhs})"
+        if e.op in WRAPPING_OPS and _needs_wrapping(ty):
+            return f"rs2gpu_wrapping_{WRAPPING_OPS[e.op]}({lhs}, {rhs})"
+        if e.op in ("/", "%") and _needs_wrapping(ty):
+            return f"rs2gpu_{'div' if e.op == '/' else 'rem'}({lhs}, {rhs})"
+        if e.op in ("&", "|", "^") and isinstance(ty, PrimType) and ty.is_int and ty.bits < 32:
+            return f"(({cxx_type(ty)})({lhs} {e.op} {rhs}))"
+        return f"({lhs} {e.op} {rhs})"
+
+    def _short_circuit(self, e: ir.Binary) -> str:
+        lhs = self.expr(e.lhs)
+        rhs_lines, rhs = self.capture(lambda: self.expr(e.rhs))
+        if not rhs_lines:
+            return f"({lhs} {e.op} {rhs})"
+        # The right side needs statements: run them only when C++'s && / || would evaluate it.
+        result = self.temp(e.ty, lhs)
+        self.hoist(f"if ({'' if e.op == '&&' else '!'}{result}) {{")
+        self.indent += 1
+        for line in rhs_lines:
+            self.hoist_raw(line)
+        self.hoist(f"{result} = {rhs};")
+        self.indent -= 1
+        self.hoist("}")
+        return result
+
+    def _Cast(self, e: ir.Cast) -> str:
+        operand = self.expr(e.operand)
+        src, dst = e.operand.ty, e.ty
+        if src == dst:
+            return operand
+        if isinstance(src, PrimType) and src.is_float and dst.is_int:
+            return f"rs2gpu_float_to_int<{cxx_type(dst)}>({operand})"
+        return f"(({cxx_type(dst)}){operand})"
+
+    # ------------------------------------------------------------ places and aggregates
+
+    def _Index(self, e: ir.Index) -> str:
+        return f"{self.expr(e.base)}[{self.expr(e.index)}]"
+
+    def _Field(self, e: ir.Field) -> str:
+        base_ty = e.base.ty
+        base = self.expr(e.base)
+        if isinstance(base_ty, TupleType):
+            return f"{base}.f{e.name}"
+        name = cxx_name(e.name)
+        if isinstance(base_ty, RefType):
+            return f"{base}->{name}"
+        return f"{base}.{name}"
+
+    def _StructLit(self, e: ir.StructLit) -> str:
+        return f"{cxx_name(e.struct)}{{{', '.join(self.expr(v) for _, v in e.fields)}}}"
+
+    def _TupleLit(self, e: ir.TupleLit) -> str:
+        if not e.elems:
+            return "((void)0)"
+        return f"{tuple_struct_name(e.ty)}{{{', '.join(self.expr(v) for v in e.elems)}}}"
+
+    def _ArrayLit(self, e: ir.ArrayLit) -> str:
+        ty = cxx_type(e.ty)
+        if e.repeat is not None:
+            return f"rs2gpu_array_fill<{cxx_type(e.ty.elem)}, {e.repeat}>({self.expr(e.elems[0])})"
+        return f"{ty}{{{{{', '.join(self.expr(v) for v in e.elems)}}}}}"
+
+    # ------------------------------------------------------------ calls
+
+    def _Intrinsic(self, e: ir.Intrinsic) -> str:
+        receiver = e.args[0]
+        if e.name == "len":
+            return self.length_of(receiver)
+        args = [self.expr(a) for a in e.args]
+        ty = receiver.ty
+        if ty.is_float:
+            f64_form, f32_form = FLOAT_INTRINSICS[e.name]
+            return (f32_form if ty.name == "f32" else f64_form).format(*args)
+        return INT_INTRINSICS[e.name].format(*args)
+
+    def length_of(self, seq: ir.Expr) -> str:
+        ty = seq.ty
+        target = ty.target if isinstance(ty, RefType) else ty
+        if isinstance(target, ArrayType):
+            return int_literal(target.length, PrimType("usize"))
+        if isinstance(seq, ir.Var) and isinstance(target, SliceType):
+            return self.names.name(seq.binding) + "_len"
+        raise NotImplementedError(f"length of {seq}")
+
+    def _Call(self, e: ir.Call) -> str:
+        args = []
+        for a in e.args:
+            args.append(self.expr(a))
+            if isinstance(a.ty, RefType) and isinstance(a.ty.target, SliceType):
+                args.append(self.length_of(a))
+        return f"{cxx_name(e.func)}({', '.join(args)})"
+
+    # ------------------------------------------------------------ expressions with statements inside
+
+    def _If(self, e: ir.If) -> str:
+        if e.orelse is not None and not e.then.stmts and not e.orelse.stmts \
+                and e.then.tail is not None and e.orelse.tail is not None and e.ty != UNIT:
+            cond_lines, cond = self.capture(lambda: self.expr(e.cond))
+            then_lines, then = self.capture(lambda: self.expr(e.then.tail))
+            else_lines, orelse = self.capture(lambda: self.expr(e.orelse.tail))
+            if not cond_lines and not then_lines and not else_lines:
+                return f"({cond} ? {then} : {orelse})"
+        return self.hoisted(e)
+
+    def _Match(self, e) -> str:
+        return self.hoisted(e)
+
+    def _BlockExpr(self, e: ir.BlockExpr) -> str:
+        if not e.block.stmts and e.block.tail is not None:
+            return self.expr(e.block.tail)
+        return self.hoisted(e)
+
+    def _Loop(self, e) -> str:
+        return self.hoisted(e)
+
+    _For = _While = _Break = _Continue = _Return = _Loop
+
+    def hoisted(self, e) -> str:
+        """Emit `e` as statements; its value (if any) lands in a temporary named by the result."""
+        if e.ty == UNIT or isinstance(e.ty, NeverType):
+            self.statement_expr(e, None)
+            return "((void)0)"
+        result = self.temp(e.ty)
+        self.statement_expr(e, result)
+        return result

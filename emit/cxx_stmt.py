@@ -1,0 +1,256 @@
+"""Rendering IR statements and blocks as C++ lines, with `#line` directives back to the .rs file.
+
+`BodyEmitter` owns the output buffer. Control flow maps one to one (Rust `break`/`continue` are C++'s,
+since `match` becomes an if-chain, never a `switch`), except:
+- an exclusive range loop evaluates its end once, like Rust: `for (T i = a, i_end = b; i < i_end; i++)`;
+- an inclusive range loop never steps past its last value, so `0..=T::MAX` terminates;
+- a value-producing `if`/`match`/block/`loop` writes into a temporary declared before it.
+"""
+from __future__ import annotations
+
+from rs2gpu.emit.cxx_expr import ExprRenderer, _needs_wrapping, WRAPPING_OPS
+from rs2gpu.emit.cxx_types import cxx_type
+from rs2gpu.emit.names import LocalNames
+from rs2gpu.ir import nodes as ir
+from rs2gpu.ir.types import UNIT, ArrayType, NeverType, PrimType, RefType, SliceType
+
+
+class BodyEmitter(ExprRenderer):
+    def __init__(self, names: LocalNames, indent: int = 1, line_directives: bool = True) -> None:
+        self.names = names
+        self.indent = indent
+        self.lines: list[str] = []
+        self.line_directives = line_directives
+        self._last_line: tuple[str, int] | None = None
+        self._loop_results: list[str | None] = []
+
+    # ------------------------------------------------------------ output
+
+    def hoist(self, text: str) -> None:
+        self.lines.append("    " * self.indent + text)
+
+    def hoist_raw(self, line: str) -> None:
+        self.lines.append(line)
+
+    def locate(self, span: ir.Span) -> None:
+        if not self.line_directives:
+            return
+        key = (span.file, span.line)
+        if key != self._last_line:
+            self.lines.append(f'#line {span.line} "{span.file}"')
+            self._last_line = key
+
+    def capture(self, render):
+        """Run `render` with a fresh buffer; return (the lines it emitted, its result)."""
+        saved, saved_last = self.lines, self._last_line
+        self.lines = []
+        try:
+            result = render()
+            return self.lines, result
+        finally:
+            self.lines, self._last_line = saved, saved_last
+
+    def temp(self, ty, init: str | None = None) -> str:
+        name = self.names.fresh("tmp")
+        self.hoist(f"{cxx_type(ty)} {name}{' = ' + init if init is not None else ''};")
+        return name
+
+    # ------------------------------------------------------------ statements
+
+    def block(self, block: ir.Block, target: str | None = None) -> None:
+        """Emit a block's statements; its tail value is assigned to `target` (or returned when
+        `target` is "return")."""
+        for stmt in block.stmts:
+            self.statement(stmt)
+        if block.tail is not None:
+            self.tail(block.tail, target)
+
+    def tail(self, expr, target: str | None) -> None:
+        self.locate(expr.span)
+        if isinstance(expr.ty, NeverType) or target is None or expr.ty == UNIT:
+            self.statement_expr(expr, None)
+            if target == "return" and expr.ty == UNIT:
+                self.hoist("return;")
+            return
+        if _is_control(expr):
+            self.statement_expr(expr, target)
+            return
+        value = self.expr(expr)
+        self.hoist(f"return {value};" if target == "return" else f"{target} = {value};")
+
+    def statement(self, stmt) -> None:
+        self.locate(stmt.span)
+        if isinstance(stmt, ir.Let):
+            self.let(stmt)
+        elif isinstance(stmt, ir.Assign):
+            self.assign(stmt)
+        else:
+            self.statement_expr(stmt.expr, None)
+
+    def let(self, stmt: ir.Let) -> None:
+        b = stmt.binding
+        name = self.names.name(b)
+        ty = cxx_type(b.ty)
+        if stmt.init is None:
+            self.hoist(f"{ty} {name};")
+        elif _is_control(stmt.init) and not _inline_if(stmt.init):
+            self.hoist(f"{ty} {name};")
+            self.statement_expr(stmt.init, name)
+        else:
+            value = self.expr(stmt.init)
+            const = "" if b.mutable or isinstance(b.ty, ArrayType) else "const "
+            self.hoist(f"{const}{ty} {name} = {value};")
+
+    def assign(self, stmt: ir.Assign) -> None:
+        target = self.expr(stmt.target)
+        value = self.expr(stmt.value)
+        ty = stmt.target.ty
+        op = stmt.op
+        if op is None:
+            self.hoist(f"{target} = {value};")
+        elif op in ("<<", ">>"):
+            self.hoist(f"{target} = rs2gpu_{'shl' if op == '<<' else 'shr'}({target}, {value});")
+        elif isinstance(ty, PrimType) and ty.is_float and op == "%":
+            self.hoist(f"{target} = {'fmodf' if ty.name == 'f32' else 'fmod'}({target}, {value});")
+        elif op in WRAPPING_OPS and _needs_wrapping(ty):
+            self.hoist(f"{target} = rs2gpu_wrapping_{WRAPPING_OPS[op]}({target}, {value});")
+        elif op in ("/", "%") and _needs_wrapping(ty):
+            self.hoist(f"{target} = rs2gpu_{'div' if op == '/' else 'rem'}({target}, {value});")
+        elif isinstance(ty, PrimType) and ty.bits < 32 and not ty.is_bool:
+            self.hoist(f"{target} = ({cxx_type(ty)})({target} {op} {value});")
+        else:
+            self.hoist(f"{target} {op}= {value};")
+
+    # ------------------------------------------------------------ control flow
+
+    def statement_expr(self, e, target: str | None) -> None:
+        """Emit an expression in statement position; a value it produces goes to `target`."""
+        if isinstance(e, ir.If):
+            self._if(e, target)
+        elif isinstance(e, ir.Match):
+            self._match(e, target)
+        elif isinstance(e, ir.BlockExpr):
+            self.hoist("{")
+            self.indent += 1
+            self.block(e.block, target)
+            self.indent -= 1
+            self.hoist("}")
+        elif isinstance(e, ir.For):
+            self._for(e)
+        elif isinstance(e, ir.While):
+            self._while(e)
+        elif isinstance(e, ir.Loop):
+            self._loop(e, target)
+        elif isinstance(e, ir.Break):
+            self._break(e)
+        elif isinstance(e, ir.Continue):
+            self.hoist("continue;")
+        elif isinstance(e, ir.Return):
+            self.hoist("return;" if e.value is None else f"return {self.expr(e.value)};")
+        else:
+            value = self.expr(e)
+            if target is not None:
+                self.hoist(f"{target} = {value};")
+            elif value != "((void)0)":
+                self.hoist(f"{value};")
+
+    def _branch(self, block: ir.Block, target: str | None) -> None:
+        self.indent += 1
+        self.block(block, target)
+        self.indent -= 1
+
+    def _if(self, e: ir.If, target: str | None) -> None:
+        self.hoist(f"if ({self.expr(e.cond)}) {{")
+        self._branch(e.then, target)
+        orelse = e.orelse
+        while orelse is not None and not orelse.stmts and isinstance(orelse.tail, ir.If) \
+                and not self.capture(lambda: self.expr(orelse.tail.cond))[0]:
+            nested = orelse.tail
+            self.hoist(f"}} else if ({self.expr(nested.cond)}) {{")
+            self._branch(nested.then, target)
+            orelse = nested.orelse
+        if orelse is not None:
+            self.hoist("} else {")
+            self._branch(orelse, target)
+        self.hoist("}")
+
+    def _match(self, e: ir.Match, target: str | None) -> None:
+        scrutinee = self.temp(e.scrutinee.ty, self.expr(e.scrutinee))
+        ty = e.scrutinee.ty
+        from rs2gpu.emit.cxx_types import int_literal
+
+        first = True
+        for arm in e.arms:
+            if not arm.patterns:
+                self.hoist("{" if first else "} else {")
+            else:
+                tests = []
+                for p in arm.patterns:
+                    if isinstance(p, tuple):
+                        tests.append(f"({scrutinee} >= {int_literal(p[0], ty)} && {scrutinee} <= {int_literal(p[1], ty)})")
+                    else:
+                        tests.append(f"{scrutinee} == {int_literal(p, ty)}")
+                self.hoist(f"{'if' if first else '} else if'} ({' || '.join(tests)}) {{")
+            self.indent += 1
+            self.tail(arm.body, target)
+            self.indent -= 1
+            first = False
+            if not arm.patterns:
+                break
+        self.hoist("}")
+
+    def _for(self, e: ir.For) -> None:
+        var = self.names.name(e.var)
+        ty = cxx_type(e.var.ty)
+        start, end = self.expr(e.start), self.expr(e.end)
+        if not e.inclusive:
+            end_name = self.names.fresh(f"{var}_end")
+            self.hoist(f"for ({ty} {var} = {start}, {end_name} = {end}; {var} < {end_name}; {var}++) {{")
+        else:
+            last, go = self.names.fresh(f"{var}_last"), self.names.fresh(f"{var}_go")
+            self.hoist(f"for ({ty} {var} = {start}, {last} = {end}, {go} = ({var} <= {last}); {go}; "
+                       f"{go} = ({var} != {last}), {var} += {go}) {{")
+        self._loop_results.append(None)
+        self._branch(e.body, None)
+        self._loop_results.pop()
+        self.hoist("}")
+
+    def _while(self, e: ir.While) -> None:
+        cond_lines, cond = self.capture(lambda: self.expr(e.cond))
+        self._loop_results.append(None)
+        if not cond_lines:
+            self.hoist(f"while ({cond}) {{")
+            self._branch(e.body, None)
+        else:
+            self.hoist("while (true) {")
+            self.indent += 1
+            cond = self.expr(e.cond)
+            self.hoist(f"if (!({cond})) break;")
+            self.indent -= 1
+            self._branch(e.body, None)
+        self._loop_results.pop()
+        self.hoist("}")
+
+    def _loop(self, e: ir.Loop, target: str | None) -> None:
+        self._loop_results.append(target)
+        self.hoist("while (true) {")
+        self._branch(e.body, None)
+        self.hoist("}")
+        self._loop_results.pop()
+
+    def _break(self, e: ir.Break) -> None:
+        target = self._loop_results[-1] if self._loop_results else None
+        if e.value is not None and target is not None:
+            self.hoist(f"{target} = {self.expr(e.value)};")
+        self.hoist("break;")
+
+
+def _is_control(e) -> bool:
+    return isinstance(e, (ir.If, ir.Match, ir.BlockExpr, ir.Loop, ir.For, ir.While))
+
+
+def _inline_if(e) -> bool:
+    """An if/else whose branches are single expressions renders as `c ? a : b`."""
+    return isinstance(e, ir.If) and e.orelse is not None and not e.then.stmts and not e.orelse.stmts \
+        and e.then.tail is not None and e.orelse.tail is not None \
+        and not _is_control(e.then.tail) and not _is_control(e.orelse.tail)

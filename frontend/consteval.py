@@ -1,0 +1,118 @@
+"""Evaluating constant expressions (array lengths, `const` items, match patterns) at translate time."""
+from __future__ import annotations
+
+import math
+import struct
+
+from rs2gpu.ir import nodes
+from rs2gpu.ir.types import PrimType
+
+
+class NotConstant(Exception):
+    pass
+
+
+def evaluate(expr, crate_lowerer=None):
+    """The value of a constant IR expression, with Rust's wrapping for integers."""
+    if isinstance(expr, nodes.Lit):
+        return round_float(expr.value, expr.ty) if isinstance(expr.value, float) else expr.value
+    if isinstance(expr, nodes.ConstRef) and crate_lowerer is not None:
+        return evaluate(crate_lowerer.consts[expr.name].value, crate_lowerer)
+    if isinstance(expr, nodes.Unary):
+        v = evaluate(expr.operand, crate_lowerer)
+        if expr.op == "-":
+            return wrap(-v, expr.ty)
+        return (not v) if isinstance(v, bool) else wrap(~v, expr.ty)
+    if isinstance(expr, nodes.Cast):
+        v = evaluate(expr.operand, crate_lowerer)
+        ty = expr.ty
+        if isinstance(ty, PrimType) and ty.is_int:
+            if isinstance(v, float):
+                if math.isnan(v):
+                    return 0
+                lo, hi = int_range(ty)
+                return max(lo, min(hi, int(v))) if math.isfinite(v) else (hi if v > 0 else lo)
+            return wrap(int(v), ty)
+        if isinstance(ty, PrimType) and ty.is_float:
+            return round_float(float(v), ty)
+        return v
+    if isinstance(expr, nodes.Binary):
+        a = evaluate(expr.lhs, crate_lowerer)
+        b = evaluate(expr.rhs, crate_lowerer)
+        return _binary(expr.op, a, b, expr.ty)
+    raise NotConstant()
+
+
+def _binary(op, a, b, ty):
+    if op in ("==", "!=", "<", "<=", ">", ">="):
+        return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+    if op == "&&":
+        return a and b
+    if op == "||":
+        return a or b
+    if isinstance(a, float):
+        return round_float(_float_binary(op, a, b), ty)
+    if op in ("/", "%") and b == 0:
+        raise NotConstant()  # rustc: "attempt to divide by zero", a panic
+    if op in ("/", "%") and ty.is_signed and b == -1 and a == int_range(ty)[0]:
+        raise NotConstant()  # MIN / -1 and MIN % -1 overflow and panic even in release builds
+    if op == "/":
+        q = abs(a) // abs(b)
+        return wrap(q if (a >= 0) == (b >= 0) else -q, ty)
+    if op == "%":
+        r = abs(a) % abs(b)  # Rust's remainder truncates: it has the sign of the dividend
+        return wrap(r if a >= 0 else -r, ty)
+    if op in ("<<", ">>"):
+        shift = b % ty.bits
+        return wrap(a << shift, ty) if op == "<<" else wrap(a >> shift, ty)
+    value = {"+": a + b, "-": a - b, "*": a * b, "&": a & b, "|": a | b, "^": a ^ b}[op]
+    return value if isinstance(value, bool) else wrap(value, ty)
+
+
+def _float_binary(op: str, a: float, b: float) -> float:
+    """IEEE 754 arithmetic as the GPU and rustc do it: no exceptions, infinities and NaNs instead."""
+    if op == "/" and b == 0.0:
+        if a == 0.0 or math.isnan(a) or math.isnan(b):
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    if op == "%":
+        if math.isnan(a) or math.isnan(b) or math.isinf(a) or b == 0.0:
+            return math.nan
+        return a if math.isinf(b) else math.fmod(a, b)
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "/":
+        return a / b
+    raise NotConstant()
+
+
+def round_float(value: float, ty) -> float:
+    """`value` rounded to the precision of `ty` (f32 arithmetic rounds every result to single precision)."""
+    if isinstance(ty, PrimType) and ty.name == "f32" and math.isfinite(value):
+        if abs(value) >= _F32_OVERFLOW:
+            return math.copysign(math.inf, value)
+        return struct.unpack("f", struct.pack("f", value))[0]
+    return value
+
+
+# The smallest magnitude that rounds to infinity in f32: halfway between f32::MAX and 2^128.
+_F32_OVERFLOW = 2.0 ** 128 - 2.0 ** 103
+
+
+def int_range(ty: PrimType) -> tuple[int, int]:
+    if ty.is_signed:
+        return -(1 << (ty.bits - 1)), (1 << (ty.bits - 1)) - 1
+    return 0, (1 << ty.bits) - 1
+
+
+def wrap(value: int, ty) -> int:
+    if not isinstance(ty, PrimType) or not ty.is_int:
+        return value
+    value &= (1 << ty.bits) - 1
+    if ty.is_signed and value >= 1 << (ty.bits - 1):
+        value -= 1 << ty.bits
+    return value

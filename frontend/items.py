@@ -1,0 +1,86 @@
+"""Finding the items of a crate: kernels, helper fns, consts and `#[repr(C)]` structs.
+
+Only items that kernels reach are lowered, so a crate may hold ordinary Rust (tests, host code)
+beside its kernels. `mod x { ... }` blocks are searched; `#[cfg(test)]` modules and `impl` blocks are
+not.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from rs2gpu.frontend.source import SourceFile, text_of
+
+KERNEL_ATTRIBUTES = ("kernel", "rs2gpu::kernel")
+
+
+@dataclass
+class RawItem:
+    """An item as found in the source, not yet lowered."""
+
+    kind: str  # "fn" | "struct" | "const"
+    name: str
+    node: Node
+    file: SourceFile
+    attributes: list[Node] = field(default_factory=list)
+
+    def attribute_names(self) -> list[str]:
+        return [attribute_path(a) for a in self.attributes]
+
+    def attribute(self, name: str) -> Node | None:
+        return next((a for a in self.attributes if attribute_path(a) == name), None)
+
+
+def attribute_path(attribute_item: Node) -> str:
+    attr = next(c for c in attribute_item.named_children if c.type == "attribute")
+    path = attr.named_children[0]
+    return text_of(path).replace(" ", "")
+
+
+def attribute_arguments(attribute_item: Node) -> str:
+    """The text inside `#[name(...)]`'s parentheses ("" when there are none)."""
+    attr = next(c for c in attribute_item.named_children if c.type == "attribute")
+    args = attr.child_by_field_name("arguments")
+    return text_of(args)[1:-1].strip() if args is not None else ""
+
+
+def collect_items(files: list[SourceFile]) -> list[RawItem]:
+    items: list[RawItem] = []
+    for file in files:
+        _collect(file.tree.root_node, file, items)
+    return items
+
+
+def _collect(container: Node, file: SourceFile, out: list[RawItem]) -> None:
+    pending: list[Node] = []
+    for child in container.named_children:
+        if child.type == "attribute_item":
+            pending.append(child)
+            continue
+        attributes, pending = pending, []
+        kind = {"function_item": "fn", "struct_item": "struct", "const_item": "const"}.get(child.type)
+        if kind is not None:
+            name = text_of(child.child_by_field_name("name"))
+            out.append(RawItem(kind, name, child, file, attributes))
+        elif child.type == "mod_item" and not _is_cfg_test(attributes):
+            body = child.child_by_field_name("body")
+            if body is not None:
+                _collect(body, file, out)
+
+
+def _is_cfg_test(attributes: list[Node]) -> bool:
+    return any(attribute_path(a) == "cfg" and attribute_arguments(a) == "test" for a in attributes)
+
+
+def is_kernel(item: RawItem) -> bool:
+    return item.kind == "fn" and any(n in KERNEL_ATTRIBUTES for n in item.attribute_names())
+
+
+def kernel_attribute(item: RawItem) -> Node | None:
+    return next((a for a in item.attributes if attribute_path(a) in KERNEL_ATTRIBUTES), None)
+
+
+def is_repr_c(item: RawItem) -> bool:
+    return any(attribute_path(a) == "repr" and "C" in attribute_arguments(a).replace(" ", "").split(",")
+               for a in item.attributes)

@@ -1,0 +1,251 @@
+"""Crate-level lowering: item tables, type syntax, consts, structs, and helper monomorphization.
+
+`lower_crate(name, files)` is the frontend's door: parsed files in, an `ir.Crate` (and diagnostics)
+out. Function bodies are lowered by `lower_body.FunctionLowerer`.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from tree_sitter import Node
+
+from rs2gpu.frontend import infer
+from rs2gpu.frontend.items import (RawItem, attribute_arguments, collect_items, is_kernel, is_repr_c,
+                                   kernel_attribute)
+from rs2gpu.frontend.source import SourceFile, text_of
+from rs2gpu.ir import nodes
+from rs2gpu.ir.diagnostics import DiagnosticSink
+from rs2gpu.ir.nodes import Span
+from rs2gpu.ir.types import (PRIM_NAMES, UNIT, ArrayType, PrimType, RefType, SliceType, StructType,
+                             TupleType, Type)
+
+
+class LoweringError(Exception):
+    """Stops lowering the current item after a diagnostic has been recorded."""
+
+
+class CrateLowerer:
+    def __init__(self, crate_name: str, files: list[SourceFile]) -> None:
+        self.crate_name = crate_name
+        self.files = files
+        self.diagnostics = DiagnosticSink()
+        self.items: dict[str, RawItem] = {}
+        self.structs: dict[str, StructType] = {}
+        self.struct_defs: list[nodes.StructDef] = []
+        self.consts: dict[str, nodes.ConstDef] = {}
+        self.const_values: dict[str, int | float | bool] = {}
+        self.functions: dict[str, nodes.Function] = {}
+        self._in_progress: set[str] = set()
+        self._failed: set[str] = set()
+        self._failed_items: set[tuple[str, str]] = set()
+        self._index_items(collect_items(files))
+
+    # ------------------------------------------------------------ items
+
+    def _index_items(self, raw: list[RawItem]) -> None:
+        for item in raw:
+            previous = self.items.get(item.name)
+            if previous is not None and previous.kind == item.kind:
+                self.diagnostics.error(
+                    "RG0010", f"the name `{item.name}` is defined multiple times",
+                    item.file.span(item.node.child_by_field_name("name")), f"`{item.name}` redefined here",
+                    notes=(nodes_note("previous definition here", previous),),
+                    help="rs2gpu puts every kernel, helper, const and struct of a crate in one namespace; "
+                         "rename one of them")
+                continue
+            self.items[item.name] = item
+
+    def kernel_items(self) -> list[RawItem]:
+        return [i for i in self.items.values() if is_kernel(i)]
+
+    def lower(self) -> nodes.Crate:
+        for item in self.kernel_items():
+            try:
+                self.lower_function(item, (), as_kernel=True)
+            except LoweringError:
+                pass
+        ordered = tuple(self.functions.values())
+        return nodes.Crate(self.crate_name, "", tuple(self.struct_defs), tuple(self.consts.values()),
+                           ordered, {f.name: f.text for f in self.files})
+
+    # ------------------------------------------------------------ functions
+
+    def lower_function(self, item: RawItem, type_args: tuple[Type, ...], as_kernel: bool = False) -> str:
+        """Lower `item` for `type_args` (once) and return the IR name of that instantiation."""
+        from rs2gpu.frontend.lower_body import FunctionLowerer
+
+        ir_name = item.name if not type_args else item.name + "_" + "_".join(map(_type_token, type_args))
+        if ir_name in self.functions or ir_name in self._in_progress or ir_name in self._failed:
+            return ir_name  # a failed function was reported once; its callers just stop
+        self._in_progress.add(ir_name)
+        fn = None
+        try:
+            lowerer = FunctionLowerer(self, item, type_args, ir_name, as_kernel)
+            fn = lowerer.lower()
+        finally:
+            self._in_progress.discard(ir_name)
+            if fn is None:
+                self._failed.add(ir_name)
+        if fn is not None:
+            self.functions[ir_name] = fn
+        return ir_name
+
+    def kernel_options(self, item: RawItem) -> dict[str, bool]:
+        attr = kernel_attribute(item)
+        args = attribute_arguments(attr) if attr is not None else ""
+        names = [a.strip() for a in args.split(",") if a.strip()]
+        for name in names:
+            if name != "fast_math":
+                self.diagnostics.error("RG0002", f"unknown kernel option `{name}`", item.file.span(attr),
+                                       help="the only option is `fast_math`")
+        return {"fast_math": "fast_math" in names}
+
+    # ------------------------------------------------------------ types
+
+    def lower_type(self, node: Node, file: SourceFile, generics: dict[str, Type]) -> Type:
+        kind = node.type
+        if kind == "primitive_type":
+            name = text_of(node)
+            if name in PRIM_NAMES:
+                return PrimType(name)
+            self.unsupported(file, node, f"the type `{name}`", "use bool, i8..i64, u8..u64, isize, usize, f32 or f64")
+        if kind == "reference_type":
+            mutable = any(c.type == "mutable_specifier" for c in node.children)
+            if any(c.type == "lifetime" for c in node.children):
+                pass  # lifetimes do not change what the GPU sees
+            return RefType(self.lower_type(node.child_by_field_name("type"), file, generics), mutable)
+        if kind == "array_type":
+            elem = self.lower_type(node.child_by_field_name("element"), file, generics)
+            length = node.child_by_field_name("length")
+            if length is None:
+                return SliceType(elem)
+            return ArrayType(elem, self.const_usize(length, file))
+        if kind == "tuple_type":
+            return TupleType(tuple(self.lower_type(c, file, generics) for c in node.named_children))
+        if kind == "unit_type":
+            return UNIT
+        if kind == "type_identifier":
+            name = text_of(node)
+            if name in generics:
+                return generics[name]
+            return self.struct_type(name, file, node)
+        if kind == "scoped_type_identifier":
+            return self.struct_type(text_of(node.child_by_field_name("name")), file, node)
+        self.unsupported(file, node, f"the type `{text_of(node)}`",
+                         "kernels use primitive types, slices, fixed-size arrays, tuples and #[repr(C)] structs")
+
+    def struct_type(self, name: str, file: SourceFile, use: Node) -> StructType:
+        if name in self.structs:
+            return self.structs[name]
+        item = self.items.get(name)
+        if item is None or item.kind != "struct":
+            self.error("RG0004", f"cannot find type `{name}` in this crate", file, use, "not found")
+        with self._reported_once(("struct", name)):
+            return self._lower_struct(name, item)
+
+    def _lower_struct(self, name: str, item: RawItem) -> StructType:
+        if not is_repr_c(item):
+            self.error("RG0009", f"struct `{name}` is not `#[repr(C)]`", item.file,
+                       item.node.child_by_field_name("name"), "used by a kernel here",
+                       help=f"add `#[repr(C)]` above `struct {name}` so that the host and the GPU agree on its layout")
+        if name in self._in_progress:
+            self.error("RG0003", f"struct `{name}` contains itself", item.file, item.node)
+        self._in_progress.add(name)
+        try:
+            members = []
+            body = item.node.child_by_field_name("body")
+            if body is None or body.type != "field_declaration_list":
+                self.unsupported(item.file, item.node, "a tuple or unit struct", "use a struct with named fields")
+            for f in body.named_children:
+                if f.type != "field_declaration":
+                    continue
+                members.append((text_of(f.child_by_field_name("name")),
+                                self.lower_type(f.child_by_field_name("type"), item.file, {})))
+        finally:
+            self._in_progress.discard(name)
+        for field_name, ty in members:
+            if not isinstance(ty, (PrimType, StructType, ArrayType)):
+                self.unsupported(item.file, item.node, f"a struct field of type `{ty}`",
+                                 "struct fields are scalars, arrays or other #[repr(C)] structs")
+        ty = StructType.layout(name, members)
+        self.structs[name] = ty
+        self.struct_defs.append(nodes.StructDef(ty, item.file.span(item.node)))
+        return ty
+
+    # ------------------------------------------------------------ consts
+
+    def const(self, name: str) -> nodes.ConstDef | None:
+        if name in self.consts:
+            return self.consts[name]
+        item = self.items.get(name)
+        if item is None or item.kind != "const":
+            return None
+        from rs2gpu.frontend.lower_body import FunctionLowerer
+
+        with self._reported_once(("const", name)):
+            if f"const {name}" in self._in_progress:
+                self.error("RG0003", f"cycle detected when evaluating constant `{name}`", item.file,
+                           item.node.child_by_field_name("name"), "its value depends on itself")
+            self._in_progress.add(f"const {name}")
+            try:
+                ty = self.lower_type(item.node.child_by_field_name("type"), item.file, {})
+                lowerer = FunctionLowerer.for_const(self, item)
+                value = lowerer.lower_const_value(item.node.child_by_field_name("value"), ty)
+            finally:
+                self._in_progress.discard(f"const {name}")
+        const = nodes.ConstDef(name, ty, value, item.file.span(item.node))
+        self.consts[name] = const
+        return const
+
+    def const_usize(self, node: Node, file: SourceFile) -> int:
+        """Evaluate an array length or similar `usize` constant expression."""
+        from rs2gpu.frontend.consteval import evaluate
+        from rs2gpu.frontend.lower_body import FunctionLowerer
+
+        value = FunctionLowerer.for_file(self, file).lower_const_value(node, PrimType("usize"))
+        result = evaluate(value, self)
+        if not isinstance(result, int):
+            self.error("RG0003", "this array length is not a constant integer", file, node)
+        return result
+
+    # ------------------------------------------------------------ diagnostics
+
+    @contextmanager
+    def _reported_once(self, key: tuple[str, str]):
+        """Lower an item whose errors are reported once: later uses of a failed item stop silently."""
+        if key in self._failed_items:
+            raise LoweringError()
+        try:
+            yield
+        except LoweringError:
+            self._failed_items.add(key)
+            raise
+
+    def error(self, code: str, message: str, file: SourceFile, node: Node, label: str = "", help: str = "",
+              notes=()) -> None:
+        """Record an error and stop lowering the current item."""
+        self.diagnostics.error(code, message, file.span(node), label, help, notes)
+        raise LoweringError()
+
+    def unsupported(self, file: SourceFile, node: Node, what: str, help: str = "") -> None:
+        self.error("RG0002", f"{what} is not supported in kernels", file, node, "not supported by rs2gpu", help)
+
+
+def nodes_note(message: str, item: RawItem):
+    from rs2gpu.ir.diagnostics import Note
+
+    return Note(message, item.file.span(item.node.child_by_field_name("name")))
+
+
+def _type_token(ty: Type) -> str:
+    return str(infer.zonk(ty)).replace("&mut ", "mut_").replace("&", "ref_").replace("[", "").replace("]", "") \
+        .replace("; ", "x").replace("(", "").replace(")", "").replace(", ", "_")
+
+
+def lower_crate(crate_name: str, files: list[SourceFile]) -> tuple[nodes.Crate, DiagnosticSink]:
+    lowerer = CrateLowerer(crate_name, files)
+    crate = lowerer.lower()
+    return crate, lowerer.diagnostics
+
+
+__all__ = ["lower_crate", "CrateLowerer", "LoweringError", "Span"]

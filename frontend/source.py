@@ -1,0 +1,96 @@
+"""Reading Rust files with tree-sitter, and turning tree-sitter positions into IR spans."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import tree_sitter_rust
+from tree_sitter import Language, Node, Parser, Tree
+
+from rs2gpu.ir.nodes import Span
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Parser:
+    return Parser(Language(tree_sitter_rust.language()))
+
+
+@dataclass
+class SourceFile:
+    """One parsed .rs file. `name` is how diagnostics and `#line` directives refer to it."""
+
+    name: str
+    text: str
+    tree: Tree
+
+    def span(self, node: Node) -> Span:
+        return Span(self.name, node.start_point[0] + 1, self._col(node.start_point),
+                    node.end_point[0] + 1, self._col(node.end_point))
+
+    def _col(self, point) -> int:
+        # tree-sitter columns count bytes; rustc counts characters.
+        row, byte_col = point
+        line = self._lines[row] if row < len(self._lines) else b""
+        return len(line[:byte_col].decode("utf-8", errors="replace")) + 1
+
+    def __post_init__(self) -> None:
+        self._lines = self.text.encode("utf-8").split(b"\n")
+
+
+def parse_text(name: str, text: str) -> SourceFile:
+    return SourceFile(name, text, _parser().parse(text.encode("utf-8")))
+
+
+def read_sources(path: Path) -> tuple[str, list[SourceFile]]:
+    """The crate name and parsed files of `path`: a .rs file, a crate's src/ folder, or a crate root.
+
+    File names are shown relative to the crate root (the folder holding Cargo.toml) when there is
+    one, the way cargo prints them, and otherwise relative to the given folder.
+    """
+    path = path.resolve()
+    if path.is_file():
+        root = _crate_root(path.parent) or path.parent
+        files = [path]
+    else:
+        root = _crate_root(path) or path
+        search = path / "src" if (path / "Cargo.toml").exists() and (path / "src").is_dir() else path
+        files = sorted(p for p in search.rglob("*.rs") if "target" not in p.relative_to(search).parts)
+    name = _crate_name(root) or (path.stem if path.is_file() else path.name)
+    parsed = [parse_text(_display_name(f, root), f.read_text(encoding="utf-8")) for f in files]
+    return name, parsed
+
+
+def _crate_root(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        if (folder / "Cargo.toml").exists():
+            return folder
+        if folder.name == "src":
+            continue
+        break
+    return None
+
+
+def _crate_name(root: Path) -> str | None:
+    manifest = root / "Cargo.toml"
+    if not manifest.exists():
+        return None
+    in_package = False
+    for line in manifest.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            in_package = line == "[package]"
+        elif in_package and line.startswith("name") and "=" in line:
+            return line.split("=", 1)[1].strip().strip('"').replace("-", "_")
+    return None
+
+
+def _display_name(file: Path, root: Path) -> str:
+    try:
+        return file.relative_to(root).as_posix()
+    except ValueError:
+        return file.name
+
+
+def text_of(node: Node) -> str:
+    return node.text.decode("utf-8")

@@ -1,0 +1,198 @@
+"""Types of the kernel language.
+
+Every IR node carries one of these. They are frozen and hashable so that they can key caches and
+monomorphization tables. Layout facts (size, alignment, field offsets) live here because both the
+checker (transfer plan) and the emitter (ABI static_asserts, manifest) need the same numbers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+
+@dataclass(frozen=True, slots=True)
+class PrimType:
+    """A Rust primitive scalar: bool, i8..i64, u8..u64, isize, usize, f32, f64."""
+
+    name: str
+
+    @property
+    def is_float(self) -> bool:
+        return self.name in ("f32", "f64")
+
+    @property
+    def is_int(self) -> bool:
+        return self.name in INT_BITS
+
+    @property
+    def is_bool(self) -> bool:
+        return self.name == "bool"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.name.startswith("i") or self.is_float
+
+    @property
+    def bits(self) -> int:
+        if self.is_bool:
+            return 8
+        if self.is_float:
+            return int(self.name[1:])
+        return INT_BITS[self.name]
+
+    @property
+    def size(self) -> int:
+        return self.bits // 8
+
+    @property
+    def align(self) -> int:
+        return self.size
+
+    def __str__(self) -> str:
+        return self.name
+
+
+INT_BITS = {
+    "i8": 8, "i16": 16, "i32": 32, "i64": 64, "isize": 64,
+    "u8": 8, "u16": 16, "u32": 32, "u64": 64, "usize": 64,
+}
+PRIM_NAMES = frozenset(INT_BITS) | {"bool", "f32", "f64"}
+
+BOOL = PrimType("bool")
+F32 = PrimType("f32")
+F64 = PrimType("f64")
+I32 = PrimType("i32")
+I64 = PrimType("i64")
+U32 = PrimType("u32")
+USIZE = PrimType("usize")
+
+
+@dataclass(frozen=True, slots=True)
+class StructField:
+    name: str
+    ty: "Type"
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class StructType:
+    """A `#[repr(C)]` struct. Offsets follow the C layout rules that repr(C) promises."""
+
+    name: str
+    fields: tuple[StructField, ...]
+    size: int
+    align: int
+
+    @staticmethod
+    def layout(name: str, members: list[tuple[str, "Type"]]) -> "StructType":
+        offset, align = 0, 1
+        fields = []
+        for field_name, ty in members:
+            a = align_of(ty)
+            offset = (offset + a - 1) // a * a
+            fields.append(StructField(field_name, ty, offset))
+            offset += size_of(ty)
+            align = max(align, a)
+        size = (offset + align - 1) // align * align
+        return StructType(name, tuple(fields), size, align)
+
+    def field(self, name: str) -> StructField | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayType:
+    """`[T; N]`: a value of N elements, laid out contiguously."""
+
+    elem: "Type"
+    length: int
+
+    def __str__(self) -> str:
+        return f"[{self.elem}; {self.length}]"
+
+
+@dataclass(frozen=True, slots=True)
+class SliceType:
+    """`[T]`: only ever seen behind a reference."""
+
+    elem: "Type"
+
+    def __str__(self) -> str:
+        return f"[{self.elem}]"
+
+
+@dataclass(frozen=True, slots=True)
+class RefType:
+    """`&T` or `&mut T`; kernels take slices, arrays and structs this way."""
+
+    target: "Type"
+    mutable: bool
+
+    def __str__(self) -> str:
+        return f"&{'mut ' if self.mutable else ''}{self.target}"
+
+
+@dataclass(frozen=True, slots=True)
+class TupleType:
+    """A tuple; the empty tuple is `()`, the type of statements and of kernels that return nothing."""
+
+    elems: tuple["Type", ...]
+
+    def __str__(self) -> str:
+        if len(self.elems) == 1:
+            return f"({self.elems[0]},)"
+        return "(" + ", ".join(map(str, self.elems)) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class NeverType:
+    """`!`: the type of `break`, `continue` and `return` expressions."""
+
+    def __str__(self) -> str:
+        return "!"
+
+
+Type = Union[PrimType, StructType, ArrayType, SliceType, RefType, TupleType, NeverType]
+
+UNIT = TupleType(())
+NEVER = NeverType()
+
+
+def size_of(ty: Type) -> int:
+    if isinstance(ty, PrimType):
+        return ty.size
+    if isinstance(ty, StructType):
+        return ty.size
+    if isinstance(ty, ArrayType):
+        return size_of(ty.elem) * ty.length
+    if isinstance(ty, RefType):
+        return 8
+    raise TypeError(f"type {ty} has no fixed size")
+
+
+def align_of(ty: Type) -> int:
+    if isinstance(ty, PrimType):
+        return ty.align
+    if isinstance(ty, StructType):
+        return ty.align
+    if isinstance(ty, ArrayType):
+        return align_of(ty.elem)
+    if isinstance(ty, RefType):
+        return 8
+    raise TypeError(f"type {ty} has no alignment")
+
+
+def is_slice_ref(ty: Type) -> bool:
+    return isinstance(ty, RefType) and isinstance(ty.target, SliceType)
+
+
+def element_type(ty: Type) -> Type | None:
+    """The element type of a slice, an array, or a reference to either."""
+    if isinstance(ty, RefType):
+        ty = ty.target
+    if isinstance(ty, (SliceType, ArrayType)):
+        return ty.elem
+    return None
