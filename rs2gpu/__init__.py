@@ -1,0 +1,25 @@
+"""rs2gpu: run plain, safe Rust kernels on NVIDIA and AMD GPUs.
+
+    rs2gpu translate src/ -o out/      # CUDA + HIP C++ and a manifest for each #[kernel]
+    rs2gpu check src/                  # diagnostics only
+
+From Python, `rs2gpu.pipeline.translate(path)` gives the crate, the checked kernels and the
+generated text.
+"""
+from importlib.metadata import PackageNotFoundError, version as _version
+from pathlib import Path
+
+try:
+    __version__ = _version("rs2gpu")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0.0.0"
+
+from rs2gpu.ir.diagnostics import CompileFailed  # noqa: E402
+
+
+def support_crate_path() -> Path:
+    """Where the `rs2gpu` Rust support crate (the `#[kernel]` attribute) is installed."""
+    return Path(__file__).resolve().parent / "support"
+
+
+__all__ = ["CompileFailed", "__version__", "support_crate_path"]

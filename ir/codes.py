@@ -1,0 +1,106 @@
+"""The diagnostic codes: a title and the long explanation `rs2gpu explain CODE` prints.
+
+RG00xx come from the frontend (the source is not in the kernel language), RG01xx from the checker
+(the kernel could race or cannot run on the GPU as written).
+"""
+from __future__ import annotations
+
+CODES: dict[str, tuple[str, str]] = {
+    "RG0001": ("syntax error", """
+The file does not parse as Rust. rs2gpu reads the same source rustc compiles, so `cargo check` reports
+the same problem, usually with more detail."""),
+    "RG0002": ("construct not supported in kernels", """
+Kernels are written in a subset of Rust that maps directly onto GPU code: scalars, slices, fixed-size
+arrays, #[repr(C)] structs, tuples, `let`, `if`, `match` on integers, loops, helper functions, consts
+and the math methods of f32/f64. Closures, macros, iterators other than ranges, `unsafe`, references
+taken inside a kernel, trait objects and heap types are not. The message names the construct; the help
+line suggests the usual rewrite.
+
+    for x in a.iter() { ... }        // rejected: iterator
+    for i in 0..a.len() { ... a[i] } // accepted"""),
+    "RG0003": ("type not supported", """
+A type used by a kernel has no GPU representation (for example a tuple struct, or a struct that
+contains itself), or an array length is not a constant."""),
+    "RG0004": ("unresolved name", """
+A variable, function, const, struct or field is not defined in the crate. rs2gpu resolves names
+within the crate's files; helper functions, consts and structs used by kernels must be defined there."""),
+    "RG0005": ("mismatched types", """
+The types do not fit together the way rustc requires (e.g. `f32 + f64`, indexing with a signed
+integer, a non-bool condition). rs2gpu infers types as rustc does for the kernel subset: unsuffixed
+integer literals take the type their context requires (i32 by default), float literals likewise (f64
+by default)."""),
+    "RG0006": ("method call on an ambiguous numeric type", """
+A method such as `sqrt` was called on a literal or variable whose type rustc would not know yet
+(`let x = 2.0; x.sqrt()` is E0689 in rustc too). Give it a type: `2.0_f64`, or `let x: f64 = 2.0`."""),
+    "RG0007": ("unknown method", """
+Kernels may call the math methods of f32/f64 (sqrt, exp, ln, powi, powf, mul_add, abs, min, max,
+floor, sin, ...), the integer methods (min, max, abs, pow, wrapping_*, rem_euclid, count_ones, ...)
+and `len()` of slices and arrays. Other methods have no GPU implementation here."""),
+    "RG0008": ("assignment to something that is not writable", """
+The target of an assignment is an immutable variable, or data behind a shared reference `&[T]`.
+rustc rejects the same code. Declare the variable `let mut`, or take the slice as `&mut [T]`."""),
+    "RG0009": ("struct is not #[repr(C)]", """
+A struct that crosses between host and GPU must have a layout both sides agree on. Rust's default
+layout may reorder fields, so kernels only accept structs marked #[repr(C)]; the generated C++ then
+checks size, alignment and every field offset with static_asserts."""),
+    "RG0010": ("duplicate item name", """
+Two kernels, helpers, consts or structs of the crate share a name. rs2gpu flattens the crate's modules
+into one namespace for the generated code; rename one of them."""),
+    "RG0011": ("wrong number of arguments", """
+A function or method was called with a different number of arguments than it declares."""),
+    "RG0012": ("literal out of range", """
+An integer literal does not fit its type (rustc's deny-by-default `overflowing_literals` lint)."""),
+    "RG0013": ("kernel signature cannot cross to the GPU", """
+Kernel parameters must be scalars, #[repr(C)] structs by value, `&S` structs, or `&[T]`, `&mut [T]`,
+`&[T; N]` of scalars or structs. Kernels return nothing, a scalar, or a tuple of scalars (the results
+of reductions)."""),
+    "RG0101": ("every iteration writes the same element", """
+In a parallel loop each iteration may run on a different GPU thread at the same time. A write whose
+index does not depend on the loop variable is a write by every thread to one element: a data race.
+
+    for i in 0..n { out[0] = a[i]; }           // rejected
+    let mut s = 0.0;
+    for i in 0..n { s += a[i]; }               // accepted: a reduction
+    s"""),
+    "RG0102": ("write index not provably injective", """
+rs2gpu proves that two iterations never write the same element by showing the write index is
+`c * i + d` with a constant c != 0 and d the same in every iteration. Indices like `i / 2`, `i % m`,
+`idx[i]` or `i * i` can map two iterations to one element, so the write is rejected.
+
+    for i in 0..n { out[i / 2] = a[i]; }      // rejected: i = 0 and i = 1 both write out[0]
+    for i in 0..n / 2 { out[i] = a[2 * i]; }  // accepted"""),
+    "RG0103": ("read of an element another iteration writes", """
+Iterations of a parallel loop run in no fixed order, so reading an element that another iteration
+writes gives a result that depends on timing. A written slice may only be read at the index the same
+iteration writes.
+
+    for i in 0..n - 1 { a[i] = a[i + 1]; }    // rejected: reads what iteration i+1 writes
+    for i in 0..n - 1 { b[i] = a[i + 1]; }    // accepted: read from a separate slice"""),
+    "RG0104": ("value carried across iterations", """
+A variable declared before a parallel loop is assigned inside it, so one iteration would see the
+value another left. The only allowed form is a reduction: the variable is only combined with one of
+`+=`, `*=`, `&=`, `|=`, `^=`, `x = x.min(..)`, `x = x.max(..)`, and not otherwise read in the loop.
+The kernel then returns it."""),
+    "RG0105": ("two writes of one iteration can collide with another iteration's", """
+When an iteration writes several elements of one slice, say `a[2*i]` and `a[2*i + 1]`, the writes of
+different iterations must not overlap. `a[i]` and `a[i + 1]` do overlap: iteration i+1's first write
+is iteration i's second."""),
+    "RG0106": ("loop bounds not computable before the launch", """
+The number of GPU threads is chosen before the kernel runs, so a parallel loop's bounds may use only
+parameters, slice lengths, constants and arithmetic on them."""),
+    "RG0107": ("statement outside a parallel loop", """
+A kernel is a sequence of top-level `for` loops over ranges (each one a GPU launch), preceded by `let`s
+of values computed from the parameters and followed by an optional result computed from reductions.
+Other statements at the top level would have to run on the host between launches."""),
+    "RG0108": ("early exit from a parallel loop", """
+`return` or `break` inside a parallel loop would stop the remaining iterations, but on the GPU they may
+already be running. Use `continue` to finish one iteration early."""),
+}
+
+
+def explain(code: str) -> str | None:
+    entry = CODES.get(code.upper())
+    if entry is None:
+        return None
+    title, text = entry
+    return f"{code.upper()}: {title}\n{text}\n"
