@@ -13,13 +13,18 @@ the manifest's small JSON expression language, which the runtime interprets with
 """
 from __future__ import annotations
 
+import math
+
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.types import ArrayType, RefType
 
 
 def host_expr(e, reductions: set = frozenset(), consts: dict | None = None) -> dict:
     if isinstance(e, ir.Lit):
-        return {"lit": e.value, "type": str(e.ty)}
+        value = e.value
+        if isinstance(value, float) and not math.isfinite(value):
+            value = str(value)  # JSON has no inf or nan: they travel as "inf", "-inf", "nan"
+        return {"lit": value, "type": str(e.ty)}
     if isinstance(e, ir.ConstRef):
         return host_expr(consts[e.name].value, reductions, consts)
     if isinstance(e, ir.Var):

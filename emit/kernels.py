@@ -140,7 +140,7 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict) -> dic
     result = None
     if plan.result is not None:
         result = {"type": str(fn.ret), "expr": host_expr(plan.result, reduction_bindings, consts)}
-    return {"source": str(fn.span), "files": files, "fast_math": fn.fast_math, "params": params,
+    return {"source": str(fn.span), "rust_path": fn.rust_path, "files": files, "fast_math": fn.fast_math, "params": params,
             "preamble": preamble, "launches": launches, "returns": result,
             "geometry": "one thread per iteration of each parallel loop; grid = ceil(count / block_size) "
                         "blocks (capped), each thread strides by the grid when the count exceeds it"}

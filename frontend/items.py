@@ -24,6 +24,7 @@ class RawItem:
     node: Node
     file: SourceFile
     attributes: list[Node] = field(default_factory=list)
+    module: tuple[str, ...] = ()
 
     def attribute_names(self) -> list[str]:
         return [attribute_path(a) for a in self.attributes]
@@ -48,11 +49,27 @@ def attribute_arguments(attribute_item: Node) -> str:
 def collect_items(files: list[SourceFile]) -> list[RawItem]:
     items: list[RawItem] = []
     for file in files:
-        _collect(file.tree.root_node, file, items)
+        _collect(file.tree.root_node, file, items, file_module(file.name))
     return items
 
 
-def _collect(container: Node, file: SourceFile, out: list[RawItem]) -> None:
+def file_module(name: str) -> tuple[str, ...]:
+    """The module path cargo gives a file: src/lib.rs is the crate root, src/a/b.rs and src/a/b/mod.rs
+    are `a::b`. A lone file outside a crate is a root too."""
+    parts = name.split("/")
+    if parts[0] == "src":
+        parts = parts[1:]
+    else:
+        parts = parts[-1:]
+    parts[-1] = parts[-1].removesuffix(".rs")
+    if parts[-1] == "mod":
+        parts = parts[:-1]
+    if len(parts) == 1 and parts[0] in ("lib", "main") or name.count("/") == 0:
+        return ()
+    return tuple(parts)
+
+
+def _collect(container: Node, file: SourceFile, out: list[RawItem], module: tuple[str, ...]) -> None:
     pending: list[Node] = []
     for child in container.named_children:
         if child.type == "attribute_item":
@@ -62,11 +79,11 @@ def _collect(container: Node, file: SourceFile, out: list[RawItem]) -> None:
         kind = {"function_item": "fn", "struct_item": "struct", "const_item": "const"}.get(child.type)
         if kind is not None:
             name = text_of(child.child_by_field_name("name"))
-            out.append(RawItem(kind, name, child, file, attributes))
+            out.append(RawItem(kind, name, child, file, attributes, module))
         elif child.type == "mod_item" and not _is_cfg_test(attributes):
             body = child.child_by_field_name("body")
             if body is not None:
-                _collect(body, file, out)
+                _collect(body, file, out, (*module, text_of(child.child_by_field_name("name"))))
 
 
 def _is_cfg_test(attributes: list[Node]) -> bool:

@@ -107,7 +107,7 @@ class FunctionLowerer:
         self.unify(self.ret, body.ty, body_node.named_children[-1] if body.tail is not None else body_node)
         options = self.crate.kernel_options(self.item) if self.as_kernel else {"fast_math": False}
         fn = ir.Function(self.ir_name, self.item.name, self.type_args, params, self.ret, body,
-                         self.as_kernel, options["fast_math"], self.span(node))
+                         self.as_kernel, options["fast_math"], self.span(node), self.item.module)
         if len(self.crate.diagnostics.items) > errors_before:
             return None
         try:
@@ -230,7 +230,7 @@ class FunctionLowerer:
                     stmts.append(self.let(child))
                 elif child.type == "expression_statement":
                     inner = child.named_children[0]
-                    has_semicolon = child.children[-1].type == ";"
+                    has_semicolon = child.children[-1].type == ";" or _followed_by_semicolon(child)
                     if last and not has_semicolon and inner.type not in _ASSIGNMENTS:
                         tail = self.expr(inner)
                     else:
@@ -248,8 +248,8 @@ class FunctionLowerer:
                 else:
                     self.error(child, "expected `;`", code="RG0001")
             ty = tail.ty if tail is not None else UNIT
-            if tail is None and stmts and _diverges(stmts[-1]):
-                ty = NEVER
+            if tail is None and any(_diverges(s) for s in stmts):
+                ty = NEVER  # rustc: a block whose statements diverge has type `!`, whatever follows
             return ir.Block(tuple(stmts), tail, ty, self.span(node))
         finally:
             if new_scope:
@@ -625,7 +625,7 @@ class FunctionLowerer:
             ty = self.join(ty, body.ty, arm)
             arms.append(ir.MatchArm(tuple(patterns), body, self.span(arm)))
         if not any(not a.patterns for a in arms):
-            self.error(node, "non-exhaustive patterns: `_` not covered", code="RG0005",
+            self.error(node.child_by_field_name("value"), "non-exhaustive patterns: `_` not covered", code="RG0005",
                        help="add a `_ => ...` arm")
         return ir.Match(scrutinee, tuple(arms), ty, self.span(node))
 
@@ -828,6 +828,15 @@ def _describe(node: Node) -> str:
     return _CONSTRUCT_NAMES.get(node.type, f"the construct `{node.type.replace('_', ' ')}`")
 
 
+def _followed_by_semicolon(node: Node) -> bool:
+    """tree-sitter parses the `;` after a block-like expression (`if c { 1 } else { 2 };`) as a
+    separate empty statement; for Rust it ends the expression statement all the same."""
+    sibling = node.next_named_sibling
+    while sibling is not None and sibling.type in ("line_comment", "block_comment"):
+        sibling = sibling.next_named_sibling
+    return sibling is not None and sibling.type == "empty_statement"
+
+
 def _may_be_int(ty) -> bool:
     ty = find(ty)
     if isinstance(ty, InferVar):
@@ -858,4 +867,7 @@ def _element_type(ty):
 
 
 def _diverges(stmt) -> bool:
-    return isinstance(stmt, ir.ExprStmt) and isinstance(stmt.expr, (ir.Return, ir.Break, ir.Continue))
+    """Whether control never goes past `stmt`: `return;`, `break;`, `loop {}` without a `break`, an
+    `if` whose branches all return, `let x = return;`."""
+    value = stmt.expr if isinstance(stmt, ir.ExprStmt) else stmt.init if isinstance(stmt, ir.Let) else None
+    return value is not None and isinstance(find(value.ty), NeverType)

@@ -94,3 +94,21 @@ def _display_name(file: Path, root: Path) -> str:
 
 def text_of(node: Node) -> str:
     return node.text.decode("utf-8")
+
+
+def crate_location(path: Path) -> tuple[Path | None, str | None, Path | None]:
+    """(crate root, Cargo package name, lone file) for a path given to rs2gpu: a path inside a cargo
+    crate gives its root and package; a .rs file outside any crate is a lone file."""
+    path = Path(path).resolve()
+    root = _crate_root(path.parent if path.is_file() else path)
+    if root is None:
+        return None, None, path if path.is_file() else None
+    package = None
+    in_package = False
+    for line in (root / "Cargo.toml").read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            in_package = line == "[package]"
+        elif in_package and line.startswith("name") and "=" in line:
+            package = line.split("=", 1)[1].strip().strip('"')
+    return root, package, None

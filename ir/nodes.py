@@ -312,6 +312,11 @@ class Function:
     is_kernel: bool
     fast_math: bool
     span: Span
+    module: tuple[str, ...] = ()  # the Rust module path, e.g. ("stream",) for src/stream.rs
+
+    @property
+    def rust_path(self) -> str:
+        return "::".join((*self.module, self.source_name))
 
 
 @dataclass(frozen=True, slots=True)

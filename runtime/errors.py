@@ -107,3 +107,24 @@ def _rebuild_compile_error(
 
 class ToolchainUnavailable(Exception):
     """A compiler library or program is missing; the message says what to install."""
+
+
+class AliasError(ValueError):
+    """A `&mut` argument overlaps another argument's memory; raised before any device work."""
+
+
+class LaunchError(RuntimeError):
+    """The driver reported an error while launching or running a kernel (never swallowed)."""
+
+
+class KernelPanic(RuntimeError):
+    """The kernel panicked the way the Rust code would (out-of-bounds index, division by zero, ...).
+
+    `message` is Rust's own panic message and `location` the .rs file:line:col it points at.
+    """
+
+    def __init__(self, message: str, location: str, kernel: str) -> None:
+        super().__init__(f"kernel `{kernel}` panicked at {location}:\n{message}")
+        self.message = message
+        self.location = location
+        self.kernel = kernel

@@ -63,9 +63,48 @@ class Rustc:
         return subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
 
 
+_PROBE = re.compile(r"^(\s*)// probe: (.*)$")
+
+
+def probed_names(source: str) -> list[str]:
+    """The names listed on the `// probe: x, y` line of `source`."""
+    for line in source.splitlines():
+        match = _PROBE.match(line)
+        if match:
+            return [n.strip() for n in match.group(2).split(",")]
+    raise ValueError("the snippet has no `// probe: ...` line")
+
+
+def _rustc_types(rustc: Rustc, source: str, call: str) -> dict[str, str]:
+    """The types rustc gives the variables named on the `// probe:` line, where that line stands.
+
+    The line becomes `std::any::type_name_of_val(&x)` prints, which constrain nothing, so the types
+    are exactly what rustc inferred; `call` (e.g. `k(&mut [0.0; 4])`) runs the function to print them.
+    """
+    lines = []
+    for line in source.splitlines():
+        match = _PROBE.match(line)
+        if match:
+            indent, names = match.group(1), probed_names(source)
+            line = "\n".join(f'{indent}println!("{n}={{}}", std::any::type_name_of_val(&{n}));' for n in names)
+        lines.append(line)
+    output = rustc.run("\n".join(lines) + f"\n\nfn main() {{\n    {call};\n}}\n")
+    types: dict[str, str] = {}
+    for line in output.splitlines():
+        name, _, ty = line.partition("=")
+        types.setdefault(name, ty)
+    return types
+
+
 @pytest.fixture(scope="session")
 def rustc(tmp_path_factory: pytest.TempPathFactory) -> Rustc:
     exe = shutil.which("rustc")
     if exe is None:
         pytest.skip("rustc is not installed")
     return Rustc(exe, tmp_path_factory.mktemp("rustc"))
+
+
+@pytest.fixture(scope="session")
+def rustc_types(rustc: Rustc):
+    """`rustc_types(source, call)`: the types rustc infers for the names on the `// probe:` line."""
+    return lambda source, call: _rustc_types(rustc, source, call)

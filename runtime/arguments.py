@@ -1,0 +1,209 @@
+"""Turning Python call arguments into what a kernel's ABI needs, with the checks a Rust caller gets
+from the type system: element types, lengths of fixed-size arrays, value ranges of scalars, and no
+`&mut` argument overlapping any other argument.
+
+Arrays may be numpy arrays, cupy arrays, torch tensors (CPU or CUDA) or anything with
+`__array_interface__` / `__cuda_array_interface__` / `__dlpack__`. Memory must be C-contiguous; a
+multi-dimensional array is passed as its flat sequence of elements, like a Rust slice of its storage.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+
+from rs2gpu.runtime.errors import AliasError
+
+PRIM_DTYPES = {"bool": "?", "i8": "i1", "i16": "i2", "i32": "i4", "i64": "i8", "isize": "i8",
+               "u8": "u1", "u16": "u2", "u32": "u4", "u64": "u8", "usize": "u8", "f32": "f4", "f64": "f8"}
+PRIM_PACK = {"bool": "?", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "isize": "q",
+             "u8": "B", "u16": "H", "u32": "I", "u64": "Q", "usize": "Q", "f32": "f", "f64": "d"}
+_INT_RANGES = {name: ((-(1 << (int(code[1]) * 8 - 1)), (1 << (int(code[1]) * 8 - 1)) - 1) if code[0] == "i"
+                      else (0, (1 << (int(code[1]) * 8)) - 1))
+               for name, code in PRIM_DTYPES.items() if code[0] in "iu"}
+
+
+def numpy_dtype(layout: dict):
+    """The numpy dtype with exactly the bytes of a Rust type's layout (structs become structured dtypes)."""
+    import numpy as np
+
+    if "fields" in layout:
+        return np.dtype({"names": [f["name"] for f in layout["fields"]],
+                         "formats": [numpy_dtype(f) for f in layout["fields"]],
+                         "offsets": [f["offset"] for f in layout["fields"]], "itemsize": layout["size"]})
+    if "length" in layout and "elem" in layout:
+        return np.dtype((numpy_dtype(layout["elem"]), (layout["length"],)))
+    return np.dtype(PRIM_DTYPES[layout["type"]])
+
+
+@dataclass
+class ArrayArg:
+    """One array argument: where its bytes are and how many elements it holds."""
+
+    name: str
+    ptr: int
+    nbytes: int
+    count: int
+    device: int | None          # None: host memory; else the CUDA/HIP device ordinal
+    host: object | None         # for host memory, a numpy view of it (transfers copy from/to it)
+    writable: bool
+
+    def overlaps(self, other: "ArrayArg") -> bool:
+        if self.device != other.device or self.nbytes == 0 or other.nbytes == 0:
+            return False
+        return self.ptr < other.ptr + other.nbytes and other.ptr < self.ptr + self.nbytes
+
+
+def _describe(obj) -> str:
+    t = type(obj)
+    return f"{t.__module__}.{t.__qualname__}" if t.__module__ != "builtins" else t.__qualname__
+
+
+def _check_dtype(param: str, rust_type: str, expected, found) -> None:
+    import numpy as np
+
+    if np.dtype(found) == expected and np.dtype(found).fields == expected.fields:
+        return
+    raise TypeError(f"argument `{param}` ({rust_type}) needs elements of dtype {expected}, got {np.dtype(found)}")
+
+
+def array_argument(param: dict, value, allow_device: bool) -> ArrayArg:
+    """Validate one array argument against its manifest entry."""
+    import numpy as np
+
+    name, rust_type = param["name"], param["type"]
+    expected = numpy_dtype(param["elem"])
+    writable_needed = param.get("mutable", False)
+    if _is_torch(value):
+        value = value.detach()
+        if value.device.type == "cpu":
+            value = value.numpy()
+    interface = getattr(value, "__cuda_array_interface__", None)
+    if interface is not None:
+        if not allow_device:
+            raise TypeError(f"argument `{name}` is GPU memory ({_describe(value)}), but this backend runs on the "
+                            f"host: pass a numpy array")
+        shape, strides, typestr = interface["shape"], interface.get("strides"), interface["typestr"]
+        found = np.dtype(typestr)
+        _check_dtype(name, rust_type, expected, found if not expected.fields else getattr(value, "dtype", found))
+        if strides is not None and not _c_contiguous(shape, strides, found.itemsize):
+            raise ValueError(f"argument `{name}` must be C-contiguous (a Rust slice is one run of memory)")
+        count = math.prod(shape)
+        ptr, readonly = interface["data"]
+        if readonly and writable_needed:
+            raise ValueError(f"argument `{name}` is `{rust_type}` but the array is read-only")
+        return ArrayArg(name, int(ptr), count * found.itemsize, count, _cuda_device_of(value, int(ptr)), None,
+                        not readonly)
+    if not isinstance(value, np.ndarray):
+        if hasattr(value, "__array_interface__") or hasattr(value, "__dlpack__"):
+            value = np.asarray(value) if hasattr(value, "__array_interface__") else np.from_dlpack(value)
+        else:
+            raise TypeError(f"argument `{name}` ({rust_type}) must be an array (numpy, cupy or torch), "
+                            f"got {_describe(value)}")
+    _check_dtype(name, rust_type, expected, value.dtype)
+    if not value.flags.c_contiguous:
+        raise ValueError(f"argument `{name}` must be C-contiguous (a Rust slice is one run of memory); "
+                         f"pass np.ascontiguousarray(...)")
+    if writable_needed and not value.flags.writeable:
+        raise ValueError(f"argument `{name}` is `{rust_type}` but the array is read-only")
+    flat = value.reshape(-1)
+    return ArrayArg(name, value.__array_interface__["data"][0], value.nbytes, value.size, None, flat,
+                    bool(value.flags.writeable))
+
+
+def check_array_length(param: dict, arg: ArrayArg) -> None:
+    if param["kind"] == "array" and arg.count != param["length"]:
+        raise ValueError(f"argument `{param['name']}` ({param['type']}) must have exactly {param['length']} "
+                         f"elements, got {arg.count}")
+    if param["kind"] == "struct_ref" and arg.count != 1:
+        raise ValueError(f"argument `{param['name']}` ({param['type']}) must be one struct, got {arg.count} elements")
+
+
+def _c_contiguous(shape, strides, itemsize) -> bool:
+    expected = itemsize
+    for dim, stride in zip(reversed(shape), reversed(strides)):
+        if dim != 1 and stride != expected:
+            return False
+        expected *= dim
+    return True
+
+
+def _is_torch(value) -> bool:
+    return type(value).__module__.startswith("torch") and hasattr(value, "detach")
+
+
+def _cuda_device_of(value, ptr: int) -> int:
+    device = getattr(value, "device", None)
+    ordinal = getattr(device, "id", None)
+    if ordinal is None:
+        ordinal = getattr(device, "index", None)
+    return int(ordinal or 0)
+
+
+def scalar_value(param: dict, value):
+    """A Python value of the parameter's Rust scalar type, range-checked like an `as`-free Rust call."""
+    import numpy as np
+
+    name, ty = param["name"], param["type"]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if ty == "bool":
+        if not isinstance(value, bool):
+            raise TypeError(f"argument `{name}` (bool) must be a bool, got {_describe(value)}")
+        return value
+    if ty in ("f32", "f64"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"argument `{name}` ({ty}) must be a number, got {_describe(value)}")
+        value = float(value)
+        return struct.unpack("f", struct.pack("f", value))[0] if ty == "f32" and math.isfinite(value) else value
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"argument `{name}` ({ty}) must be an int, got {_describe(value)}")
+    lo, hi = _INT_RANGES[ty]
+    if not lo <= value <= hi:
+        raise ValueError(f"argument `{name}` = {value} does not fit in {ty} ({lo}..={hi})")
+    return value
+
+
+def struct_value(param: dict, value) -> bytes:
+    """The exact bytes of a #[repr(C)] struct passed by value: from a dict, a tuple in field order,
+    or a numpy structured scalar of the matching dtype."""
+    import numpy as np
+
+    layout = param["layout"]
+    dtype = numpy_dtype(layout)
+    record = np.zeros((), dtype=dtype)
+    if isinstance(value, np.void) or (isinstance(value, np.ndarray) and value.dtype.fields):
+        _check_dtype(param["name"], param["type"], dtype, value.dtype)
+        record[()] = value
+    elif isinstance(value, dict):
+        missing = [f["name"] for f in layout["fields"] if f["name"] not in value]
+        extra = sorted(set(value) - {f["name"] for f in layout["fields"]})
+        if missing or extra:
+            raise ValueError(f"argument `{param['name']}` ({param['type']}): "
+                             + (f"missing fields {missing}" if missing else f"unknown fields {extra}"))
+        for f in layout["fields"]:
+            record[f["name"]] = value[f["name"]]
+    elif isinstance(value, tuple) and len(value) == len(layout["fields"]):
+        for f, v in zip(layout["fields"], value):
+            record[f["name"]] = v
+    else:
+        raise TypeError(f"argument `{param['name']}` ({param['type']}) must be a dict of its fields, a tuple, or a "
+                        f"numpy record of dtype {dtype}; got {_describe(value)}")
+    return record.tobytes()
+
+
+def check_aliasing(params: list[dict], arrays: dict[str, ArrayArg]) -> None:
+    """Rust forbids a `&mut` borrow overlapping any other borrow; so does every launch."""
+    names = [p["name"] for p in params if p["name"] in arrays]
+    for i, name in enumerate(names):
+        for other in names[i + 1:]:
+            a, b = arrays[name], arrays[other]
+            mutable = [p["name"] for p in params if p["name"] in (name, other) and p.get("mutable")]
+            if mutable and a.overlaps(b):
+                raise AliasError(f"arguments `{name}` and `{other}` overlap in memory, but `{mutable[0]}` is a "
+                                 f"`&mut` borrow: Rust forbids this aliasing, and the kernel was proved race-free "
+                                 f"assuming it cannot happen. Pass separate arrays (e.g. a copy).")
+
+
+def pack(format_char: str, value) -> bytes:
+    return struct.pack("<" + format_char, value)

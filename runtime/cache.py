@@ -1,0 +1,55 @@
+"""A content-addressed disk cache for compiled binaries, shared between processes.
+
+Entries are written to a temporary file and renamed into place, so concurrent processes never read a
+partial binary; a corrupt or unreadable entry is treated as a miss.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def cache_key(*parts: str | bytes) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8") if isinstance(part, str) else part
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+class BinaryCache:
+    def __init__(self, root: Path | None) -> None:
+        self.root = Path(root) if root is not None else None
+        self.hits = 0
+        self.misses = 0
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / key
+
+    def get(self, key: str) -> bytes | None:
+        if self.root is None:
+            self.misses += 1
+            return None
+        try:
+            data = self._path(key).read_bytes()
+        except OSError:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return data
+
+    def put(self, key: str, data: bytes) -> None:
+        if self.root is None:
+            return
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only or full cache directory costs a recompile next time, nothing more

@@ -1,0 +1,248 @@
+"""The CPU backend: the original Rust, compiled by rustc (through cargo, offline) into a shared library,
+called through ctypes with the same argument checks as the GPU backends.
+
+It is the semantic reference: what the GPU must compute is what this computes. Each kernel gets an
+`extern "C"` shim that rebuilds the slices from (pointer, length) pairs, calls the kernel, writes its
+result, and turns a Rust panic into an error code and message instead of unwinding into Python.
+The built library is cached by the hash of the crate's sources and the shims, so a machine without
+rustc can use a library built elsewhere.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from rs2gpu.runtime.arguments import PRIM_PACK
+from rs2gpu.runtime.base import bind_arguments
+from rs2gpu.runtime.cache import cache_key
+from rs2gpu.runtime.errors import KernelPanic, ToolchainUnavailable
+
+_CTYPES = {"bool": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
+           "i64": ctypes.c_int64, "isize": ctypes.c_int64, "u8": ctypes.c_uint8, "u16": ctypes.c_uint16,
+           "u32": ctypes.c_uint32, "u64": ctypes.c_uint64, "usize": ctypes.c_uint64, "f32": ctypes.c_float,
+           "f64": ctypes.c_double}
+_SIZES = {name: ctypes.sizeof(t) for name, t in _CTYPES.items()}
+PANIC_BUFFER = 4096
+
+_PANIC_SUPPORT = """
+use std::cell::RefCell;
+use std::panic::{self, AssertUnwindSafe};
+
+thread_local! { static PANIC: RefCell<String> = RefCell::new(String::new()); }
+
+/// Runs `body`; on a panic, writes "message\\nfile:line:col" into `msg` and returns 1.
+unsafe fn rs2gpu_guard(msg: *mut u8, cap: usize, body: impl FnOnce()) -> i32 {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        panic::set_hook(Box::new(|info| {
+            let text = if let Some(s) = info.payload().downcast_ref::<&str>() { s.to_string() }
+                else if let Some(s) = info.payload().downcast_ref::<String>() { s.clone() }
+                else { String::from("panic") };
+            let place = info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column())).unwrap_or_default();
+            PANIC.with(|p| *p.borrow_mut() = format!("{}\\n{}", text, place));
+        }));
+    });
+    match panic::catch_unwind(AssertUnwindSafe(body)) {
+        Ok(()) => 0,
+        Err(_) => {
+            let text = PANIC.with(|p| p.borrow().clone());
+            let bytes = text.as_bytes();
+            let n = bytes.len().min(cap.saturating_sub(1));
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), msg, n);
+            *msg.add(n) = 0;
+            1
+        }
+    }
+}
+"""
+
+
+def _result_layout(returns: dict | None) -> list[tuple[str, int]]:
+    """(type, offset) of each returned scalar in the result buffer, laid out like a repr(C) tuple."""
+    if returns is None:
+        return []
+    ty = returns["type"]
+    types = [t.strip() for t in ty.strip("()").split(",") if t.strip()] if ty.startswith("(") else [ty]
+    out, offset = [], 0
+    for t in types:
+        size = _SIZES[t]
+        offset = (offset + size - 1) // size * size
+        out.append((t, offset))
+        offset += size
+    return out
+
+
+def _rust_elem(layout: dict) -> str:
+    return layout["type"]
+
+
+def shim_source(entry_by_name: dict[str, dict]) -> str:
+    lines = []
+    for name, entry in entry_by_name.items():
+        module, _, function = entry["rust_path"].rpartition("::")
+        scope = "crate::kernels" + ("::" + module if module else "")
+        params, setup, call_args = [], [], []
+        for p in entry["params"]:
+            n = p["name"]
+            if p["kind"] == "slice":
+                elem = _rust_elem(p["elem"])
+                mut = "mut" if p["mutable"] else "const"
+                params += [f"{n}_ptr: *{mut} {elem}", f"{n}_len: usize"]
+                maker = "from_raw_parts_mut" if p["mutable"] else "from_raw_parts"
+                setup.append(f"let {n} = if {n}_len == 0 {{ &{'mut ' if p['mutable'] else ''}[] }} else "
+                             f"{{ core::slice::{maker}({n}_ptr, {n}_len) }};")
+                call_args.append(n)
+            elif p["kind"] in ("array", "struct_ref"):
+                target = f"[{_rust_elem(p['elem'])}; {p['length']}]" if p["kind"] == "array" else _rust_elem(p["elem"])
+                mut = "mut" if p["mutable"] else "const"
+                params.append(f"{n}_ptr: *{mut} {target}")
+                setup.append(f"let {n} = &{'mut ' if p['mutable'] else ''}*{n}_ptr;")
+                call_args.append(n)
+            elif p["kind"] == "scalar":
+                params.append(f"{n}: {p['type']}")
+                call_args.append(n)
+            else:
+                params.append(f"{n}_ptr: *const u8")
+                setup.append(f"let {n}: {p['type']} = core::ptr::read_unaligned({n}_ptr as *const {p['type']});")
+                call_args.append(n)
+        results = _result_layout(entry["returns"])
+        call = f"{scope}::{function}({', '.join(call_args)})"
+        if not results:
+            body = f"{call};"
+        elif len(results) == 1 and not entry["returns"]["type"].startswith("("):
+            body = f"let r = {call}; core::ptr::write_unaligned(out as *mut {results[0][0]}, r);"
+        else:
+            writes = " ".join(f"core::ptr::write_unaligned(out.add({off}) as *mut {t}, r.{i});"
+                              for i, (t, off) in enumerate(results))
+            body = f"let r = {call}; {writes}"
+        lines.append(f"""
+#[allow(unused_imports, non_snake_case, clippy::all)]
+pub mod rs2gpu_shim_{name} {{
+    use {scope}::*;
+    #[no_mangle]
+    pub unsafe extern "C" fn rs2gpu_cpu_{name}({', '.join(params + ['out: *mut u8', 'msg: *mut u8', 'cap: usize'])}) -> i32 {{
+        super::rs2gpu_guard(msg, cap, || {{
+            {' '.join(setup)}
+            {body}
+        }})
+    }}
+}}""")
+    return _PANIC_SUPPORT + "\n".join(lines) + "\n"
+
+
+class CpuLibrary:
+    """Builds (or finds in the cache) the shared library of a crate's kernels."""
+
+    def __init__(self, crate_root: Path, package: str | None, single_file: Path | None, sources: dict[str, str],
+                 manifest: dict, cache_dir: Path, support_crate: Path) -> None:
+        self.manifest = manifest
+        shim = shim_source(manifest["kernels"])
+        if single_file is not None:
+            header = f'#[path = {str(single_file.resolve())!r}]\nmod kernels;\n'.replace("'", '"')
+            dependency = f'rs2gpu = {{ path = "{support_crate.resolve().as_posix()}" }}'
+        else:
+            header = "use rs2gpu_user_kernels as kernels;\n"
+            dependency = (f'rs2gpu_user_kernels = {{ path = "{crate_root.resolve().as_posix()}", '
+                          f'package = "{package}" }}')
+        self.lib_rs = header + shim
+        self.cargo_toml = f"""[package]
+name = "rs2gpu-cpu-shim"
+version = "0.0.0"
+edition = "2021"
+
+[lib]
+crate-type = ["cdylib"]
+path = "lib.rs"
+
+[dependencies]
+{dependency}
+
+[profile.release]
+debug-assertions = false
+overflow-checks = false
+panic = "unwind"
+
+[workspace]
+"""
+        key = cache_key("cpu", self.lib_rs, self.cargo_toml, *[sources[k] for k in sorted(sources)])
+        self.key = key
+        self.folder = Path(cache_dir) / "cpu" / key[:16]
+        self.path = self.folder / "librs2gpu_kernels.so"
+
+    def build(self) -> Path:
+        if self.path.exists():
+            return self.path
+        cargo = shutil.which("cargo")
+        if cargo is None:
+            raise ToolchainUnavailable("the cpu backend builds the Rust kernels with cargo, which is not on PATH; "
+                                       "install Rust (rustup.rs), or copy a library built elsewhere into the "
+                                       f"cache folder {self.folder}")
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / "Cargo.toml").write_text(self.cargo_toml)
+        (self.folder / "lib.rs").write_text(self.lib_rs)
+        env = dict(os.environ, CARGO_TARGET_DIR=str(self.folder / "target"))
+        done = subprocess.run([cargo, "build", "--release", "--offline", "--quiet"], cwd=self.folder, env=env,
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise ToolchainUnavailable(f"building the kernels with cargo failed:\n{done.stderr}")
+        built = self.folder / "target" / "release" / "librs2gpu_cpu_shim.so"
+        tmp = self.path.with_suffix(".tmp")
+        shutil.copyfile(built, tmp)
+        os.replace(tmp, self.path)
+        return self.path
+
+
+class CpuKernel:
+    """One kernel of a CPU library: `kernel(*args)` calls the rustc-compiled Rust function."""
+
+    def __init__(self, library: ctypes.CDLL, name: str, entry: dict, source_root: Path | None = None) -> None:
+        self.name = name
+        self._source_root = str(source_root.resolve()) + "/" if source_root is not None else None
+        self.entry = entry
+        self._fn = getattr(library, f"rs2gpu_cpu_{name}")
+        argtypes = []
+        for p in entry["params"]:
+            for part in p["abi"]:
+                if part["role"] in ("pointer",) or p["kind"] == "struct":
+                    argtypes.append(ctypes.c_void_p)
+                elif part["role"] == "length":
+                    argtypes.append(ctypes.c_uint64)
+                else:
+                    argtypes.append(_CTYPES[p["layout"]["type"]])
+        self._fn.argtypes = argtypes + [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+        self._fn.restype = ctypes.c_int32
+        self._results = _result_layout(entry["returns"])
+        self.last_transfers: list = []
+
+    def __call__(self, *args, **kwargs):
+        call = bind_arguments(self.name, self.entry, args, kwargs, allow_device=False)
+        values, keep = [], []
+        for p in self.entry["params"]:
+            n = p["name"]
+            if n in call.arrays:
+                values.append(call.arrays[n].ptr)
+                if p["kind"] == "slice":
+                    values.append(call.arrays[n].count)
+            elif n in call.scalars:
+                values.append(call.scalars[n])
+            else:
+                buffer = ctypes.create_string_buffer(call.structs[n], len(call.structs[n]))
+                keep.append(buffer)
+                values.append(ctypes.addressof(buffer))
+        out = ctypes.create_string_buffer(64)
+        msg = ctypes.create_string_buffer(PANIC_BUFFER)
+        if self._fn(*values, ctypes.addressof(out), msg, PANIC_BUFFER) != 0:
+            message, _, location = msg.value.decode("utf-8", "replace").partition("\n")
+            if self._source_root and location.startswith(self._source_root):
+                location = location[len(self._source_root):]  # as in diagnostics: relative to the crate
+            raise KernelPanic(message, location, self.name)
+        if not self._results:
+            return None
+        import struct
+
+        raw = out.raw
+        values = [struct.unpack_from("<" + PRIM_PACK[t], raw, off)[0] for t, off in self._results]
+        return values[0] if not self.entry["returns"]["type"].startswith("(") else tuple(values)

@@ -1,0 +1,154 @@
+"""Evaluating the manifest's host expressions (loop bounds, reduction seeds, kernel results) with
+Rust's semantics: integers wrap at their width, shifts are masked, float→int casts saturate.
+
+The expression language is described in `emit/hostexpr.py`, which writes it.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass, field
+
+_INT_BITS = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "isize": 64,
+             "u8": 8, "u16": 16, "u32": 32, "u64": 64, "usize": 64}
+
+
+class HostPanic(ArithmeticError):
+    """A host-evaluated expression panicked the way the Rust code would (division by zero)."""
+
+
+@dataclass
+class Environment:
+    params: dict = field(default_factory=dict)       # scalar parameter values
+    lengths: dict = field(default_factory=dict)      # slice parameter lengths
+    locals: dict = field(default_factory=dict)       # preamble values
+    reductions: dict = field(default_factory=dict)   # reduced values
+
+
+def wrap(value: int, ty: str) -> int:
+    bits = _INT_BITS[ty]
+    value &= (1 << bits) - 1
+    if ty.startswith("i") and value >= 1 << (bits - 1):
+        value -= 1 << bits
+    return value
+
+
+def _round_f32(x: float) -> float:
+    try:
+        return struct.unpack("f", struct.pack("f", x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def _to_type(value, ty: str):
+    if ty in _INT_BITS:
+        return wrap(int(value), ty)
+    if ty == "f32":
+        return _round_f32(float(value))
+    if ty == "f64":
+        return float(value)
+    if ty == "bool":
+        return bool(value)
+    return value
+
+
+def _literal(value, ty: str):
+    if isinstance(value, str):  # non-finite floats travel as text: "inf", "-inf", "nan"
+        value = float(value)
+    return _to_type(value, ty)
+
+
+def _cast(value, src: str, dst: str):
+    if dst in _INT_BITS and isinstance(value, float):
+        if math.isnan(value):
+            return 0
+        bits = _INT_BITS[dst]
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if dst.startswith("i") else (0, (1 << bits) - 1)
+        if math.isinf(value):
+            return hi if value > 0 else lo
+        return max(lo, min(hi, math.trunc(value)))
+    if dst in _INT_BITS:
+        return wrap(int(value), dst)
+    return _to_type(value, dst)
+
+
+def _binary(op: str, a, b, ty: str):
+    if op in ("==", "!=", "<", "<=", ">", ">="):
+        return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+    if op == "&&":
+        return a and b
+    if op == "||":
+        return a or b
+    if ty in _INT_BITS:
+        if op in ("/", "%"):
+            if b == 0:
+                raise HostPanic("attempt to divide by zero" if op == "/" else
+                                "attempt to calculate the remainder with a divisor of zero")
+            q = abs(a) // abs(b)
+            q = q if (a >= 0) == (b >= 0) else -q
+            return wrap(q, ty) if op == "/" else wrap(a - b * q, ty)
+        if op in ("<<", ">>"):
+            shift = b & (_INT_BITS[ty] - 1)
+            return wrap(a << shift, ty) if op == "<<" else wrap(a >> shift, ty)
+        return wrap({"+": a + b, "-": a - b, "*": a * b, "&": a & b, "|": a | b, "^": a ^ b}[op], ty)
+    if ty == "bool":
+        return {"&": a and b, "|": a or b, "^": a != b}[op]
+    if op == "%":
+        result = math.fmod(a, b) if b != 0 and math.isfinite(a) else math.nan
+    elif op == "/":
+        result = a / b if b != 0 else (math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) *
+                                       math.copysign(1.0, b))
+    else:
+        result = {"+": a + b, "-": a - b, "*": a * b}[op]
+    return _to_type(result, ty)
+
+
+def _call(name: str, args: list, ty: str):
+    if name in ("min", "max"):
+        a, b = args
+        if ty in ("f32", "f64"):  # Rust's float min/max ignore a NaN operand
+            if math.isnan(a):
+                return b
+            if math.isnan(b):
+                return a
+        return min(a, b) if name == "min" else max(a, b)
+    if name == "abs":
+        return wrap(abs(args[0]), ty) if ty in _INT_BITS else abs(args[0])
+    if name == "sqrt":
+        return _to_type(math.sqrt(args[0]) if args[0] >= 0 else math.nan, ty)
+    if name.startswith("wrapping_"):
+        return _binary({"wrapping_add": "+", "wrapping_sub": "-", "wrapping_mul": "*"}[name], args[0], args[1], ty)
+    raise ValueError(f"unknown host function {name}")
+
+
+def evaluate(expr: dict, env: Environment):
+    if "lit" in expr:
+        return _literal(expr["lit"], expr["type"])
+    if "param" in expr:
+        return env.params[expr["param"]]
+    if "len" in expr:
+        return env.lengths[expr["len"]]
+    if "local" in expr:
+        return env.locals[expr["local"]]
+    if "reduction" in expr:
+        return env.reductions[expr["reduction"]]
+    if "cast" in expr:
+        return _cast(evaluate(expr["cast"], env), expr["from"], expr["type"])
+    if "tuple" in expr:
+        return tuple(evaluate(e, env) for e in expr["tuple"])
+    if "call" in expr:
+        return _call(expr["call"], [evaluate(a, env) for a in expr["args"]], expr["type"])
+    op, ty = expr["op"], expr["type"]
+    args = expr["args"]
+    if op == "neg":
+        value = evaluate(args[0], env)
+        return wrap(-value, ty) if ty in _INT_BITS else -value
+    if op == "not":
+        value = evaluate(args[0], env)
+        return (not value) if ty == "bool" else wrap(~value, ty)
+    if op in ("&&", "||"):
+        left = evaluate(args[0], env)
+        if (op == "&&" and not left) or (op == "||" and left):
+            return left
+        return evaluate(args[1], env)
+    return _binary(op, evaluate(args[0], env), evaluate(args[1], env), ty)

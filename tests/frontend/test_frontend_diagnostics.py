@@ -1,0 +1,298 @@
+"""Diagnostics of the frontend: each rejected construct gives one error, with its code, at its place.
+
+Constructs the kernel language leaves out are valid Rust, so rustc must accept those snippets; errors
+in the Rust itself must be rustc's errors too, and the test names rustc's code for each.
+"""
+from __future__ import annotations
+
+import pytest
+
+from rs2gpu.frontend import lower_text
+from rs2gpu.ir.diagnostics import Diagnostic
+
+
+def only_error(source: str) -> Diagnostic:
+    _, sink = lower_text(source)
+    assert len(sink.items) == 1, [f"{d.span.line}:{d.span.col} {d.code} {d.message}" for d in sink.items]
+    diag = sink.items[0]
+    assert diag.severity == "error"
+    return diag
+
+
+def assert_error(source: str, line: int, col: int, code: str, message_part: str) -> Diagnostic:
+    diag = only_error(source)
+    assert (diag.span.line, diag.span.col, diag.code) == (line, col, code), diag
+    assert message_part in diag.message, diag.message
+    return diag
+
+
+# ---------------------------------------------------------------- valid Rust that kernels leave out
+
+UNSUPPORTED = {
+    "closure": ("""
+#[kernel]
+pub fn k(a: &mut [f64]) {
+    let double = |x: f64| x * 2.0;
+    a[0] = double(a[0]);
+}
+""", 4, 18, "a closure"),
+    "println_macro": ("""
+#[kernel]
+pub fn k(a: &mut [f64]) {
+    println!("{}", a[0]);
+}
+""", 4, 5, "the macro `println!`"),
+    "unsafe_block": ("""
+#[kernel]
+pub fn k(a: &mut [f64]) {
+    unsafe { a[0] = 1.0; }
+}
+""", 4, 5, "an `unsafe` block"),
+    "while_let": ("""
+#[kernel]
+pub fn k(a: &mut [f64]) {
+    let mut n = 0;
+    while let 0..=9 = n {
+        n += 1;
+    }
+    a[0] = n as f64;
+}
+""", 5, 11, "`while let`"),
+    "if_let": ("""
+#[kernel]
+pub fn k(a: &mut [f64], n: usize) {
+    if let 3 = n {
+        a[0] = 1.0;
+    }
+}
+""", 4, 8, "`if let`"),
+    "sub_slice": ("""
+#[kernel]
+pub fn k(a: &mut [f64], b: &[f64]) {
+    let tail = &b[1..];
+    a[0] = tail[0];
+}
+""", 4, 19, "sub-slicing"),
+    "iterator_for_loop": ("""
+#[kernel]
+pub fn k(a: &mut [f64], b: &[f64]) {
+    for x in b.iter() {
+        a[0] += *x;
+    }
+}
+""", 4, 14, "this iterator"),
+    "taking_a_reference": ("""
+#[kernel]
+pub fn k(a: &mut [f64]) {
+    let r = &a[0];
+    a[1] = *r;
+}
+""", 4, 13, "taking a reference"),
+    "binding_pattern": ("""
+#[kernel]
+pub fn k(a: &mut [i32]) {
+    a[0] = match a[1] {
+        0 => 1,
+        other => other * 2,
+    };
+}
+""", 6, 9, "a binding pattern"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNSUPPORTED))
+def test_unsupported_construct_is_named_at_its_position(name: str, rustc) -> None:
+    source, line, col, what = UNSUPPORTED[name]
+    rustc.assert_accepts(source)
+    diag = assert_error(source, line, col, "RG0002", what)
+    assert diag.message.endswith("is not supported in kernels")
+
+
+def test_struct_without_repr_c_is_reported_at_its_name(rustc) -> None:
+    source = """
+#[derive(Clone, Copy)]
+pub struct Point {
+    x: f32,
+    y: f32,
+}
+
+#[kernel]
+pub fn k(a: &mut [f32], p: Point) {
+    a[0] = p.x + p.y;
+}
+"""
+    rustc.assert_accepts(source)
+    diag = assert_error(source, 3, 12, "RG0009", "struct `Point` is not `#[repr(C)]`")
+    assert "#[repr(C)]" in diag.help
+
+
+def test_struct_without_repr_c_used_by_two_kernels_is_reported_once() -> None:
+    assert_error("""
+pub struct Pair {
+    a: f64,
+}
+
+#[kernel]
+pub fn first(out: &mut [f64], p: &Pair) {
+    out[0] = p.a;
+}
+
+#[kernel]
+pub fn second(out: &mut [f64], p: &Pair) {
+    out[0] = p.a;
+}
+""", 2, 12, "RG0009", "`Pair`")
+
+
+def test_unknown_kernel_option_is_an_error() -> None:
+    assert_error("""
+#[kernel(fastest)]
+pub fn k(a: &mut [f64]) {
+    a[0] = 1.0;
+}
+""", 2, 1, "RG0002", "unknown kernel option `fastest`")
+
+
+# ---------------------------------------------------------------- errors in the Rust itself
+
+RUST_ERRORS = {
+    "method_on_ambiguous_float": ("""
+#[kernel]
+pub fn k(a: &mut [f64]) {
+    let x = 2.0;
+    a[0] = x.sqrt();
+}
+""", 5, 14, "RG0006", "can't call method `sqrt` on ambiguous numeric type `{float}`", "E0689"),
+    "mismatched_types": ("""
+#[kernel]
+pub fn k(a: &mut [f32]) {
+    let x: f32 = 1.0f64;
+    a[0] = x;
+}
+""", 4, 18, "RG0005", "mismatched types", "E0308"),
+    "assignment_to_immutable": ("""
+#[kernel]
+pub fn k(a: &mut [i32]) {
+    let x = 1;
+    x = 2;
+    a[0] = x;
+}
+""", 5, 5, "RG0008", "cannot assign twice to immutable variable `x`", "E0384"),
+    "write_through_shared_slice": ("""
+#[kernel]
+pub fn k(a: &[f64]) {
+    a[0] = 1.0;
+}
+""", 4, 5, "RG0008", "cannot assign through `&[f64]`", "E0594"),
+    "compound_write_through_shared_slice": ("""
+#[kernel]
+pub fn k(a: &[f64]) {
+    a[0] += 1.0;
+}
+""", 4, 5, "RG0008", "cannot assign through `&[f64]`", "E0594"),
+    "unknown_function": ("""
+#[kernel]
+pub fn k(a: &mut [f64]) {
+    a[0] = missing(a[1]);
+}
+""", 4, 12, "RG0004", "cannot find function `missing`", "E0425"),
+    "unknown_variable": ("""
+#[kernel]
+pub fn k(a: &mut [f64]) {
+    a[0] = b;
+}
+""", 4, 12, "RG0004", "cannot find value `b`", "E0425"),
+    "integer_literal_out_of_range": ("""
+#[kernel]
+pub fn k(a: &mut [u8]) {
+    a[0] = 256;
+}
+""", 4, 12, "RG0012", "literal out of range for `u8`", "error"),
+    "negated_unsigned_literal": ("""
+#[kernel]
+pub fn k(a: &mut [u32]) {
+    a[0] = -1;
+}
+""", 4, 12, "RG0005", "cannot apply unary operator `-` to type `u32`", "E0600"),
+    "float_literal_out_of_range": ("""
+#[kernel]
+pub fn k(a: &mut [f32]) {
+    a[0] = 1e39;
+}
+""", 4, 12, "RG0012", "literal out of range for `f32`", "error"),
+    "wrong_number_of_arguments": ("""
+fn add(x: f64, y: f64) -> f64 {
+    x + y
+}
+
+#[kernel]
+pub fn k(a: &mut [f64]) {
+    a[0] = add(a[0]);
+}
+""", 8, 12, "RG0011", "takes 2 argument(s) but 1 were supplied", "E0061"),
+    "non_exhaustive_match": ("""
+#[kernel]
+pub fn k(a: &mut [i32]) {
+    a[0] = match a[1] {
+        0 => 1,
+    };
+}
+""", 4, 18, "RG0005", "non-exhaustive patterns", "E0004"),
+    "break_outside_loop": ("""
+#[kernel]
+pub fn k(a: &mut [i32]) {
+    a[0] = 1;
+    break;
+}
+""", 5, 5, "RG0005", "`break` outside of a loop", "E0268"),
+    "const_cycle": ("""
+const A: i32 = B;
+const B: i32 = A + 1;
+
+#[kernel]
+pub fn k(a: &mut [i32]) {
+    a[0] = A;
+}
+""", 2, 7, "RG0003", "cycle detected when evaluating constant `A`", "E0391"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RUST_ERRORS))
+def test_rust_error_is_reported_like_rustc(name: str, rustc) -> None:
+    source, line, col, code, message, rustc_code = RUST_ERRORS[name]
+    rustc.assert_rejects(source, rustc_code)
+    assert_error(source, line, col, code, message)
+
+
+def test_mismatched_types_label_names_both_types() -> None:
+    diag = only_error("""
+#[kernel]
+pub fn k(a: &mut [f32]) {
+    a[0] = 1.0f64;
+}
+""")
+    assert diag.code == "RG0005"
+    assert diag.label == "expected `f32`, found `f64`"
+
+
+def test_syntax_error_is_reported_before_anything_else() -> None:
+    diag = assert_error("""
+#[kernel]
+pub fn k(a: &mut [f64]) {
+    a[0] = 1.0 +;
+}
+""", 4, 16, "RG0001", "syntax error")
+    assert "valid Rust" in diag.help
+
+
+def test_diagnostic_renders_like_rustc() -> None:
+    source = "#[kernel]\npub fn k(a: &[f64]) {\n    a[0] = 1.0;\n}\n"
+    _, sink = lower_text(source)
+    rendered = sink.items[0].render({"src/lib.rs": source})
+    assert rendered.splitlines()[:5] == [
+        "error[RG0008]: cannot assign through `&[f64]`",
+        " --> src/lib.rs:3:5",
+        "  |",
+        "3 |     a[0] = 1.0;",
+        "  |     ^^^^ this data is behind a shared reference",
+    ]
