@@ -347,7 +347,7 @@ class KernelFileGenerator:
         lines = [f"        let mut p = ps[i];\n", f"        let inv = 1.0 / (p.mass.abs() + {self._lit(ty)});\n"]
         for d in range(width):
             if rng.random() < 0.8:
-                lines.append(f"        p.vel[{d}] += {dt} * f[i * {width} + {d}] * inv;\n")
+                lines.append(f"        p.vel[{d}] += {dt} * f[i * {width}{f' + {d}' if d else ''}] * inv;\n")
             lines.append(f"        p.pos[{d}] = p.pos[{d}] + {dt} * p.vel[{d}];\n")
         if rng.random() < 0.5:
             lines.append("        if p.pos[0] < 0.0 {\n            p.vel[0] = -p.vel[0];\n        }\n")

@@ -143,6 +143,9 @@ class AffineAnalysis:
 
 
 def _is_widening_int_cast(cast: ir.Cast) -> bool:
+    """A cast that keeps distinct values distinct and offsets intact: to a type at least as wide. From a
+    signed type that is sign extension, then a reinterpretation modulo 2^bits (`-1i32 as usize` is
+    `usize::MAX`, which `0usize - 1` also is), so `(i - 1) as usize` and `i as usize - 1` agree."""
     src, dst = cast.operand.ty, cast.ty
     return (isinstance(src, PrimType) and isinstance(dst, PrimType) and src.is_int and dst.is_int
-            and dst.bits >= src.bits and (not src.is_signed or dst.is_signed))
+            and dst.bits >= src.bits)

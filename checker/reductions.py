@@ -51,6 +51,8 @@ def find_reductions(loop: ir.For, accumulators: set[ir.Binding], sink: Diagnosti
                 and node.target.binding in accumulators):
             continue
         acc = node.target.binding
+        # An update is either accepted or reported below: its own uses of `acc` are not reads to report again.
+        update_reads.update(id(n) for n in walk(node) if _is_var(n, acc))
         update = _update_op(node, acc)
         if update is None:
             sink.error("RG0104", f"`{acc.name}` is assigned in a parallel loop but not as a reduction", node.span,
@@ -73,10 +75,6 @@ def find_reductions(loop: ir.For, accumulators: set[ir.Binding], sink: Diagnosti
                        help="reductions work on 32- and 64-bit integers and floats (and `&`, `|`, `^` on integers)")
             continue
         found.setdefault(acc, Reduction(acc, op, node.span))
-        update_reads.add(id(node.target))
-        for n in walk(node):
-            if _is_var(n, acc):
-                update_reads.add(id(n))
     for node in walk(loop.body):
         if isinstance(node, ir.Var) and node.binding in found and id(node) not in update_reads:
             sink.error("RG0104", f"`{node.binding.name}` is read inside the parallel loop that reduces it",

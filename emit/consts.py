@@ -1,5 +1,12 @@
-"""`const` items as C++ `constexpr` variables, usable from device code in both dialects."""
+"""`const` items as C++ `constexpr` variables, usable from device code in both dialects.
+
+A const's value is folded here whenever rustc's result is certain (integers wrap, `as` saturates, f64
+arithmetic is IEEE's), because the prelude's helpers that give C++ Rust's semantics are device functions,
+which a `constexpr` initializer cannot call.
+"""
 from __future__ import annotations
+
+import math
 
 from rs2gpu.emit.cxx_stmt import BodyEmitter
 from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal
@@ -28,11 +35,74 @@ def _value(const: ir.ConstDef, crate: ir.Crate) -> str:
 
 
 def _fold(expr, consts):
-    """Integer and f64 constants folded exactly as rustc does; None when that is not certain here."""
+    """Integer, bool and f64 constants folded exactly as rustc does; None when that is not certain here
+    (f32 arithmetic, which is rendered as plain C++ operators instead, and anything that would panic)."""
+    ty = getattr(expr, "ty", None)
+    if not isinstance(ty, PrimType) or ty.name == "f32":
+        return None
     if isinstance(expr, ir.Lit):
-        if isinstance(expr.value, float) and expr.ty == PrimType("f32"):
-            return None
         return expr.value
     if isinstance(expr, ir.ConstRef):
         return _fold(consts[expr.name].value, consts)
+    if isinstance(expr, ir.Unary):
+        v = _fold(expr.operand, consts)
+        if v is None:
+            return None
+        if expr.op == "-":
+            return -v if isinstance(v, float) else _wrap(-v, ty)
+        return (not v) if isinstance(v, bool) else _wrap(~v, ty)
+    if isinstance(expr, ir.Cast):
+        v = _fold(expr.operand, consts)
+        if v is None:
+            return None
+        if ty.is_float:
+            return float(v)
+        if ty.is_bool:
+            return v
+        if isinstance(v, float):  # saturating, NaN to 0
+            lo, hi = _range(ty)
+            return 0 if math.isnan(v) else max(lo, min(hi, int(v))) if math.isfinite(v) else (hi if v > 0 else lo)
+        return _wrap(int(v), ty)
+    if isinstance(expr, ir.Binary):
+        a, b = _fold(expr.lhs, consts), _fold(expr.rhs, consts)
+        if a is None or b is None:
+            return None
+        return _binary(expr.op, a, b, expr.lhs.ty)
     return None
+
+
+def _binary(op: str, a, b, ty: PrimType):
+    comparisons = {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}
+    if op in comparisons:
+        return comparisons[op]
+    if op in ("&&", "||"):
+        return (a and b) if op == "&&" else (a or b)
+    if ty.is_bool:
+        return {"&": a and b, "|": a or b, "^": a != b}.get(op)
+    if ty.is_float:
+        if op in ("+", "-", "*") or (op == "/" and b != 0.0):
+            return {"+": a + b, "-": a - b, "*": a * b, "/": a / b}[op]
+        return None  # division by zero and `%`: left to the C++ compiler
+    if op in ("/", "%"):
+        if b == 0 or (ty.is_signed and b == -1 and a == _range(ty)[0]):
+            return None  # a panic in rustc's const evaluation
+        q = abs(a) // abs(b)
+        q = q if (a >= 0) == (b >= 0) else -q
+        return _wrap(q if op == "/" else a - q * b, ty)
+    if op in ("<<", ">>"):
+        shift = b % ty.bits
+        return _wrap(a << shift if op == "<<" else _wrap(a, ty) >> shift, ty)
+    return _wrap({"+": a + b, "-": a - b, "*": a * b, "&": a & b, "|": a | b, "^": a ^ b}[op], ty)
+
+
+def _range(ty: PrimType) -> tuple[int, int]:
+    if ty.is_signed:
+        return -(1 << (ty.bits - 1)), (1 << (ty.bits - 1)) - 1
+    return 0, (1 << ty.bits) - 1
+
+
+def _wrap(value: int, ty: PrimType) -> int:
+    value &= (1 << ty.bits) - 1
+    if ty.is_signed and value >= 1 << (ty.bits - 1):
+        value -= 1 << ty.bits
+    return value

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from rs2gpu.ir import nodes, walk
+from rs2gpu.frontend.irwalk import CHILD_FIELDS, FIELDS
+from rs2gpu.ir import nodes
 from rs2gpu.ir.types import F64, I32, ArrayType, PrimType, RefType, SliceType, TupleType, Type
 
 
@@ -139,27 +140,91 @@ def contains_var(ty) -> bool:
     return False
 
 
+def _has_var(ty) -> bool:
+    """Whether `ty` mentions an inference variable, so that `zonk` would change it."""
+    kind = type(ty)
+    if kind is PrimType:
+        return False
+    if kind is InferVar:
+        return True
+    if kind is RefType:
+        return _has_var(ty.target)
+    if kind is SliceType or kind is ArrayType:
+        return _has_var(ty.elem)
+    if kind is TupleType:
+        return any(_has_var(t) for t in ty.elems)
+    return False
+
+
+# Node class -> (position, name, is the `ty` field) of each field `resolve_function` looks at: `ty`,
+# and every field that may hold a node or a binding.
+_RESOLVE_PLANS = {
+    cls: tuple((i, f.name, f.name == "ty") for i, f in enumerate(dataclasses.fields(cls))
+               if f.name == "ty" or f.name in CHILD_FIELDS[cls] or f.type == "Binding")
+    for cls in FIELDS
+}
+
+
 def resolve_function(fn: nodes.Function) -> nodes.Function:
-    """`fn` rebuilt with every inference variable replaced by its concrete type."""
+    """`fn` rebuilt with every inference variable replaced by its concrete type.
+
+    Every `ty` field and every binding's type is zonked; a node is copied only when something under
+    it changed, and each binding is replaced by one new binding wherever it is used (bindings are
+    compared by identity).
+    """
     bindings: dict[int, nodes.Binding] = {}
+    plans = _RESOLVE_PLANS
+    fields = FIELDS
+    binding_class = nodes.Binding
 
     def concrete_binding(b: nodes.Binding) -> nodes.Binding:
         new = bindings.get(id(b))
         if new is None:
-            new = dataclasses.replace(b, ty=zonk(b.ty))
+            new = dataclasses.replace(b, ty=zonk(b.ty)) if _has_var(b.ty) else b
             bindings[id(b)] = new
         return new
 
-    def rewrite(node):
-        changes = {}
-        for f in dataclasses.fields(node):
-            value = getattr(node, f.name)
-            if f.name == "ty" and value is not None:
-                changes["ty"] = zonk(value)
-            elif isinstance(value, nodes.Binding):
-                changes[f.name] = concrete_binding(value)
-        return dataclasses.replace(node, **changes) if changes else None
+    def resolve(node):
+        cls = type(node)
+        values = None
+        for i, name, is_ty in plans[cls]:
+            old = getattr(node, name)
+            if is_ty:
+                if old is None or not _has_var(old):
+                    continue
+                new = zonk(old)
+            else:
+                kind = type(old)
+                if kind in fields:
+                    new = resolve(old)
+                elif kind is tuple:
+                    new = resolve_tuple(old)
+                elif kind is binding_class:
+                    new = concrete_binding(old)
+                else:
+                    continue
+            if new is not old:
+                if values is None:
+                    values = [getattr(node, n) for n in fields[cls]]
+                values[i] = new
+        return node if values is None else cls(*values)
+
+    def resolve_tuple(items: tuple) -> tuple:
+        out = None
+        for i, old in enumerate(items):
+            kind = type(old)
+            if kind in fields:
+                new = resolve(old)
+            elif kind is tuple:
+                new = resolve_tuple(old)
+            else:
+                continue
+            if new is not old:
+                if out is None:
+                    out = list(items)
+                out[i] = new
+        return items if out is None else tuple(out)
 
     params = tuple(concrete_binding(p) for p in fn.params)
-    body = walk.rebuild(fn.body, rewrite)
+    body = resolve(fn.body)
     return dataclasses.replace(fn, params=params, body=body, ret=zonk(fn.ret))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from rs2gpu.frontend import infer
+from rs2gpu.frontend import infer, irwalk
 from rs2gpu.frontend.constants import associated_constant, literal_text
 from rs2gpu.frontend.consteval import NotConstant, evaluate, int_range, round_float
 from rs2gpu.frontend.infer import InferVar, TypeMismatch, find
@@ -20,7 +20,6 @@ from rs2gpu.frontend.items import RawItem, is_kernel
 from rs2gpu.frontend.literals import parse_number
 from rs2gpu.frontend.source import SourceFile, text_of
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir import walk
 from rs2gpu.ir.intrinsics import FREE_FUNCTIONS, lookup
 from rs2gpu.ir.types import (BOOL, I32, NEVER, PRIM_NAMES, U32, UNIT, USIZE, ArrayType, NeverType, PrimType,
                              RefType, SliceType, StructType, TupleType, Type)
@@ -77,6 +76,7 @@ class FunctionLowerer:
         self.loops: list[_LoopContext] = []
         self.ret: object = UNIT
         self.generic_calls: dict[str, tuple[RawItem, list]] = {}
+        self.deferred: set[ir.Binding] = set()  # `let x;`: immutable, but initialized by a later `x = ...`
 
     @classmethod
     def for_const(cls, crate, item: RawItem) -> "FunctionLowerer":
@@ -104,7 +104,8 @@ class FunctionLowerer:
         if body_node is None:
             self.error(node, "a function without a body", code="RG0002")
         body = self.block(body_node)
-        self.unify(self.ret, body.ty, body_node.named_children[-1] if body.tail is not None else body_node)
+        tail_node = next((c for c in reversed(body_node.named_children) if c.type not in _IGNORED), body_node)
+        self.unify(self.ret, body.ty, tail_node if body.tail is not None else body_node)
         options = self.crate.kernel_options(self.item) if self.as_kernel else {"fast_math": False}
         fn = ir.Function(self.ir_name, self.item.name, self.type_args, params, self.ret, body,
                          self.as_kernel, options["fast_math"], self.span(node), self.item.module)
@@ -273,6 +274,8 @@ class FunctionLowerer:
             self.unify(ty, init.ty, value_node)
         binding = ir.Binding(text_of(pattern), ty, mutable, "local", self.span(pattern))
         self.scopes[-1][binding.name] = binding
+        if init is None and not mutable:
+            self.deferred.add(binding)
         return ir.Let(binding, init, self.span(node))
 
     def statement(self, node: Node):
@@ -285,7 +288,7 @@ class FunctionLowerer:
 
     def assign(self, node: Node, op: str | None) -> ir.Assign:
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        target = self.place(left)
+        target = self.place(left, initializing=op is None)
         value = self.expr(right)
         if op is None:
             self.unify(target.ty, value.ty, right)
@@ -293,8 +296,11 @@ class FunctionLowerer:
             self._check_binary(op, target, value, node)
         return ir.Assign(target, value, op, self.span(node))
 
-    def place(self, node: Node):
-        """An assignable expression; checks mutability the way rustc's borrow checker would."""
+    def place(self, node: Node, initializing: bool = False):
+        """An assignable expression; checks mutability the way rustc's borrow checker would.
+
+        `initializing`: a plain `=`, which may give a `let x;` its value (rustc checks that this happens
+        once on every path; rs2gpu leaves that to rustc's build of the same source)."""
         target = self.expr(node)
         root = target
         while isinstance(root, (ir.Index, ir.Field)):
@@ -308,7 +314,7 @@ class FunctionLowerer:
             root = root.base
         if not isinstance(root, ir.Var):
             self.error(node, "invalid left-hand side of assignment", code="RG0008")
-        if not root.binding.mutable:
+        if not root.binding.mutable and not (initializing and root is target and root.binding in self.deferred):
             self.error(node, f"cannot assign twice to immutable variable `{root.binding.name}`",
                        help=f"declare it with `let mut {root.binding.name}`", code="RG0008")
         return target
@@ -580,7 +586,7 @@ class FunctionLowerer:
             return root
         names = {placeholder: self._instantiate(item, tuple(infer.zonk(v) for v in type_vars))
                  for placeholder, (item, type_vars) in self.generic_calls.items()}
-        return walk.rebuild(root, lambda n: dataclasses.replace(n, func=names[n.func])
+        return irwalk.rebuild(root, lambda n: dataclasses.replace(n, func=names[n.func])
                             if isinstance(n, ir.Call) and n.func in names else None)
 
     # ------------------------------------------------------------ control flow
@@ -625,8 +631,11 @@ class FunctionLowerer:
             ty = self.join(ty, body.ty, arm)
             arms.append(ir.MatchArm(tuple(patterns), body, self.span(arm)))
         if not any(not a.patterns for a in arms):
-            self.error(node.child_by_field_name("value"), "non-exhaustive patterns: `_` not covered", code="RG0005",
-                       help="add a `_ => ...` arm")
+            if not arms or not _covers_every_value(arms, scrutinee.ty):
+                self.error(node.child_by_field_name("value"), "non-exhaustive patterns: `_` not covered",
+                           code="RG0005", help="add a `_ => ...` arm")
+            # Arms that cover every value (`0..=127`, `128..=255` on u8): the last takes what is left.
+            arms[-1] = ir.MatchArm((), arms[-1].body, arms[-1].span)
         return ir.Match(scrutinee, tuple(arms), ty, self.span(node))
 
     def _patterns(self, node, ty) -> list:
@@ -639,11 +648,29 @@ class FunctionLowerer:
                 out += self._patterns(child, ty)
             return out
         if node.type == "range_pattern":
-            bounds = [self._pattern_value(c, ty) for c in node.named_children]
-            if len(bounds) != 2 or "..=" not in text_of(node):
-                self.unsupported(node, "this range pattern", "use `lo..=hi`")
-            return [(bounds[0], bounds[1])]
+            return [self._range_pattern(node, ty)]
         return [self._pattern_value(node, ty)]
+
+    def _range_pattern(self, node, ty) -> tuple[int, int]:
+        """`lo..=hi`, `lo..hi`, `lo..` and `..=hi` as the inclusive range they cover."""
+        text = text_of(node).replace(" ", "")
+        bounds = [self._pattern_value(c, ty) for c in node.named_children]
+        inclusive = "..=" in text
+        open_ended = len(bounds) == 1 and (text.endswith("..") or text.startswith("..="))
+        if len(bounds) == 2:
+            lo, hi = bounds[0], bounds[1] if inclusive else bounds[1] - 1
+        elif open_ended and isinstance(find(ty), PrimType):
+            lo, hi = int_range(find(ty))
+            if text.endswith(".."):
+                lo = bounds[0]
+            else:
+                hi = bounds[0]
+        else:
+            self.unsupported(node, "this range pattern", "use `lo..=hi`")
+        if lo > hi:
+            relation = "less than or equal to" if inclusive else "less than"
+            self.error(node, f"lower bound for range pattern must be {relation} upper bound", code="RG0005")
+        return lo, hi
 
     def _pattern_value(self, node, ty) -> int:
         if node.type in ("integer_literal", "negative_literal"):
@@ -796,7 +823,7 @@ class FunctionLowerer:
 
     def _check_literal_ranges(self, root) -> None:
         """rustc's `overflowing_literals` (deny by default) and E0600 for negated unsigned literals."""
-        for node in walk.walk(root):
+        for node in irwalk.preorder(root, (ir.Lit, ir.Match)):
             if isinstance(node, ir.Lit) and isinstance(node.ty, PrimType) and not node.ty.is_bool:
                 self._check_literal(node.value, node.text, node.ty, node.span)
             elif isinstance(node, ir.Match) and isinstance(node.scrutinee.ty, PrimType):
@@ -826,6 +853,19 @@ def _describe(node: Node) -> str:
     if node.type == "macro_invocation":
         return f"the macro `{text_of(node.child_by_field_name('macro'))}!`"
     return _CONSTRUCT_NAMES.get(node.type, f"the construct `{node.type.replace('_', ' ')}`")
+
+
+def _covers_every_value(arms, ty) -> bool:
+    ty = find(ty)
+    if not isinstance(ty, PrimType) or not ty.is_int:
+        return False
+    lo, hi = int_range(ty)
+    ranges = sorted(p if isinstance(p, tuple) else (p, p) for arm in arms for p in arm.patterns)
+    for start, end in ranges:
+        if start > lo:
+            return False
+        lo = max(lo, end + 1)
+    return lo > hi
 
 
 def _followed_by_semicolon(node: Node) -> bool:

@@ -38,6 +38,8 @@ class CrateLowerer:
         self._in_progress: set[str] = set()
         self._failed: set[str] = set()
         self._failed_items: set[tuple[str, str]] = set()
+        self._duplicates: list[tuple[RawItem, RawItem]] = []
+        self._used: set[tuple[str, str]] = set()  # (kind, name) of every item kernels reach
         self._index_items(collect_items(files))
 
     # ------------------------------------------------------------ items
@@ -46,14 +48,21 @@ class CrateLowerer:
         for item in raw:
             previous = self.items.get(item.name)
             if previous is not None and previous.kind == item.kind:
+                self._duplicates.append((item, previous))
+                continue
+            self.items[item.name] = item
+
+    def _report_duplicates(self) -> None:
+        """Two items of one kind and name (in different modules) are an error once kernels use the name;
+        host code beside the kernels may reuse names freely."""
+        for item, previous in self._duplicates:
+            if is_kernel(item) or is_kernel(previous) or (item.kind, item.name) in self._used:
                 self.diagnostics.error(
                     "RG0010", f"the name `{item.name}` is defined multiple times",
                     item.file.span(item.node.child_by_field_name("name")), f"`{item.name}` redefined here",
                     notes=(nodes_note("previous definition here", previous),),
                     help="rs2gpu puts every kernel, helper, const and struct of a crate in one namespace; "
                          "rename one of them")
-                continue
-            self.items[item.name] = item
 
     def kernel_items(self) -> list[RawItem]:
         return [i for i in self.items.values() if is_kernel(i)]
@@ -64,6 +73,7 @@ class CrateLowerer:
                 self.lower_function(item, (), as_kernel=True)
             except LoweringError:
                 pass
+        self._report_duplicates()
         ordered = tuple(self.functions.values())
         return nodes.Crate(self.crate_name, "", tuple(self.struct_defs), tuple(self.consts.values()),
                            ordered, {f.name: f.text for f in self.files})
@@ -75,6 +85,7 @@ class CrateLowerer:
         from rs2gpu.frontend.lower_body import FunctionLowerer
 
         ir_name = item.name if not type_args else item.name + "_" + "_".join(map(_type_token, type_args))
+        self._used.add(("fn", item.name))
         if ir_name in self.functions or ir_name in self._in_progress or ir_name in self._failed:
             return ir_name  # a failed function was reported once; its callers just stop
         self._in_progress.add(ir_name)
@@ -140,6 +151,7 @@ class CrateLowerer:
         item = self.items.get(name)
         if item is None or item.kind != "struct":
             self.error("RG0004", f"cannot find type `{name}` in this crate", file, use, "not found")
+        self._used.add(("struct", name))
         with self._reported_once(("struct", name)):
             return self._lower_struct(name, item)
 
@@ -182,6 +194,7 @@ class CrateLowerer:
             return None
         from rs2gpu.frontend.lower_body import FunctionLowerer
 
+        self._used.add(("const", name))
         with self._reported_once(("const", name)):
             if f"const {name}" in self._in_progress:
                 self.error("RG0003", f"cycle detected when evaluating constant `{name}`", item.file,

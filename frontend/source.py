@@ -25,17 +25,21 @@ class SourceFile:
     tree: Tree
 
     def span(self, node: Node) -> Span:
-        return Span(self.name, node.start_point[0] + 1, self._col(node.start_point),
-                    node.end_point[0] + 1, self._col(node.end_point))
+        (start_row, start_byte), (end_row, end_byte) = node.start_point, node.end_point
+        ascii_rows = self._ascii_rows
+        start_col = start_byte + 1 if start_row in ascii_rows else self._col(start_row, start_byte)
+        end_col = end_byte + 1 if end_row in ascii_rows else self._col(end_row, end_byte)
+        return Span(self.name, start_row + 1, start_col, end_row + 1, end_col)
 
-    def _col(self, point) -> int:
+    def _col(self, row: int, byte_col: int) -> int:
         # tree-sitter columns count bytes; rustc counts characters.
-        row, byte_col = point
         line = self._lines[row] if row < len(self._lines) else b""
         return len(line[:byte_col].decode("utf-8", errors="replace")) + 1
 
     def __post_init__(self) -> None:
         self._lines = self.text.encode("utf-8").split(b"\n")
+        # On an ASCII line a byte column is a character column; most lines are ASCII.
+        self._ascii_rows = frozenset(row for row, line in enumerate(self._lines) if line.isascii())
 
 
 def parse_text(name: str, text: str) -> SourceFile:

@@ -40,6 +40,12 @@ class KernelModule:
     def kernels(self) -> dict:
         return dict(self._kernels)
 
+    def synchronize(self) -> None:
+        """Wait for every launch of this module; raise LaunchError if one failed."""
+        backend = self.__dict__.get("device_backend")
+        if backend is not None:
+            backend.synchronize()
+
 
 def load(path, backend: str = "auto", device: int = 0, block_size: int = 256) -> KernelModule:
     """Translate the kernels under `path` (a .rs file, a crate's src/, or a crate folder) and prepare
@@ -61,7 +67,13 @@ def load(path, backend: str = "auto", device: int = 0, block_size: int = 256) ->
 
         device_backend = CudaBackend(binaries, device, block_size)
     else:
-        from rs2gpu.runtime.hip import HipBackend
+        try:
+            from rs2gpu.runtime.hip import HipBackend
+        except ModuleNotFoundError as e:
+            if e.name != "rs2gpu.runtime.hip":
+                raise
+            raise ToolchainUnavailable("this version of rs2gpu has no hip backend to run kernels with (it translates "
+                                       "and compiles HIP); use backend='cuda' or backend='cpu'") from e
 
         device_backend = HipBackend(binaries, device, block_size)
     from rs2gpu.runtime.base import DeviceKernel

@@ -13,6 +13,7 @@ import struct
 from dataclasses import dataclass
 
 from rs2gpu.runtime.errors import AliasError
+from rs2gpu.runtime.hostexpr import int_to_f32
 
 PRIM_DTYPES = {"bool": "?", "i8": "i1", "i16": "i2", "i32": "i4", "i64": "i8", "isize": "i8",
                "u8": "u1", "u16": "u2", "u32": "u4", "u64": "u8", "usize": "u8", "f32": "f4", "f64": "f8"}
@@ -90,6 +91,7 @@ def array_argument(param: dict, value, allow_device: bool) -> ArrayArg:
             raise ValueError(f"argument `{name}` must be C-contiguous (a Rust slice is one run of memory)")
         count = math.prod(shape)
         ptr, readonly = interface["data"]
+        _check_alignment(param, int(ptr), count)
         if readonly and writable_needed:
             raise ValueError(f"argument `{name}` is `{rust_type}` but the array is read-only")
         return ArrayArg(name, int(ptr), count * found.itemsize, count, _cuda_device_of(value, int(ptr)), None,
@@ -106,6 +108,7 @@ def array_argument(param: dict, value, allow_device: bool) -> ArrayArg:
                          f"pass np.ascontiguousarray(...)")
     if writable_needed and not value.flags.writeable:
         raise ValueError(f"argument `{name}` is `{rust_type}` but the array is read-only")
+    _check_alignment(param, value.__array_interface__["data"][0], value.size)
     flat = value.reshape(-1)
     return ArrayArg(name, value.__array_interface__["data"][0], value.nbytes, value.size, None, flat,
                     bool(value.flags.writeable))
@@ -117,6 +120,15 @@ def check_array_length(param: dict, arg: ArrayArg) -> None:
                          f"elements, got {arg.count}")
     if param["kind"] == "struct_ref" and arg.count != 1:
         raise ValueError(f"argument `{param['name']}` ({param['type']}) must be one struct, got {arg.count} elements")
+
+
+def _check_alignment(param: dict, ptr: int, count: int) -> None:
+    # A Rust reference is always aligned to its element type; numpy can make views that are not
+    # (np.frombuffer with an odd offset), and structured dtypes do not record the alignment at all.
+    align = param["elem"]["align"]
+    if count and ptr % align:
+        raise ValueError(f"argument `{param['name']}` ({param['type']}) must be aligned to {align} bytes, but its "
+                         f"data starts at an address that is not; pass a copy (np.array(...))")
 
 
 def _c_contiguous(shape, strides, itemsize) -> bool:
@@ -154,8 +166,18 @@ def scalar_value(param: dict, value):
     if ty in ("f32", "f64"):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"argument `{name}` ({ty}) must be a number, got {_describe(value)}")
-        value = float(value)
-        return struct.unpack("f", struct.pack("f", value))[0] if ty == "f32" and math.isfinite(value) else value
+        try:
+            if ty == "f32" and isinstance(value, int):
+                rounded = int_to_f32(value)  # rounded once, as rustc rounds an integer-valued f32 literal
+            else:
+                number = float(value)
+                rounded = struct.unpack("f", struct.pack("f", number))[0] if ty == "f32" else number
+        except OverflowError:
+            rounded = math.inf
+        if math.isinf(rounded) and not (isinstance(value, float) and math.isinf(value)):
+            # a finite value beyond the type's range: Rust rejects such a literal rather than make it infinite
+            raise ValueError(f"argument `{name}` = {value} does not fit in {ty}")
+        return rounded
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"argument `{name}` ({ty}) must be an int, got {_describe(value)}")
     lo, hi = _INT_RANGES[ty]
@@ -175,21 +197,48 @@ def struct_value(param: dict, value) -> bytes:
     if isinstance(value, np.void) or (isinstance(value, np.ndarray) and value.dtype.fields):
         _check_dtype(param["name"], param["type"], dtype, value.dtype)
         record[()] = value
-    elif isinstance(value, dict):
-        missing = [f["name"] for f in layout["fields"] if f["name"] not in value]
-        extra = sorted(set(value) - {f["name"] for f in layout["fields"]})
-        if missing or extra:
-            raise ValueError(f"argument `{param['name']}` ({param['type']}): "
-                             + (f"missing fields {missing}" if missing else f"unknown fields {extra}"))
-        for f in layout["fields"]:
-            record[f["name"]] = value[f["name"]]
-    elif isinstance(value, tuple) and len(value) == len(layout["fields"]):
-        for f, v in zip(layout["fields"], value):
-            record[f["name"]] = v
+    elif isinstance(value, (dict, tuple)):
+        _store_fields(record, layout, value, param["name"])
     else:
         raise TypeError(f"argument `{param['name']}` ({param['type']}) must be a dict of its fields, a tuple, or a "
                         f"numpy record of dtype {dtype}; got {_describe(value)}")
     return record.tobytes()
+
+
+def _store_fields(record, layout: dict, value, label: str) -> None:
+    """Write a dict of fields (or a tuple in field order) into the 0-d structured array `record`, each
+    field checked like a scalar argument of its type (no silent truncation of 2.7 into an i32)."""
+    fields = layout["fields"]
+    if isinstance(value, dict):
+        missing = [f["name"] for f in fields if f["name"] not in value]
+        extra = sorted(set(value) - {f["name"] for f in fields})
+        if missing or extra:
+            raise ValueError(f"argument `{label}` ({layout['type']}): "
+                             + (f"missing fields {missing}" if missing else f"unknown fields {extra}"))
+        items = [(f, value[f["name"]]) for f in fields]
+    elif isinstance(value, tuple) and len(value) == len(fields):
+        items = list(zip(fields, value))
+    else:
+        raise TypeError(f"argument `{label}` ({layout['type']}) must be a dict of its fields or a tuple of "
+                        f"{len(fields)} values, got {_describe(value)}")
+    for f, v in items:
+        _store(record[f["name"]], f, v, f"{label}.{f['name']}")
+
+
+def _store(target, layout: dict, value, label: str) -> None:
+    if "fields" in layout:
+        _store_fields(target, layout, value, label)
+    elif "length" in layout and "elem" in layout:
+        if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
+            raise TypeError(f"argument `{label}` ({layout['type']}) must be a sequence of {layout['length']} "
+                            f"values, got {_describe(value)}")
+        if len(value) != layout["length"]:
+            raise ValueError(f"argument `{label}` ({layout['type']}) must have exactly {layout['length']} "
+                             f"elements, got {len(value)}")
+        for k, v in enumerate(value):
+            _store(target[k, ...], layout["elem"], v, f"{label}[{k}]")
+    else:
+        target[()] = scalar_value({"name": label, "type": layout["type"]}, value)
 
 
 def check_aliasing(params: list[dict], arrays: dict[str, ArrayArg]) -> None:

@@ -6,13 +6,12 @@ A GPU backend implements `DeviceBackend` (compile, load, allocate, copy, launch,
 """
 from __future__ import annotations
 
-import ctypes
+import struct
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
-from rs2gpu.runtime.arguments import (PRIM_PACK, ArrayArg, array_argument, check_aliasing, check_array_length,
-                                      scalar_value, struct_value)
+from rs2gpu.runtime.callplan import BoundArgs, CallPlan, LaunchPlan
 from rs2gpu.runtime.errors import LaunchError
 from rs2gpu.runtime.hostexpr import Environment, evaluate
 
@@ -29,47 +28,15 @@ class Transfer:
     seconds: float
 
 
-@dataclass
-class BoundCall:
-    """A call's arguments, checked: arrays, scalar values and struct bytes by parameter name."""
-
-    arrays: dict[str, ArrayArg]
-    scalars: dict[str, object]
-    structs: dict[str, bytes]
-    env: Environment
+_PLANS: dict[int, CallPlan] = {}
 
 
-def bind_arguments(name: str, entry: dict, args: tuple, kwargs: dict, allow_device: bool) -> BoundCall:
-    params = entry["params"]
-    if len(args) > len(params):
-        raise TypeError(f"{name}() takes {len(params)} arguments but {len(args)} were given")
-    values = dict(zip((p["name"] for p in params), args))
-    for key, value in kwargs.items():
-        if key not in {p["name"] for p in params}:
-            raise TypeError(f"{name}() got an unexpected keyword argument `{key}`")
-        if key in values:
-            raise TypeError(f"{name}() got multiple values for argument `{key}`")
-        values[key] = value
-    missing = [p["name"] for p in params if p["name"] not in values]
-    if missing:
-        raise TypeError(f"{name}() missing argument(s): {', '.join(f'`{m}`' for m in missing)}")
-    arrays, scalars, structs = {}, {}, {}
-    env = Environment()
-    for p in params:
-        value = values[p["name"]]
-        if p["kind"] in ("slice", "array", "struct_ref"):
-            arg = array_argument(p, value, allow_device)
-            check_array_length(p, arg)
-            arrays[p["name"]] = arg
-            env.lengths[p["name"]] = arg.count
-        elif p["kind"] == "scalar":
-            scalars[p["name"]] = env.params[p["name"]] = scalar_value(p, value)
-        else:
-            structs[p["name"]] = struct_value(p, value)
-    check_aliasing(params, arrays)
-    for local in entry["preamble"]:
-        env.locals[local["name"]] = evaluate(local["expr"], env)
-    return BoundCall(arrays, scalars, structs, env)
+def bind_arguments(name: str, entry: dict, args: tuple, kwargs: dict, allow_device: bool) -> BoundArgs:
+    """Check a call's arguments against a kernel's manifest entry (see `CallPlan.bind`)."""
+    plan = _PLANS.get(id(entry))
+    if plan is None or plan.entry is not entry:
+        plan = _PLANS[id(entry)] = CallPlan(name, entry)
+    return plan.bind(args, kwargs, allow_device)
 
 
 def iteration_count(launch: dict, env: Environment) -> tuple[int, int]:
@@ -78,14 +45,6 @@ def iteration_count(launch: dict, env: Environment) -> tuple[int, int]:
     end = evaluate(launch["end"], env)
     count = end - start + (1 if launch["inclusive"] else 0)
     return start, max(0, count)
-
-
-def kernel_params_array(params: list[bytes]):
-    """The `void**` array of pointers to each argument's bytes that cuLaunchKernel/hipModuleLaunchKernel
-    take; the returned tuple keeps the buffers alive until the launch call returns."""
-    buffers = [ctypes.create_string_buffer(p, max(len(p), 1)) for p in params]
-    array = (ctypes.c_void_p * max(len(buffers), 1))(*[ctypes.addressof(b) for b in buffers])
-    return array, buffers
 
 
 class DeviceBackend(ABC):
@@ -118,7 +77,8 @@ class DeviceBackend(ABC):
     def download(self, host, src_ptr: int) -> None: ...
 
     @abstractmethod
-    def launch(self, function, grid: int, block: int, params: list[bytes]) -> None: ...
+    def launch_packed(self, function, grid: int, block: int, params_address: int) -> None:
+        """Launch with the `void**` argument array at `params_address` (see `LaunchPlan`)."""
 
     @abstractmethod
     def synchronize(self) -> None:
@@ -126,55 +86,60 @@ class DeviceBackend(ABC):
 
 
 class DeviceKernel:
-    """One translated kernel on one GPU backend: `kernel(*args)` runs it like the Rust function."""
+    """One translated kernel on one GPU backend: `kernel(*args)` runs it like the Rust function.
+
+    Host arrays travel as the transfer plan says and the call waits for the device; a call whose
+    arrays are all device arrays and that returns nothing is asynchronous, like a cupy launch.
+    """
 
     def __init__(self, backend: DeviceBackend, name: str, entry: dict, source: str, source_name: str) -> None:
         self.backend = backend
         self.name = name
         self.entry = entry
         self.source = source
+        self.plan = CallPlan(name, entry)
         self.binary = backend.compile(source, source_name, entry["fast_math"])
-        module = backend.load(self.binary)
-        self._module = module
-        self._functions = [backend.function(module, launch["symbol"]) for launch in entry["launches"]]
+        self._module = backend.load(self.binary)
+        self._functions = [backend.function(self._module, lp.symbol) for lp in self.plan.launches]
+        self._ordinal = backend.device_ordinal()
         self.last_transfers: list[Transfer] = []
 
     def __call__(self, *args, **kwargs):
-        call = bind_arguments(self.name, self.entry, args, kwargs, allow_device=True)
+        bound = self.plan.bind(args, kwargs, allow_device=True)
         transfers: list[Transfer] = []
-        device_ptrs, staged = self._stage_arrays(call, transfers)
-        reductions = {}
-        for launch, function in zip(self.entry["launches"], self._functions):
-            reductions.update(self._launch(launch, function, call, device_ptrs))
-        self._synchronize()
-        for name, (arg, buffer) in staged.items():
-            if self._plan(name) in ("out", "inout"):
-                started = time.perf_counter()
-                self.backend.download(arg.host, buffer.ptr)
-                transfers.append(Transfer(name, "d2h", arg.nbytes, time.perf_counter() - started))
-        call.env.reductions = {name: self._read_scalar(slot, ty) for name, (slot, ty) in reductions.items()}
+        device_ptrs, staged = self._stage_arrays(bound, transfers)
+        slots = {}
+        for lp, function in zip(self.plan.launches, self._functions):
+            slots.update(self._launch(lp, function, bound, device_ptrs))
         self.last_transfers = transfers
-        result = self.entry["returns"]
-        return None if result is None else evaluate(result["expr"], call.env)
+        if staged or slots:
+            self._synchronize()
+            for name, (arg, buffer) in staged.items():
+                if self.plan.by_name[name].transfer in ("out", "inout"):
+                    started = time.perf_counter()
+                    self.backend.download(arg.host, buffer.ptr)
+                    transfers.append(Transfer(name, "d2h", arg.nbytes, time.perf_counter() - started))
+            bound.env.reductions = {name: self._read_scalar(slot, ty) for name, (slot, ty) in slots.items()}
+        return None if self.plan.result is None else self.plan.result(bound.env)
 
-    def _plan(self, name: str) -> str:
-        return next(p["transfer"] for p in self.entry["params"] if p["name"] == name)
+    def synchronize(self) -> None:
+        """Wait for this kernel's launches; raise LaunchError if one of them failed."""
+        self._synchronize()
 
-    def _stage_arrays(self, call: BoundCall, transfers: list[Transfer]):
+    def _stage_arrays(self, bound: BoundArgs, transfers: list[Transfer]):
         """Device addresses for every array: device arrays as they are, host arrays through a device
         buffer that is uploaded unless the plan says the kernel overwrites it entirely."""
         device_ptrs: dict[str, int] = {}
         staged = {}
-        ordinal = self.backend.device_ordinal()
-        for name, arg in call.arrays.items():
+        for name, arg in bound.arrays.items():
             if arg.device is not None:
-                if arg.device != ordinal:
+                if arg.device != self._ordinal:
                     raise ValueError(f"argument `{name}` is on device {arg.device}, but the kernel runs on "
-                                     f"device {ordinal}")
+                                     f"device {self._ordinal}")
                 device_ptrs[name] = arg.ptr
                 continue
             buffer = self.backend.alloc(max(arg.nbytes, 1))
-            if self._plan(name) in ("in", "inout") and arg.nbytes:
+            if self.plan.by_name[name].transfer in ("in", "inout") and arg.nbytes:
                 started = time.perf_counter()
                 self.backend.upload(buffer.ptr, arg.host)
                 transfers.append(Transfer(name, "h2d", arg.nbytes, time.perf_counter() - started))
@@ -182,34 +147,23 @@ class DeviceKernel:
             staged[name] = (arg, buffer)
         return device_ptrs, staged
 
-    def _launch(self, launch: dict, function, call: BoundCall, device_ptrs: dict[str, int]) -> dict:
-        start, count = iteration_count(launch, call.env)
-        params = []
-        for p in self.entry["params"]:
-            for part in p["abi"]:
-                if part["role"] == "pointer":
-                    params.append(device_ptrs[p["name"]].to_bytes(8, "little"))
-                elif part["role"] == "length":
-                    params.append(call.arrays[p["name"]].count.to_bytes(8, "little"))
-                elif p["kind"] == "scalar":
-                    params.append(_pack(p["layout"]["type"], call.scalars[p["name"]]))
-                else:
-                    params.append(call.structs[p["name"]])
-        params.append(_pack(launch["index_type"], start))
-        params.append(count.to_bytes(8, "little"))
-        slots = {}
-        for r in launch["reductions"]:
+    def _launch(self, lp: LaunchPlan, function, bound: BoundArgs, device_ptrs: dict[str, int]) -> dict:
+        start, count = lp.count(bound.env)
+        slots, slot_ptrs = {}, {}
+        for name, ty, init in lp.reductions:
             slot = self.backend.alloc(8)
-            init = evaluate(r["init"], call.env)
-            self.backend.upload(slot.ptr, _scalar_array(r["type"], init))
-            params.append(slot.ptr.to_bytes(8, "little"))
-            slots[r["name"]] = (slot, r["type"])
+            self.backend.upload(slot.ptr, _scalar_array(ty, init(bound.env)))
+            slots[name] = (slot, ty)
+            slot_ptrs[name] = slot.ptr
         if count:
             grid = min(-(-count // self.backend.block_size), MAX_GRID_X)
-            try:
-                self.backend.launch(function, grid, self.backend.block_size, params)
-            except LaunchError as e:
-                raise LaunchError(f"launching kernel `{self.name}` (loop at {launch['source']}) failed: {e}") from e
+            values = lp.values(bound, device_ptrs, start, count, slot_ptrs)
+            with lp.lock:
+                struct.pack_into(lp.format, lp.buffer, 0, *values)
+                try:
+                    self.backend.launch_packed(function, grid, self.backend.block_size, lp.pointers_address)
+                except LaunchError as e:
+                    raise LaunchError(f"launching kernel `{self.name}` (loop at {lp.source}) failed: {e}") from e
         return slots
 
     def _synchronize(self) -> None:
@@ -222,12 +176,6 @@ class DeviceKernel:
         host = _scalar_array(ty, 0)
         self.backend.download(host, slot.ptr)
         return host[0].item()
-
-
-def _pack(ty: str, value) -> bytes:
-    import struct
-
-    return struct.pack("<" + PRIM_PACK[ty], value)
 
 
 def _scalar_array(ty: str, value):

@@ -1,7 +1,8 @@
 """A content-addressed disk cache for compiled binaries, shared between processes.
 
 Entries are written to a temporary file and renamed into place, so concurrent processes never read a
-partial binary; a corrupt or unreadable entry is treated as a miss.
+partial binary; each entry ends with the SHA-256 of its data, so a corrupt or unreadable entry is
+treated as a miss.
 """
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
+
+_DIGEST_SIZE = hashlib.sha256().digest_size
 
 
 def cache_key(*parts: str | bytes) -> str:
@@ -34,8 +37,11 @@ class BinaryCache:
             self.misses += 1
             return None
         try:
-            data = self._path(key).read_bytes()
+            raw = self._path(key).read_bytes()
         except OSError:
+            raw = b""
+        data, digest = raw[:-_DIGEST_SIZE], raw[-_DIGEST_SIZE:]
+        if len(raw) < _DIGEST_SIZE or hashlib.sha256(data).digest() != digest:
             self.misses += 1
             return None
         self.hits += 1
@@ -45,11 +51,15 @@ class BinaryCache:
         if self.root is None:
             return
         path = self._path(key)
+        tmp = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
+                f.write(hashlib.sha256(data).digest())
             os.replace(tmp, path)
         except OSError:
-            pass  # a read-only or full cache directory costs a recompile next time, nothing more
+            # a read-only or full cache directory costs a recompile next time, nothing more
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)

@@ -13,6 +13,7 @@ import ctypes
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from rs2gpu.runtime.arguments import PRIM_PACK
@@ -167,9 +168,10 @@ panic = "unwind"
 
 [workspace]
 """
-        key = cache_key("cpu", self.lib_rs, self.cargo_toml, *[sources[k] for k in sorted(sources)])
+        # The key leaves out where the crate lives, so a library built on one machine serves another.
+        key = cache_key("cpu", shim, package or "lone file", *[f"{k}\n{sources[k]}" for k in sorted(sources)])
         self.key = key
-        self.folder = Path(cache_dir) / "cpu" / key[:16]
+        self.folder = Path(cache_dir).resolve() / "cpu" / key[:16]
         self.path = self.folder / "librs2gpu_kernels.so"
 
     def build(self) -> Path:
@@ -189,8 +191,9 @@ panic = "unwind"
         if done.returncode != 0:
             raise ToolchainUnavailable(f"building the kernels with cargo failed:\n{done.stderr}")
         built = self.folder / "target" / "release" / "librs2gpu_cpu_shim.so"
-        tmp = self.path.with_suffix(".tmp")
-        shutil.copyfile(built, tmp)
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".so")  # one per process: no races
+        os.close(fd)
+        shutil.copy(built, tmp)  # the content and the permission bits cargo gave the library
         os.replace(tmp, self.path)
         return self.path
 
@@ -202,6 +205,9 @@ class CpuKernel:
         self.name = name
         self._source_root = str(source_root.resolve()) + "/" if source_root is not None else None
         self.entry = entry
+        # The Rust code computes its own preamble (and panics in it where Rust does); the host evaluator
+        # is for the GPU backends only.
+        self._bind_entry = dict(entry, preamble=[])
         self._fn = getattr(library, f"rs2gpu_cpu_{name}")
         argtypes = []
         for p in entry["params"]:
@@ -218,7 +224,7 @@ class CpuKernel:
         self.last_transfers: list = []
 
     def __call__(self, *args, **kwargs):
-        call = bind_arguments(self.name, self.entry, args, kwargs, allow_device=False)
+        call = bind_arguments(self.name, self._bind_entry, args, kwargs, allow_device=False)
         values, keep = [], []
         for p in self.entry["params"]:
             n = p["name"]

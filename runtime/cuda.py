@@ -4,11 +4,27 @@ next synchronize as `LaunchError`.
 """
 from __future__ import annotations
 
-from rs2gpu.runtime.base import DeviceBackend, kernel_params_array
-from rs2gpu.runtime.cache import BinaryCache, cache_key
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
+from rs2gpu.runtime.base import DeviceBackend
+from rs2gpu.runtime.cache import BinaryCache
 from rs2gpu.runtime.errors import LaunchError, ToolchainUnavailable
 
-STAGING_CHUNK = 8 << 20  # bytes per pinned staging buffer; two of them let copies overlap
+STAGING_CHUNK = 8 << 20   # bytes per pinned staging buffer
+STAGING_THREADS = min(8, os.cpu_count() or 1)  # host copies into/out of the pinned buffers run in parallel
+STAGING_BUFFERS = STAGING_THREADS + 2          # a ring: while threads fill some, the DMA engine drains others
+
+
+class _Done:
+    """A finished job, for the single-chunk path that needs no thread."""
+
+    def __init__(self, value=None) -> None:
+        self.value = value
+
+    def result(self):
+        return self.value
 
 
 def _cupy():
@@ -37,24 +53,19 @@ class CudaBackend(DeviceBackend):
             raise ToolchainUnavailable(f"no usable CUDA device {device}: {e}") from e
         self.arch = arch or f"sm_{major}{minor}"
         self.stream = cp.cuda.Stream(non_blocking=True)
-        self._staging = [cp.cuda.alloc_pinned_memory(STAGING_CHUNK) for _ in range(2)]
-        self._staging_done = [cp.cuda.Event(disable_timing=True) for _ in range(2)]
+        self._staging = [cp.cuda.alloc_pinned_memory(STAGING_CHUNK) for _ in range(STAGING_BUFFERS)]
+        self._staging_done = [cp.cuda.Event(disable_timing=True) for _ in range(STAGING_BUFFERS)]
+        self._copy_pool: ThreadPoolExecutor | None = None
         for event in self._staging_done:
             event.record(self.stream)
 
     # ------------------------------------------------------------ compile and load
 
     def compile(self, source: str, source_name: str, fast_math: bool) -> bytes:
-        from rs2gpu.runtime.nvrtc import compile_cuda, nvrtc_version
-        from rs2gpu.runtime.options import CudaOptions
+        from rs2gpu.runtime.nvrtc import cached_compile_cuda
 
-        options = CudaOptions(self.arch, fast_math)
-        key = cache_key("cuda", source, options.key(), repr(nvrtc_version()))
-        binary = self.cache.get(key)
-        if binary is None:
-            binary = compile_cuda(source, source_name, self.arch, fast_math=fast_math).binary
-            self.compiles += 1
-            self.cache.put(key, binary)
+        binary, compiled = cached_compile_cuda(self.cache, source, source_name, self.arch, fast_math)
+        self.compiles += compiled
         return binary
 
     def load(self, binary: bytes):
@@ -74,54 +85,82 @@ class CudaBackend(DeviceBackend):
             return self.cp.cuda.alloc(nbytes)
 
     def upload(self, dst_ptr: int, host) -> None:
-        """Host → device through two pinned buffers: while one chunk is on its way, the next is copied
-        into the other buffer."""
+        """Host → device through a ring of pinned buffers: worker threads copy chunks into the buffers
+        (numpy releases the GIL for the copy) while the DMA engine moves the chunks already staged."""
         import numpy as np
 
         data = host.view(np.uint8).reshape(-1)
         runtime = self.cp.cuda.runtime
-        for k, offset in enumerate(range(0, data.size, STAGING_CHUNK)):
-            chunk = data[offset:offset + STAGING_CHUNK]
-            slot = k % 2
-            self._staging_done[slot].synchronize()
-            pinned = np.frombuffer(self._staging[slot], dtype=np.uint8, count=chunk.size)
-            pinned[...] = chunk
-            self._check(lambda: runtime.memcpyAsync(dst_ptr + offset, self._staging[slot].ptr, chunk.size,
-                                                    runtime.memcpyHostToDevice, self.stream.ptr))
-            self._staging_done[slot].record(self.stream)
+        chunks = range(0, data.size, STAGING_CHUNK)
+
+        def stage(slot: int, offset: int) -> int:
+            size = min(STAGING_CHUNK, data.size - offset)
+            np.frombuffer(self._staging[slot], dtype=np.uint8, count=size)[...] = data[offset:offset + size]
+            return size
+
+        pending: deque = deque()
+        for k, offset in enumerate(chunks):
+            slot = k % len(self._staging)
+            if len(pending) == len(self._staging):
+                self._send(pending.popleft(), dst_ptr, runtime)
+            self._staging_done[slot].synchronize()  # its previous chunk has left for the device
+            pending.append((slot, offset, self._pool().submit(stage, slot, offset) if len(chunks) > 1
+                            else _Done(stage(slot, offset))))
+        while pending:
+            self._send(pending.popleft(), dst_ptr, runtime)
+
+    def _send(self, staged, dst_ptr: int, runtime) -> None:
+        slot, offset, copied = staged
+        size = copied.result()
+        self._check(lambda: runtime.memcpyAsync(dst_ptr + offset, self._staging[slot].ptr, size,
+                                                runtime.memcpyHostToDevice, self.stream.ptr))
+        self._staging_done[slot].record(self.stream)
 
     def download(self, host, src_ptr: int) -> None:
+        """Device → host, the reverse pipeline: DMA into pinned buffers ahead, threads copy them out."""
         import numpy as np
 
         data = host.view(np.uint8).reshape(-1)
         runtime = self.cp.cuda.runtime
         chunks = list(range(0, data.size, STAGING_CHUNK))
 
-        def start(k: int) -> None:
-            offset = chunks[k]
+        def unstage(slot: int, offset: int) -> None:
             size = min(STAGING_CHUNK, data.size - offset)
-            self._check(lambda: runtime.memcpyAsync(self._staging[k % 2].ptr, src_ptr + offset, size,
-                                                    runtime.memcpyDeviceToHost, self.stream.ptr))
-            self._staging_done[k % 2].record(self.stream)
+            data[offset:offset + size] = np.frombuffer(self._staging[slot], dtype=np.uint8, count=size)
 
-        if chunks:
-            start(0)
-        for k, offset in enumerate(chunks):
-            if k + 1 < len(chunks):
-                start(k + 1)
-            self._staging_done[k % 2].synchronize()
-            size = min(STAGING_CHUNK, data.size - offset)
-            data[offset:offset + size] = np.frombuffer(self._staging[k % 2], dtype=np.uint8, count=size)
+        free = list(range(len(self._staging)))
+        in_flight: deque = deque()
+        copying: deque = deque()
+        k = 0
+        while k < len(chunks) or in_flight or copying:
+            while k < len(chunks) and free:
+                slot, offset = free.pop(), chunks[k]
+                size = min(STAGING_CHUNK, data.size - offset)
+                self._check(lambda: runtime.memcpyAsync(self._staging[slot].ptr, src_ptr + offset, size,
+                                                        runtime.memcpyDeviceToHost, self.stream.ptr))
+                self._staging_done[slot].record(self.stream)
+                in_flight.append((slot, offset))
+                k += 1
+            if in_flight:
+                slot, offset = in_flight.popleft()
+                self._check(self._staging_done[slot].synchronize)
+                copying.append((slot, self._pool().submit(unstage, slot, offset) if len(chunks) > 1
+                                else _Done(unstage(slot, offset))))
+            if copying and (not free or not in_flight):
+                slot, job = copying.popleft()
+                job.result()
+                free.append(slot)
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._copy_pool is None:
+            self._copy_pool = ThreadPoolExecutor(STAGING_THREADS, thread_name_prefix="rs2gpu-staging")
+        return self._copy_pool
 
     # ------------------------------------------------------------ launch
 
-    def launch(self, function, grid: int, block: int, params: list[bytes]) -> None:
-        array, keep_alive = kernel_params_array(params)
-        import ctypes
-
+    def launch_packed(self, function, grid: int, block: int, params_address: int) -> None:
         self._check(lambda: self.cp.cuda.driver.launchKernel(function, grid, 1, 1, block, 1, 1, 0, self.stream.ptr,
-                                                             ctypes.addressof(array), 0))
-        del keep_alive
+                                                             params_address, 0))
 
     def synchronize(self) -> None:
         self._check(self.stream.synchronize)

@@ -58,7 +58,23 @@ def _literal(value, ty: str):
     return _to_type(value, ty)
 
 
+def int_to_f32(value: int) -> float:
+    """`value as f32`, rounded once to 24 significant bits (ties to even): going through a double first
+    would round twice and can land on the other neighbour."""
+    magnitude = abs(value)
+    extra = magnitude.bit_length() - 24
+    if extra > 0:
+        kept, dropped = divmod(magnitude, 1 << extra)
+        half = 1 << (extra - 1)
+        if dropped > half or (dropped == half and kept & 1):
+            kept += 1
+        magnitude = kept << extra
+    return _round_f32(math.copysign(float(magnitude), value))
+
+
 def _cast(value, src: str, dst: str):
+    if dst == "f32" and src in _INT_BITS:
+        return int_to_f32(value)
     if dst in _INT_BITS and isinstance(value, float):
         if math.isnan(value):
             return 0
@@ -84,6 +100,10 @@ def _binary(op: str, a, b, ty: str):
             if b == 0:
                 raise HostPanic("attempt to divide by zero" if op == "/" else
                                 "attempt to calculate the remainder with a divisor of zero")
+            if b == -1 and ty.startswith("i") and a == -(1 << (_INT_BITS[ty] - 1)):
+                # the one quotient that does not fit: Rust panics here even in a release build
+                raise HostPanic("attempt to divide with overflow" if op == "/" else
+                                "attempt to calculate the remainder with overflow")
             q = abs(a) // abs(b)
             q = q if (a >= 0) == (b >= 0) else -q
             return wrap(q, ty) if op == "/" else wrap(a - b * q, ty)

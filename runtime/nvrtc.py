@@ -8,6 +8,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any
 
+from .cache import BinaryCache, cache_key
 from .compile_result import CompiledBinary
 from .elf import EM_CUDA, STT_FUNC, elf_machine, elf_symbols
 from .errors import GpuCompileError, ToolchainUnavailable
@@ -133,6 +134,24 @@ def compile_cuda(
     finally:
         _check(nvrtc.nvrtcDestroyProgram(program), "nvrtcDestroyProgram")
     return CompiledBinary(binary=binary, log=log, target="cuda", arch=arch, compiler_version=version)
+
+
+def cuda_cache_key(source: str, arch: str, fast_math: bool) -> str:
+    """The disk-cache key of a compile: the source, the options and the NVRTC version that compiles it."""
+    return cache_key("cuda", source, CudaOptions(arch, fast_math).key(), repr(nvrtc_version()))
+
+
+def cached_compile_cuda(cache: BinaryCache, source: str, source_name: str, arch: str,
+                        fast_math: bool = False) -> tuple[bytes, bool]:
+    """The cubin of `source` from the disk cache, or compiled by NVRTC and stored there; with whether
+    NVRTC ran. Needs no GPU and no driver: only NVRTC, and not even that to compile on a cache hit."""
+    key = cuda_cache_key(source, arch, fast_math)
+    binary = cache.get(key)
+    if binary is not None:
+        return binary, False
+    binary = compile_cuda(source, source_name, arch, fast_math=fast_math).binary
+    cache.put(key, binary)
+    return binary, True
 
 
 def cubin_symbols(binary: bytes) -> list[str]:

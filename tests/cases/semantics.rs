@@ -690,7 +690,7 @@ pub fn constants(out: &mut [f64], narrow: &mut [f32], ints: &mut [i64]) {
         let x = i as f64;
         let y = HALF * (i as f32) + f32::INFINITY.min(1.0) + f32::NEG_INFINITY.max(-1.0) + f32::EPSILON;
         let z = SCALE * x + AREA + std::f64::consts::PI + core::f64::consts::E + f64::NAN.max(0.0);
-        narrow[i] = y + std::f32::consts::PI;
+        narrow[i] = y + std::f32::consts::PI + f32::NAN.min(0.0);
         out[i] = if ENABLED { z } else { f64::MAX } + f64::MIN_POSITIVE;
         ints[i] = (COUNT as i64) + (DOUBLE_LIMIT as i64) + (MASK as i64) + i32::MAX as i64 + i32::MIN as i64
             + i64::MIN.wrapping_add(i64::MAX) + u8::MAX as i64 + i8::MIN as i64 + u32::BITS as i64;

@@ -84,7 +84,7 @@ def rustc_values(rustc) -> dict[str, str]:
         else:
             value = name
         prints.append(f'    println!("{name}={{}}", {value});')
-    output = rustc.run("#![allow(unconditional_panic)]\n" + SOURCE + "\nfn main() {\n" + "\n".join(prints) + "\n}\n")
+    output = rustc.run(SOURCE + "\nfn main() {\n" + "\n".join(prints) + "\n}\n")
     return dict(line.split("=", 1) for line in output.splitlines())
 
 

@@ -190,6 +190,12 @@ pub fn k(a: &[f64]) {
     a[0] += 1.0;
 }
 """, 4, 5, "RG0008", "cannot assign through `&[f64]`", "E0594"),
+    "tail_of_the_wrong_type_before_a_comment": ("""
+#[kernel]
+pub fn k(a: &[f64]) -> f32 {
+    a[0] // the first element
+}
+""", 4, 5, "RG0005", "mismatched types", "E0308"),
     "unknown_function": ("""
 #[kernel]
 pub fn k(a: &mut [f64]) {
@@ -296,3 +302,66 @@ def test_diagnostic_renders_like_rustc() -> None:
         "3 |     a[0] = 1.0;",
         "  |     ^^^^ this data is behind a shared reference",
     ]
+
+
+# ---------------------------------------------------------------- names
+
+DUPLICATE_HELPERS = """
+mod cpu {
+    pub fn helper() -> i32 {
+        1
+    }
+}
+
+mod gpu {
+    pub fn helper() -> i32 {
+        2
+    }
+}
+
+#[kernel]
+pub fn k(a: &mut [i32]) {
+    a[0] = BODY;
+}
+"""
+
+
+def test_same_name_in_two_modules_is_fine_while_kernels_do_not_use_it(rustc) -> None:
+    source = DUPLICATE_HELPERS.replace("BODY", "1")
+    rustc.assert_accepts(source)
+    _, sink = lower_text(source)
+    assert sink.items == []
+
+
+def test_same_name_in_two_modules_is_an_error_once_a_kernel_uses_it(rustc) -> None:
+    source = DUPLICATE_HELPERS.replace("BODY", "gpu::helper()")
+    rustc.assert_accepts(source)
+    diag = assert_error(source, 9, 12, "RG0010", "the name `helper` is defined multiple times")
+    assert [(n.message, n.span.line) for n in diag.notes] == [("previous definition here", 3)]
+
+
+def test_let_without_initializer_may_be_assigned_once_later(rustc) -> None:
+    source = """
+#[kernel]
+pub fn k(a: &mut [f64], c: bool) {
+    let x;
+    if c { x = 1.0; } else { x = 2.0; }
+    a[0] = x;
+}
+"""
+    rustc.assert_accepts(source)
+    _, sink = lower_text(source)
+    assert sink.items == []
+
+
+def test_compound_assignment_to_immutable_variable_is_an_error(rustc) -> None:
+    source = """
+#[kernel]
+pub fn k(a: &mut [f64]) {
+    let x = 1.0;
+    x += 2.0;
+    a[0] = x;
+}
+"""
+    rustc.assert_rejects(source, "E0384")
+    assert_error(source, 5, 5, "RG0008", "cannot assign twice to immutable variable `x`")

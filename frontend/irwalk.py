@@ -1,0 +1,97 @@
+"""Fast traversals of the IR for the frontend's own passes.
+
+They do what `ir.walk.walk` and `ir.walk.rebuild` do (same nodes, same order, same results), but
+read each node class's field names once instead of calling `dataclasses.fields` per node, and test
+node-ness with one dict lookup on the exact class (the IR's node classes are never subclassed). The
+frontend runs them over every function it lowers, so on a large crate they are a good part of its time.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from rs2gpu.ir import nodes
+
+# Node class -> its field names, in declaration order (the order `ir.walk` visits them in). The node
+# classes are the ones `ir.walk` treats as nodes: every dataclass of `ir.nodes` but Span and Binding.
+FIELDS: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in dataclasses.fields(cls))
+    for cls in vars(nodes).values()
+    if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls not in (nodes.Span, nodes.Binding)
+}
+
+# Field annotations that can never hold a node; fields declared with any other annotation are
+# looked into (by value, the way `ir.walk` does).
+LEAF_ANNOTATIONS = frozenset({
+    "Span", "Type", "Binding", "str", "str | None", "bool", "int | None", "int | float | bool",
+    "dict[str, str]", "tuple[str, ...]", "tuple[Type, ...]", "tuple[Binding, ...]",
+    "tuple[int | tuple[int, int], ...]",
+})
+
+# Node class -> the names of its fields that may hold nodes, in declaration order.
+CHILD_FIELDS: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in dataclasses.fields(cls) if f.type not in LEAF_ANNOTATIONS) for cls in FIELDS
+}
+
+
+def is_node(value: object) -> bool:
+    return type(value) in FIELDS
+
+
+def preorder(root: object, classes: tuple[type, ...] | None = None) -> list:
+    """Every node under `root` (itself included) in pre-order, the order of `ir.walk.walk(root)`;
+    only the nodes of `classes` when given."""
+    found: list = []
+    child_fields = CHILD_FIELDS
+    wanted = set(classes) if classes is not None else None
+    append = found.append
+
+    def visit(node) -> None:
+        cls = type(node)
+        if wanted is None or cls in wanted:
+            append(node)
+        for name in child_fields[cls]:
+            value = getattr(node, name)
+            kind = type(value)
+            if kind in child_fields:
+                visit(value)
+            elif kind is tuple:
+                visit_tuple(value)
+
+    def visit_tuple(items: tuple) -> None:
+        for value in items:
+            kind = type(value)
+            if kind in child_fields:
+                visit(value)
+            elif kind is tuple:
+                visit_tuple(value)
+
+    visit(root)
+    return found
+
+
+def rebuild(node: object, rewrite: Callable[[object], object | None]) -> object:
+    """Same as `ir.walk.rebuild`: a copy of `node` where `rewrite(n)` replaced every sub-node it
+    returned non-None for, children first; unchanged sub-trees are shared, not copied."""
+    cls = type(node)
+    names = FIELDS[cls]
+    values = [getattr(node, name) for name in names]
+    changed = False
+    for i, old in enumerate(values):
+        new = _rebuild_value(old, rewrite)
+        if new is not old:
+            values[i] = new
+            changed = True
+    if changed:
+        node = cls(*values)
+    replaced = rewrite(node)
+    return node if replaced is None else replaced
+
+
+def _rebuild_value(value: object, rewrite: Callable[[object], object | None]) -> object:
+    if type(value) in FIELDS:
+        return rebuild(value, rewrite)
+    if isinstance(value, tuple):
+        items = tuple(_rebuild_value(v, rewrite) for v in value)
+        return value if all(a is b for a, b in zip(items, value)) else items
+    return value

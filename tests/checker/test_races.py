@@ -1,0 +1,578 @@
+"""The race checker: every kernel below is valid Rust, and either could race on a GPU (and is rejected with
+exactly the diagnostics listed, at the offending write or read) or provably cannot (and passes).
+
+Expected positions are found in each case's own source text, so a case states only *what* is wrong and
+*where*, never a line number copied from the checker's output.
+"""
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+
+import pytest
+
+from rs2gpu.ir.diagnostics import CompileFailed
+
+
+def locate(source: str, context: str, target: str | None = None) -> tuple[int, int]:
+    """The 1-based (line, column) of `target` inside the first occurrence of `context` in `source`
+    (of `context` itself when no target is given), the way rustc numbers positions."""
+    start = source.index(context)
+    if target is not None:
+        start += context.index(target)
+    line = source.count("\n", 0, start) + 1
+    column = start - (source.rfind("\n", 0, start) + 1) + 1
+    return line, column
+
+
+@dataclass(frozen=True)
+class Expected:
+    code: str
+    message: str  # a fragment of the diagnostic's message
+    at: str  # the source text the diagnostic points at ...
+    inside: str | None = None  # ... found inside this larger, unambiguous piece of the source
+
+
+@dataclass(frozen=True)
+class Racy:
+    id: str
+    source: str
+    expected: tuple[Expected, ...]
+
+
+RACY = [
+    Racy("in_place_shift_reads_the_next_element", """
+#[kernel]
+pub fn shift(a: &mut [f64]) {
+    for i in 0..a.len() - 1 {
+        a[i] = a[i + 1];
+    }
+}
+""", (Expected("RG0103", "reads an element of `a` that another iteration may write", "a[i + 1]"),)),
+
+    Racy("constant_write_index", """
+#[kernel]
+pub fn first(a: &mut [f64], b: &[f64]) {
+    for i in 0..b.len() {
+        a[0] = b[i];
+    }
+}
+""", (Expected("RG0101", "every iteration writes the same element of `a`", "a[0] = b[i]"),)),
+
+    Racy("index_divided_by_two", """
+#[kernel]
+pub fn halve(a: &mut [f64], b: &[f64]) {
+    for i in 0..b.len() {
+        a[i / 2] = b[i];
+    }
+}
+""", (Expected("RG0102", "cannot prove that iterations of this loop write distinct elements of `a`", "a[i / 2]"),)),
+
+    Racy("index_modulo_four", """
+#[kernel]
+pub fn wrap(a: &mut [f64], b: &[f64]) {
+    for i in 0..b.len() {
+        a[i % 4] = b[i];
+    }
+}
+""", (Expected("RG0102", "write distinct elements of `a`", "a[i % 4]"),)),
+
+    Racy("index_squared", """
+#[kernel]
+pub fn squares(a: &mut [f64], b: &[f64]) {
+    for i in 0..b.len() {
+        a[i * i] = b[i];
+    }
+}
+""", (Expected("RG0102", "write distinct elements of `a`", "a[i * i]"),)),
+
+    Racy("index_read_from_another_slice", """
+#[kernel]
+pub fn scatter(a: &mut [f64], idx: &[usize], b: &[f64]) {
+    for i in 0..b.len() {
+        a[idx[i]] = b[i];
+    }
+}
+""", (Expected("RG0102", "write distinct elements of `a`", "a[idx[i]]"),)),
+
+    Racy("scalar_carried_to_the_next_iteration", """
+#[kernel]
+pub fn delay(a: &mut [f64], b: &[f64]) {
+    let mut prev = 0.0;
+    for i in 0..a.len() {
+        a[i] = prev;
+        prev = b[i];
+    }
+}
+""", (Expected("RG0104", "`prev` is assigned in a parallel loop but not as a reduction", "prev = b[i]"),)),
+
+    Racy("writes_at_i_and_i_plus_one_overlap", """
+#[kernel]
+pub fn pairs(a: &mut [f64], b: &[f64]) {
+    for i in 0..a.len() - 1 {
+        a[i] = b[i];
+        a[i + 1] = b[i];
+    }
+}
+""", (Expected("RG0105", "iteration `i` and iteration `i + 1` write the same element of `a`", "a[i + 1] = b[i]"),)),
+
+    Racy("writes_at_2i_and_2i_plus_two_overlap", """
+#[kernel]
+pub fn stride_two(a: &mut [f64], b: &[f64]) {
+    for i in 0..b.len() {
+        a[2 * i] = b[i];
+        a[2 * i + 2] = b[i];
+    }
+}
+""", (Expected("RG0105", "iteration `i` and iteration `i + 1` write the same element of `a`", "a[2 * i + 2]"),)),
+
+    Racy("writes_at_i_and_i_plus_a_parameter_may_overlap", """
+#[kernel]
+pub fn offset_pair(a: &mut [f64], b: &[f64], w: usize) {
+    for i in 0..b.len() {
+        a[i] = b[i];
+        a[i + w] = b[i];
+    }
+}
+""", (Expected("RG0105", "two writes to `a` may hit one element from different iterations", "a[i + w]"),)),
+
+    Racy("read_of_the_written_slice_at_i_minus_one", """
+#[kernel]
+pub fn prefix(a: &mut [f64], b: &[f64]) {
+    for i in 1..a.len() {
+        a[i] = a[i - 1] + b[i];
+    }
+}
+""", (Expected("RG0103", "reads an element of `a` that another iteration may write", "a[i - 1]"),)),
+
+    Racy("index_from_a_let_mut_that_changes", """
+#[kernel]
+pub fn clamp_negative(a: &mut [f64], b: &[f64]) {
+    for i in 0..a.len() {
+        let mut j = i;
+        if b[i] < 0.0 {
+            j = 0;
+        }
+        a[j] = b[i];
+    }
+}
+""", (Expected("RG0102", "write distinct elements of `a`", "a[j] = b[i]"),)),
+
+    Racy("return_inside_a_parallel_loop", """
+#[kernel]
+pub fn until_negative(a: &mut [f64], b: &[f64]) {
+    for i in 0..a.len() {
+        if b[i] < 0.0 {
+            return;
+        }
+        a[i] = b[i];
+    }
+}
+""", (Expected("RG0108", "`return` inside a parallel loop", "return"),)),
+
+    Racy("break_out_of_a_parallel_loop", """
+#[kernel]
+pub fn stop_at_negative(a: &mut [f64], b: &[f64]) {
+    for i in 0..a.len() {
+        if b[i] < 0.0 {
+            break;
+        }
+        a[i] = b[i];
+    }
+}
+""", (Expected("RG0108", "`break` out of a parallel loop", "break"),)),
+
+    Racy("symbolic_stride_may_be_zero", """
+#[kernel]
+pub fn strided(a: &mut [f64], b: &[f64], w: usize) {
+    for i in 0..b.len() {
+        a[w * i] = b[i];
+    }
+}
+""", (Expected("RG0102", "write distinct elements of `a`", "a[w * i]"),)),
+
+    Racy("reduction_read_inside_its_loop", """
+#[kernel]
+pub fn running_sum(a: &[f64], out: &mut [f64]) -> f64 {
+    let mut sum = 0.0;
+    for i in 0..a.len() {
+        sum += a[i];
+        out[i] = sum;
+    }
+    sum
+}
+""", (Expected("RG0104", "`sum` is read inside the parallel loop that reduces it", "sum", "out[i] = sum"),)),
+
+    Racy("plain_assignment_to_an_outer_variable_under_if", """
+#[kernel]
+pub fn last_positive(a: &[f64]) -> f64 {
+    let mut last = 0.0;
+    for i in 0..a.len() {
+        if a[i] > 0.0 {
+            last = a[i];
+        }
+    }
+    last
+}
+""", (Expected("RG0104", "`last` is assigned in a parallel loop but not as a reduction", "last = a[i]"),)),
+
+    Racy("reduction_combined_with_two_operations", """
+#[kernel]
+pub fn mixed_ops(a: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..a.len() {
+        s += a[i];
+        s *= 2.0;
+    }
+    s
+}
+""", (Expected("RG0104", "`s` is combined with both `+` and `*`", "s *= 2.0"),)),
+
+    Racy("reduction_update_that_reads_the_accumulator", """
+#[kernel]
+pub fn compound(a: &[f64]) -> f64 {
+    let mut s = 1.0;
+    for i in 0..a.len() {
+        s += s * a[i];
+    }
+    s
+}
+""", (Expected("RG0104", "the update of `s` reads `s` again", "s += s * a[i]"),)),
+
+    Racy("reduction_used_by_a_later_parallel_loop", """
+#[kernel]
+pub fn normalize(a: &mut [f64], b: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..b.len() {
+        total += b[i];
+    }
+    for j in 0..a.len() {
+        a[j] = b[j] / total;
+    }
+    total
+}
+""", (Expected("RG0104", "`total` is used in a later parallel loop than the one that reduces it", "for j"),)),
+
+    Racy("statement_outside_any_loop", """
+#[kernel]
+pub fn seed(a: &mut [f64], b: &[f64]) {
+    a[0] = 1.0;
+    for i in 1..a.len() {
+        a[i] = b[i];
+    }
+}
+""", (Expected("RG0107", "kernels run statements only inside parallel loops", "a[0] = 1.0"),)),
+
+    Racy("loop_bound_read_from_slice_data", """
+#[kernel]
+pub fn first_n(a: &mut [f64], n: &[usize]) {
+    for i in 0..n[0] {
+        a[i] = 1.0;
+    }
+}
+""", (Expected("RG0106", "the bounds of a parallel loop must be computable before the launch", "n[0]"),)),
+
+    Racy("written_slice_passed_to_a_helper", """
+fn next(a: &mut [f64], i: usize) -> f64 {
+    a[(i + 1) % a.len()]
+}
+
+#[kernel]
+pub fn rotate(a: &mut [f64]) {
+    for i in 0..a.len() {
+        a[i] = next(a, i);
+    }
+}
+""", (Expected("RG0103", "`a` is passed to a helper function inside a parallel loop while it is written", "a",
+               "next(a, i)"),)),
+
+    Racy("loop_variable_shadowed_by_a_constant", """
+#[kernel]
+pub fn shadowed(a: &mut [f64], b: &[f64]) {
+    for i in 0..a.len() {
+        let i = 0;
+        a[i] = b[i];
+    }
+}
+""", (Expected("RG0101", "every iteration writes the same element of `a`", "a[i] = b[i]"),)),
+
+    Racy("inner_loop_variable_in_the_write_index", """
+#[kernel]
+pub fn smear(a: &mut [f64], b: &[f64]) {
+    for i in 0..b.len() {
+        for k in 0..2 {
+            a[i + k] = b[i];
+        }
+    }
+}
+""", (Expected("RG0102", "write distinct elements of `a`", "a[i + k]"),)),
+
+    Racy("narrowing_cast_in_the_write_index", """
+#[kernel]
+pub fn bytes(a: &mut [f64], b: &[f64]) {
+    for i in 0..b.len() {
+        a[(i as u8) as usize] = b[i];
+    }
+}
+""", (Expected("RG0102", "write distinct elements of `a`", "a[(i as u8) as usize]"),)),
+
+    Racy("struct_field_written_at_a_constant_index", """
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Point {
+    pub x: f64,
+    pub y: f64,
+}
+
+#[kernel]
+pub fn first_x(points: &mut [Point], b: &[f64]) {
+    for i in 0..b.len() {
+        points[0].x = b[i];
+    }
+}
+""", (Expected("RG0101", "every iteration writes the same element of `points`", "points[0].x = b[i]"),)),
+
+    Racy("two_racy_writes_are_both_reported", """
+#[kernel]
+pub fn both(a: &mut [f64], c: &mut [f64], b: &[f64]) {
+    for i in 0..b.len() {
+        a[0] = b[i];
+        c[i / 3] = b[i];
+    }
+}
+""", (Expected("RG0101", "every iteration writes the same element of `a`", "a[0] = b[i]"),
+      Expected("RG0102", "write distinct elements of `c`", "c[i / 3]"))),
+]
+
+
+@pytest.mark.parametrize("case", RACY, ids=lambda case: case.id)
+def test_racy_kernel_is_rejected_at_the_offending_access(case: Racy, check_source) -> None:
+    with pytest.raises(CompileFailed) as failure:
+        check_source(case.source)
+    found = [(d.code, d.span.line, d.span.col) for d in failure.value.diagnostics]
+    expected = [(e.code, *locate(case.source, e.inside or e.at, e.at if e.inside else None)) for e in case.expected]
+    assert found == expected, str(failure.value)
+    for diagnostic, e in zip(failure.value.diagnostics, case.expected):
+        assert diagnostic.severity == "error"
+        assert e.message in diagnostic.message, diagnostic.message
+        assert diagnostic.span.file == "lib.rs"
+
+
+def test_there_are_at_least_fifteen_distinct_racy_patterns() -> None:
+    assert len({case.id for case in RACY}) == len(RACY) >= 15
+
+
+# ---------------------------------------------------------------- accepted patterns
+
+SAFE = {
+    "own_element": """
+#[kernel]
+pub fn copy(a: &mut [f64], b: &[f64]) {
+    for i in 0..a.len() {
+        a[i] = b[i];
+    }
+}
+""",
+    "constant_offset": """
+#[kernel]
+pub fn ahead(a: &mut [f64], b: &[f64]) {
+    for i in 0..a.len() - 3 {
+        a[i + 3] = b[i];
+    }
+}
+""",
+    "negative_offset_from_one": """
+#[kernel]
+pub fn behind(a: &mut [f64], b: &[f64]) {
+    for i in 1..b.len() {
+        a[i - 1] = b[i];
+    }
+}
+""",
+    "odd_elements": """
+#[kernel]
+pub fn odd(a: &mut [f64], b: &[f64]) {
+    for i in 0..a.len() / 2 {
+        a[2 * i + 1] = b[i];
+    }
+}
+""",
+    "even_and_odd_elements": """
+#[kernel]
+pub fn interleave(a: &mut [f64], re: &[f64], im: &[f64]) {
+    for i in 0..re.len() {
+        a[2 * i] = re[i];
+        a[2 * i + 1] = im[i];
+    }
+}
+""",
+    "three_writes_at_stride_three": """
+#[kernel]
+pub fn rgb(out: &mut [u8], r: &[u8], g: &[u8], b: &[u8]) {
+    for i in 0..r.len() {
+        out[3 * i] = r[i];
+        out[3 * i + 1] = g[i];
+        out[3 * i + 2] = b[i];
+    }
+}
+""",
+    "reversed_index": """
+#[kernel]
+pub fn reverse(a: &mut [f64], b: &[f64]) {
+    let n = a.len();
+    for i in 0..n {
+        a[n - 1 - i] = b[i];
+    }
+}
+""",
+    "signed_loop_index_cast_to_usize": """
+#[kernel]
+pub fn fill(a: &mut [f64], n: i32) {
+    for i in 0..n {
+        a[2 * i as usize] = a[2 * i as usize] + i as f64;
+        a[(2 * i + 1) as usize] = -1.0;
+    }
+}
+""",
+    "read_at_the_written_index": """
+#[kernel]
+pub fn double(a: &mut [f64]) {
+    for i in 0..a.len() {
+        a[i] = a[i] * 2.0;
+    }
+}
+""",
+    "compound_assignment_at_the_written_index": """
+#[kernel]
+pub fn add_scalar(a: &mut [f64], x: f64) {
+    for i in 0..a.len() {
+        a[i] += x;
+    }
+}
+""",
+    "index_through_an_immutable_let": """
+#[kernel]
+pub fn shifted(a: &mut [f64], b: &[f64]) {
+    for i in 0..b.len() - 1 {
+        let j = i + 1;
+        a[j] = b[i] + b[j];
+    }
+}
+""",
+    "writes_under_if": """
+#[kernel]
+pub fn relu(a: &mut [f64], b: &[f64]) {
+    for i in 0..a.len() {
+        if b[i] > 0.0 {
+            a[i] = b[i];
+        } else {
+            a[i] = 0.0;
+        }
+    }
+}
+""",
+    "inner_loop_accumulates_into_a_private_local": """
+#[kernel]
+pub fn row_sums(out: &mut [f64], m: &[f64], cols: usize) {
+    for i in 0..out.len() {
+        let mut s = 0.0;
+        for k in 0..cols {
+            s += m[i * cols + k];
+        }
+        let mut j = 0;
+        while j < cols {
+            s -= 0.5 * m[i * cols + j];
+            j += 1;
+        }
+        out[i] = s;
+    }
+}
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAFE))
+def test_race_free_kernel_passes_without_diagnostics(name: str, check_source) -> None:
+    result = check_source(SAFE[name])
+    assert len(result.checked.kernels) == 1
+    assert result.warnings == []
+
+
+# ---------------------------------------------------------------- reductions
+
+REDUCTIONS = {
+    "+": ("f64", "0.0", "s += a[i];"),
+    "*": ("f64", "1.0", "s *= a[i];"),
+    "min": ("f64", "f64::INFINITY", "s = s.min(a[i]);"),
+    "max": ("f64", "f64::NEG_INFINITY", "s = s.max(a[i]);"),
+    "&": ("u32", "!0", "s &= a[i];"),
+    "|": ("u32", "0", "s |= a[i];"),
+    "^": ("u64", "0", "s ^= a[i];"),
+}
+
+
+def _scalar_reduction(op: str) -> str:
+    ty, init, update = REDUCTIONS[op]
+    return f"""
+#[kernel]
+pub fn reduce(a: &[{ty}]) -> {ty} {{
+    let mut s: {ty} = {init};
+    for i in 0..a.len() {{
+        {update}
+    }}
+    s
+}}
+"""
+
+
+TUPLE_REDUCTION = """
+#[kernel]
+pub fn stats(a: &[i64]) -> (i64, i64, i64, i64, i64, i64, i64) {
+    let mut sum = 0;
+    let mut product = 1;
+    let mut lowest = i64::MAX;
+    let mut highest = i64::MIN;
+    let mut all = !0;
+    let mut any = 0;
+    let mut parity = 0;
+    for i in 0..a.len() {
+        sum += a[i];
+        product *= a[i];
+        lowest = lowest.min(a[i]);
+        highest = highest.max(a[i]);
+        all &= a[i];
+        any |= a[i];
+        parity ^= a[i];
+    }
+    (sum, product, lowest, highest, all, any, parity)
+}
+"""
+
+
+@pytest.mark.parametrize("op", sorted(REDUCTIONS))
+def test_reduction_returned_as_a_scalar(op: str, check_source) -> None:
+    plan = check_source(_scalar_reduction(op)).checked.kernels[0]
+    assert [(r.binding.name, r.op) for r in plan.loops[0].reductions] == [("s", op)]
+
+
+def test_reductions_of_every_operation_returned_as_a_tuple(check_source) -> None:
+    plan = check_source(TUPLE_REDUCTION).checked.kernels[0]
+    assert [(r.binding.name, r.op) for r in plan.loops[0].reductions] == [
+        ("sum", "+"), ("product", "*"), ("lowest", "min"), ("highest", "max"), ("all", "&"), ("any", "|"),
+        ("parity", "^")]
+
+
+# ---------------------------------------------------------------- the cases are Rust
+
+
+def test_every_case_is_valid_rust(tmp_path) -> None:
+    """rustc accepts every kernel above, so each rejection is rs2gpu's race proof, not a broken source."""
+    sources = {f"racy_{case.id}": case.source for case in RACY}
+    sources |= {f"safe_{name}": text for name, text in SAFE.items()}
+    sources |= {f"reduce_{i}": _scalar_reduction(op) for i, op in enumerate(sorted(REDUCTIONS))}
+    sources["reduce_tuple"] = TUPLE_REDUCTION
+    crate = "\n".join(f"pub mod {name} {{\n{text.replace('#[kernel]', '')}\n}}" for name, text in sources.items())
+    (tmp_path / "lib.rs").write_text(crate)
+    rustc = subprocess.run(["rustc", "--edition", "2021", "--crate-type", "lib", "--cap-lints", "allow",
+                            "--out-dir", str(tmp_path), str(tmp_path / "lib.rs")], capture_output=True, text=True)
+    assert rustc.returncode == 0, rustc.stderr

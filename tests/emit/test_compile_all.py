@@ -1,0 +1,168 @@
+"""Every kernel rs2gpu can translate compiles, for every vendor, with the compilers the runtime uses.
+
+Inputs are found by glob: each example crate under `examples/` and each kernel file under `tests/cases/`.
+Each generated `.cu` file goes through NVRTC for sm_90, each `.hip.cpp` through hiprtc for gfx90a and
+through clang for gfx90a (CDNA, wave64) and gfx1030 (RDNA, wave32). A file that does not compile is a
+failed test, never a skip, and the binary must hold exactly the entry points the manifest launches.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from rs2gpu import pipeline, support_crate_path
+from rs2gpu.ir.diagnostics import CompileFailed
+
+REPO = Path(__file__).resolve().parents[2]
+CRATES = sorted(manifest.parent for manifest in (REPO / "examples").glob("*/Cargo.toml"))
+CASES = sorted((REPO / "tests" / "cases").glob("*.rs"))
+SOURCES = [*CRATES, *CASES]
+PRELUDE = REPO / "templates" / "prelude_common.j2"
+
+
+def source_id(path: Path) -> str:
+    return path.relative_to(REPO).as_posix()
+
+
+@lru_cache(maxsize=None)
+def translate(path: Path) -> pipeline.Translation:
+    return pipeline.translate(path)
+
+
+def generated_files(suffix: str) -> list:
+    """(source, file name) pairs for every generated file of one kind; a source that does not translate
+    still yields one entry, so that its failure is reported by the tests below instead of at collection."""
+    out = []
+    for source in SOURCES:
+        try:
+            names = [n for n in translate(source).emitted.files if n.endswith(suffix)]
+        except CompileFailed:
+            names = ["<does not translate>"]
+        out += [pytest.param(source, name, id=f"{source_id(source)}/{name}") for name in names]
+    return out
+
+
+def generated(source: Path, name: str) -> tuple[str, list[str]]:
+    """The text of one generated file and the symbols of the launches it defines, from the manifest."""
+    try:
+        result = translate(source)
+    except CompileFailed as err:
+        pytest.fail(f"{source_id(source)} does not translate:\n{err}")
+    manifest = result.emitted.manifest
+    kernel = next(k for k in manifest["kernels"].values() if name in k["files"].values())
+    return result.emitted.files[name], [launch["symbol"] for launch in kernel["launches"]]
+
+
+def test_there_is_something_to_compile() -> None:
+    assert CRATES and CASES
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=source_id)
+def test_every_kernel_of_the_source_translates(source: Path) -> None:
+    try:
+        result = translate(source)
+    except CompileFailed as err:
+        pytest.fail(str(err))
+    assert result.checked.kernels
+    kernels = result.emitted.manifest["kernels"]
+    assert sorted(kernels) == sorted(plan.name for plan in result.checked.kernels)
+    for name, entry in kernels.items():
+        assert entry["files"] == {"cuda": f"{name}.cu", "hip": f"{name}.hip.cpp"}
+    json.dumps(result.emitted.manifest)  # the manifest is plain JSON
+
+
+@pytest.mark.parametrize(("source", "name"), generated_files(".cu"))
+def test_cuda_file_compiles_with_nvrtc_for_sm_90(source: Path, name: str) -> None:
+    from rs2gpu.runtime.nvrtc import compile_cuda, cubin_symbols
+
+    text, symbols = generated(source, name)
+    compiled = compile_cuda(text, name, "sm_90")
+    assert sorted(cubin_symbols(compiled.binary)) == sorted(symbols)
+
+
+@pytest.mark.parametrize(("source", "name"), generated_files(".hip.cpp"))
+def test_hip_file_compiles_with_hiprtc_for_gfx90a(source: Path, name: str) -> None:
+    from rs2gpu.runtime.hipclang import code_object_symbols
+    from rs2gpu.runtime.hiprtc import compile_hip
+
+    text, symbols = generated(source, name)
+    compiled = compile_hip(text, name, "gfx90a")
+    assert sorted(code_object_symbols(compiled.binary)) == sorted(symbols)
+
+
+@pytest.mark.parametrize("arch", ["gfx90a", "gfx1030"])
+@pytest.mark.parametrize(("source", "name"), generated_files(".hip.cpp"))
+def test_hip_file_compiles_with_clang(source: Path, name: str, arch: str) -> None:
+    from rs2gpu.runtime.hipclang import code_object_symbols, compile_hip_clang
+
+    text, symbols = generated(source, name)
+    compiled = compile_hip_clang(text, name, arch)
+    assert sorted(code_object_symbols(compiled.binary)) == sorted(symbols)
+
+
+# ---------------------------------------------------------------- the cases are Rust, and cover the prelude
+
+
+@pytest.fixture(scope="module")
+def cargo_target_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("cargo-target")
+
+
+@pytest.mark.parametrize("case", CASES, ids=source_id)
+def test_case_file_builds_with_rustc(case: Path, tmp_path: Path, cargo_target_dir: Path) -> None:
+    """The rustc build of a case is its specification, so it must be Rust that rustc accepts."""
+    crate = tmp_path / "case"
+    (crate / "src").mkdir(parents=True)
+    (crate / "Cargo.toml").write_text(
+        '[package]\nname = "case"\nversion = "0.1.0"\nedition = "2021"\n\n'
+        f"[dependencies]\nrs2gpu = {{ path = {json.dumps(support_crate_path().as_posix())} }}\n")
+    (crate / "src" / "lib.rs").write_text(case.read_text())
+    env = {**os.environ, "CARGO_TARGET_DIR": str(cargo_target_dir)}
+    build = subprocess.run(["cargo", "build", "--offline", "--quiet"], cwd=crate, env=env,
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+
+
+def _prelude_definitions() -> dict[str, str]:
+    """Each `rs2gpu_*` function or struct the common prelude defines, with the text of its definitions
+    (all overloads and specializations), found by splitting the prelude at top-level braces."""
+    definitions: dict[str, str] = {}
+    chunk, depth = [], 0
+    for line in PRELUDE.read_text().splitlines():
+        if line.startswith(("//", "{%", "#")) or not line.strip():
+            continue
+        chunk.append(line)
+        depth += line.count("{") - line.count("}")
+        if depth == 0 and line.rstrip().endswith(("}", ";")):
+            text = "\n".join(chunk)
+            name = re.search(r"RS2GPU_DEVICE[^(]*\b(rs2gpu_\w+)\s*\(|struct\s+(rs2gpu_\w+)", text)
+            if name:
+                key = name.group(1) or name.group(2)
+                definitions[key] = definitions.get(key, "") + text + "\n"
+            chunk = []
+    return definitions
+
+
+def test_cases_use_every_helper_of_the_prelude() -> None:
+    """Templates are only type-checked when instantiated: the cases must reach every helper, directly from
+    kernel code or through another helper they reach, for the compile tests above to cover it."""
+    definitions = _prelude_definitions()
+    assert len(definitions) > 40, sorted(definitions)
+    used: set[str] = set()
+    for case in CASES:
+        for text in translate(case).emitted.files.values():
+            body = text.split("---- end of prelude ----", 1)[1]
+            used |= set(re.findall(r"\brs2gpu_\w+", body))
+    frontier = used & set(definitions)
+    while frontier:
+        name = frontier.pop()
+        for other in set(re.findall(r"\brs2gpu_\w+", definitions[name])) & set(definitions) - used:
+            used.add(other)
+            frontier.add(other)
+    assert sorted(set(definitions) - used) == []

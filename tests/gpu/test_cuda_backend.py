@@ -1,0 +1,161 @@
+"""The cuda backend computes what rustc's build of the same source computes.
+
+Bitwise equality holds for every kernel whose arithmetic is + − × ÷ sqrt without contraction (NVRTC
+is run with --fmad=false, and these operations are correctly rounded on both sides). Reductions are
+the exception: the GPU adds in a different order, so `dot` is compared within the bound of
+reordering a sum of n terms, n·ε·Σ|aᵢbᵢ|.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import rs2gpu
+from rs2gpu.pipeline import translate
+
+from .conftest import EXAMPLE, SIZES, input_extra_for, random_arguments
+
+pytestmark = pytest.mark.gpu
+
+KERNELS = sorted(translate(EXAMPLE).emitted.manifest["kernels"])
+ELEMENTWISE = [k for k in KERNELS if k != "dot"]
+
+
+def planckian_bound(args, expected):
+    """planckian computes w = x / (exp(y) - 1). CUDA's exp is within 1 ulp and glibc's within 1 ulp
+    of the true value, so the two exp results differ by at most 2 ulp(exp(y)); the subtraction turns
+    that into a relative error of 2 ulp(exp(y)) / |exp(y) - 1| in the denominator, and the division and
+    subtraction add at most 2 more rounding errors (ε each) of their own."""
+    x, y, u, v, w = expected
+    e = np.exp(y)
+    relative = 2 * np.spacing(np.abs(e)) / np.abs(e - 1.0) + 4 * np.finfo(np.float64).eps
+    return {"w": np.abs(w) * relative}
+
+
+# Kernels that call a math function which is not correctly rounded on both sides: the outputs it feeds
+# are compared within a derived bound, every other output bitwise.
+NOT_CORRECTLY_ROUNDED = {"planckian": planckian_bound}
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_elementwise_kernel_matches_rustc_bitwise(cuda_kernels, cpu_kernels, name, n):
+    entry = cpu_kernels.manifest["kernels"][name]
+    rng = np.random.default_rng([n, len(name)])
+    args = random_arguments(entry, n, rng, input_extra_for(cpu_kernels, name))
+    expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    getattr(cpu_kernels, name)(*expected)
+    getattr(cuda_kernels, name)(*args)
+    bounds = NOT_CORRECTLY_ROUNDED[name](args, expected) if name in NOT_CORRECTLY_ROUNDED else {}
+    for p, got, want in zip(entry["params"], args, expected):
+        if not isinstance(got, np.ndarray):
+            continue
+        if p["name"] in bounds:
+            assert np.all(np.abs(got - want) <= bounds[p["name"]]), f"{name}: `{p['name']}` beyond the bound"
+        else:
+            assert got.tobytes() == want.tobytes(), f"{name}: `{p['name']}` differs from rustc at n={n}"
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_dot_matches_rustc_within_reordering_bound(cuda_kernels, cpu_kernels, n):
+    rng = np.random.default_rng(n)
+    a, b = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
+    want = cpu_kernels.dot(a, b)
+    got = cuda_kernels.dot(a, b)
+    bound = n * np.finfo(np.float64).eps * np.sum(np.abs(a * b))
+    assert abs(got - want) <= bound
+
+
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_shared_inputs_are_left_untouched(cuda_kernels, cpu_kernels, name):
+    entry = cuda_kernels.manifest["kernels"][name]
+    args = random_arguments(entry, 1000, np.random.default_rng(7), input_extra_for(cpu_kernels, name))
+    before = {p["name"]: a.tobytes() for p, a in zip(entry["params"], args) if p["kind"] == "slice" and not p["mutable"]}
+    getattr(cuda_kernels, name)(*args)
+    for p, a in zip(entry["params"], args):
+        if p["name"] in before:
+            assert a.tobytes() == before[p["name"]]
+
+
+def test_write_only_output_is_never_uploaded(cuda_kernels):
+    n = 4096
+    a, b, c = np.full(n, np.nan), np.ones(n), np.ones(n)
+    cuda_kernels.triad(a, b, c, 2.0)
+    uploads = {t.param for t in cuda_kernels.triad.last_transfers if t.direction == "h2d"}
+    downloads = {t.param for t in cuda_kernels.triad.last_transfers if t.direction == "d2h"}
+    assert uploads == {"b", "c"}
+    assert downloads == {"a"}
+    assert np.all(a == 3.0)
+
+
+def test_read_modify_write_output_is_uploaded_and_downloaded(cuda_kernels):
+    y, x = np.ones(100), np.arange(100.0)
+    cuda_kernels.daxpy(y, x, 2.0)
+    directions = sorted((t.param, t.direction) for t in cuda_kernels.daxpy.last_transfers)
+    assert directions == [("x", "h2d"), ("y", "d2h"), ("y", "h2d")]
+    assert np.array_equal(y, 1.0 + 2.0 * np.arange(100.0))
+
+
+def test_device_arrays_are_never_copied(cuda_kernels):
+    import cupy as cp
+
+    n = 100_000
+    b, c = cp.random.random(n), cp.random.random(n)
+    a = cp.empty(n)
+    cuda_kernels.triad(a, b, c, 0.5)
+    cuda_kernels.synchronize()
+    assert cuda_kernels.triad.last_transfers == []
+    assert cp.asnumpy(a).tobytes() == (cp.asnumpy(b) + 0.5 * cp.asnumpy(c)).tobytes()
+
+
+def test_torch_tensors_on_both_devices(cuda_kernels):
+    torch = pytest.importorskip("torch")
+    n = 1000
+    b = torch.rand(n, dtype=torch.float64)
+    c = torch.rand(n, dtype=torch.float64)
+    a_host = torch.empty(n, dtype=torch.float64)
+    cuda_kernels.triad(a_host, b, c, 2.0)
+    assert torch.equal(a_host, b + 2.0 * c)
+    a_dev, b_dev, c_dev = a_host.cuda() * 0, b.cuda(), c.cuda()
+    cuda_kernels.triad(a_dev, b_dev, c_dev, 2.0)
+    cuda_kernels.synchronize()
+    assert torch.equal(a_dev.cpu(), b + 2.0 * c)
+
+
+def test_aliasing_device_views_are_refused_before_any_work(cuda_kernels):
+    import cupy as cp
+
+    x = cp.arange(20, dtype=cp.float64)
+    before = cp.asnumpy(x).copy()
+    with pytest.raises(rs2gpu.AliasError):
+        cuda_kernels.copy(x[0:10], x[5:15])
+    assert np.array_equal(cp.asnumpy(x), before)
+    cuda_kernels.copy(x[0:10], x[10:20])  # disjoint views of one buffer are fine
+    cuda_kernels.synchronize()
+    assert np.array_equal(cp.asnumpy(x[0:10]), before[10:20])
+
+
+def test_empty_arrays_launch_nothing(cuda_kernels):
+    a = np.empty(0)
+    cuda_kernels.triad(a, np.empty(0), np.empty(0), 1.0)
+    assert cuda_kernels.dot(np.empty(0), np.empty(0)) == 0.0
+
+
+def test_a_second_process_finds_the_cubins_in_the_disk_cache(tmp_path):
+    script = (
+        "import rs2gpu, sys\n"
+        f"k = rs2gpu.load({str(EXAMPLE)!r}, backend='cuda')\n"
+        "print(k.device_backend.compiles)\n"
+    )
+    env = dict(os.environ, RS2GPU_CACHE_DIR=str(tmp_path))
+    # run from tmp_path, so the source tree's top-level `rs2gpu/` folder cannot shadow the installed package
+    first = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    second = subprocess.run([sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert second.returncode == 0, second.stderr
+    assert int(first.stdout.split()[-1]) == len(KERNELS)
+    assert int(second.stdout.split()[-1]) == 0
