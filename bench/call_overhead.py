@@ -99,6 +99,8 @@ def main() -> int:
     host_b = np.random.default_rng(1).uniform(0.5, 1.5, n)
     host_c = np.random.default_rng(2).uniform(0.5, 1.5, n)
     host_a = np.empty(n)
+    triad(host_a, host_b, host_c, 2.0)
+    assert host_a.tobytes() == (host_b + 2.0 * host_c).tobytes(), "triad on numpy arrays computed a wrong result"
     call_time = median_time(lambda: triad(host_a, host_b, host_c, 2.0), max(5, args.reps // 3), 1, sync)
     moved = 3 * 8 * n
     dev = cp.empty(n)

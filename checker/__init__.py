@@ -5,14 +5,16 @@ diagnostics explaining every kernel that did not.
 """
 from __future__ import annotations
 
-from rs2gpu.checker.affine import AffineAnalysis
-from rs2gpu.checker.races import check_carried, check_exits, check_reads, check_writes, collect_accesses, private_definitions
+from rs2gpu.checker.affine import AffineAnalysis, LoopVar
+from rs2gpu.checker.races import Nest, check_carried, check_exits, check_reads, check_writes, collect_accesses, private_definitions
 from rs2gpu.checker.reductions import find_reductions
 from rs2gpu.checker.structure import split_kernel
 from rs2gpu.checker.transfers import plan_transfers
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.diagnostics import DiagnosticSink
-from rs2gpu.ir.plan import CheckedCrate, KernelPlan, ParallelLoop, is_host_evaluable
+from rs2gpu.ir.plan import (CheckedCrate, IndexListCheck, KernelPlan, LaunchCheck, LoopDim, ParallelLoop,
+                            is_host_evaluable)
+from rs2gpu.ir.walk import walk
 
 
 def check_crate(crate: ir.Crate) -> tuple[CheckedCrate, DiagnosticSink]:
@@ -20,34 +22,75 @@ def check_crate(crate: ir.Crate) -> tuple[CheckedCrate, DiagnosticSink]:
     plans = []
     for fn in crate.kernels:
         before = len(sink.items)
-        plan = check_kernel(fn, sink)
+        plan = check_kernel(fn, sink, {f.name: f for f in crate.functions})
         if len(sink.items) == before or not any(d.severity == "error" for d in sink.items[before:]):
             plans.append(plan)
     return CheckedCrate(crate, tuple(plans)), sink
 
 
-def check_kernel(fn: ir.Function, sink: DiagnosticSink) -> KernelPlan:
+MAX_DIMS = 3
+
+
+def fold_nest(loop: ir.For, uniform: set[ir.Binding]) -> Nest:
+    """`loop` and the range loops directly inside it (the whole body, nothing else) whose bounds do not
+    depend on the outer variables: they become one 2-D or 3-D launch."""
+    dims = [loop]
+    while len(dims) < MAX_DIMS:
+        body = dims[-1].body
+        inner = body.tail if not body.stmts else (
+            body.stmts[0].expr if len(body.stmts) == 1 and body.tail is None and isinstance(body.stmts[0], ir.ExprStmt)
+            else None)
+        if not isinstance(inner, ir.For):
+            break
+        outer_vars = {d.var for d in dims}
+        if any(isinstance(n, ir.Var) and (n.binding in outer_vars or n.binding not in uniform and
+                                          n.binding.kind != "param")
+               for bound in (inner.start, inner.end) for n in walk(bound)):
+            break
+        dims.append(inner)
+    return Nest(tuple(dims))
+
+
+def _loop_vars(nest: Nest, analysis: AffineAnalysis) -> list[LoopVar]:
+    """The thread dimensions, then every sequential loop inside the body, with their extents (None
+    where a bound is not invariant, e.g. a triangular `for k in 0..i`)."""
+    out = [LoopVar(d.var, analysis.extent(d.start, d.end, d.inclusive), True) for d in nest.dims]
+    for node in walk(nest.body):
+        if isinstance(node, ir.For):
+            out.append(LoopVar(node.var, analysis.extent(node.start, node.end, node.inclusive), False))
+    return out
+
+
+def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.Function] | None = None) -> KernelPlan:
     shape = split_kernel(fn, sink)
     outer = set(fn.params) | {s.binding for s in shape.preamble} | set(shape.accumulators)
     host_values = {s.binding for s in shape.preamble}
     reduced_somewhere: dict[ir.Binding, ir.For] = {}
     loops, accesses_per_loop = [], []
     for loop in shape.loops:
-        _check_bounds_on_host(loop, host_values, sink)
-        accesses = collect_accesses(loop, outer)
-        analysis = AffineAnalysis(loop.var, set(shape.uniform), private_definitions(loop))
-        forms = check_writes(loop, accesses, analysis, sink)
-        check_reads(loop, accesses, forms, analysis, sink)
-        reductions = find_reductions(loop, set(shape.accumulators), sink)
+        nest = fold_nest(loop, set(shape.uniform))
+        for d in nest.dims:
+            _check_bounds_on_host(d, host_values, sink)
+        innermost = nest.dims[-1]
+        accesses = collect_accesses(innermost, outer)
+        analysis = AffineAnalysis([], set(shape.uniform), private_definitions(innermost), functions)
+        analysis.set_loop_vars(_loop_vars(nest, analysis))
+        forms, checks, index_lists = check_writes(nest, accesses, analysis, sink)
+        check_reads(nest, accesses, forms, analysis, sink, checks)
+        reductions = find_reductions(innermost, set(shape.accumulators), sink)
         for r in reductions:
             if r.binding in reduced_somewhere:
                 sink.error("RG0104", f"`{r.binding.name}` is reduced in two parallel loops", r.span,
                            help="use one accumulator per loop and combine them in the result")
             reduced_somewhere[r.binding] = loop
-        check_carried(loop, accesses, set(shape.accumulators), sink)
-        check_exits(loop, sink)
-        loops.append(ParallelLoop(loop.var, loop.start, loop.end, loop.inclusive, loop.body, reductions, loop.span))
-        accesses_per_loop.append((loop, accesses))
+        check_carried(innermost, accesses, set(shape.accumulators), sink)
+        check_exits(innermost, sink)
+        dims = tuple(LoopDim(d.var, d.start, d.end, d.inclusive, d.span) for d in nest.dims)
+        launch_checks = tuple(_launch_check(poly, span, analysis) for poly, span in dict.fromkeys(checks))
+        lists = tuple(IndexListCheck(g.list_param, _terms(g.offset, analysis), scale, _terms(offset, analysis),
+                                     target, span) for g, scale, offset, target, span in index_lists)
+        loops.append(ParallelLoop(dims, innermost.body, reductions, launch_checks, loop.span, lists))
+        accesses_per_loop.append((loop if len(nest.dims) == 1 else None, accesses))
     for acc, let in shape.accumulators.items():
         if acc not in reduced_somewhere:
             continue
@@ -59,7 +102,17 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink) -> KernelPlan:
     return KernelPlan(fn, tuple(shape.preamble), tuple(loops), params, shape.result)
 
 
+def _terms(poly, analysis: AffineAnalysis) -> tuple:
+    """A polynomial over invariant atoms as (coefficient, factors) with the atoms' IR expressions."""
+    return tuple((coefficient, tuple(analysis.atoms[atom] for atom in monomial)) for monomial, coefficient in poly)
+
+
+def _launch_check(poly, span, analysis: AffineAnalysis) -> LaunchCheck:
+    return LaunchCheck(_terms(poly, analysis), span)
+
+
 def _check_bounds_on_host(loop: ir.For, host_values, sink: DiagnosticSink) -> None:
+    """Launch geometry is decided on the host, so it must be able to evaluate every bound."""
     for bound in (loop.start, loop.end):
         if not is_host_evaluable(bound, host_values):
             sink.error("RG0106", "the bounds of a parallel loop must be computable before the launch", bound.span,

@@ -1,151 +1,318 @@
-"""Affine forms of index expressions, the basis of the race-freedom proofs.
+"""Affine forms of index expressions, and the proof that a write index is injective.
 
-An index such as `2 * i + off + 1` becomes `Affine(coeff=2, rest={("off",): 1, (): 1})`: the
-coefficient of the parallel loop variable `i`, plus a polynomial of loop-invariant atoms. Invariant
-atoms are values every iteration sees the same: scalar parameters, uniform `let`s, consts, and slice
-lengths. An index that is not of this shape (`i / 2`, `idx[i]`, anything involving a value that
-changes between iterations in a way we cannot see) has no affine form.
+An index such as `(k * ny + j) * nx + i + 1` becomes an `Affine`: one coefficient per loop variable
+(here i: 1, j: nx, k: ny·nx) plus a rest, each a polynomial in loop-invariant atoms. Invariant atoms
+are values every iteration sees the same: scalar parameters, uniform `let`s, consts, slice lengths.
+An index that is not of this shape (`i / 2`, `idx[i]`, `i * i`) has no affine form.
+
+Injectivity is proved the way a mixed-radix number is unique: ordering the variables by stride, each
+stride must exceed the largest offset all smaller strides can reach,
+    c_d ≥ 1 + Σ_{e before d} c_e · (extent_e − 1).
+An inequality between polynomials is proven when every coefficient of the difference is non-negative
+and every atom is known to be non-negative (lengths, unsigned values); otherwise it becomes a check
+the runtime evaluates before the launch.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import permutations
 
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.types import PrimType
+from rs2gpu.ir.types import PrimType, RefType
 
-Poly = tuple[tuple[tuple[str, ...], int], ...]  # sorted ((monomial atoms), coefficient) pairs
+Monomial = tuple[str, ...]
+Poly = tuple[tuple[Monomial, int], ...]  # sorted (monomial, coefficient) pairs, no zero coefficients
 
 
-def _poly(d: dict) -> Poly:
+def poly(d: dict) -> Poly:
     return tuple(sorted((k, v) for k, v in d.items() if v != 0))
 
 
-@dataclass(frozen=True)
-class Affine:
-    """coeff * i + rest. `coeff` is a polynomial in invariant atoms too (`w * i` has coeff {("w",): 1})."""
-
-    coeff: Poly
-    rest: Poly
-
-    @property
-    def constant_coeff(self) -> int | None:
-        d = dict(self.coeff)
-        if not d:
-            return 0
-        if set(d) == {()}:
-            return d[()]
-        return None
-
-    def minus(self, other: "Affine") -> "Affine":
-        return Affine(_sub(self.coeff, other.coeff), _sub(self.rest, other.rest))
-
-    def constant_rest(self) -> int | None:
-        d = dict(self.rest)
-        if not d:
-            return 0
-        if set(d) == {()}:
-            return d[()]
-        return None
-
-    def __str__(self) -> str:
-        return f"{_fmt(self.coeff)}*i + {_fmt(self.rest)}"
+def constant(value: int) -> Poly:
+    return poly({(): value})
 
 
-def _fmt(p: Poly) -> str:
-    if not p:
-        return "0"
-    return " + ".join(f"{c}{'*' + '*'.join(m) if m else ''}" for m, c in p)
-
-
-def _add(a: Poly, b: Poly, sign: int = 1) -> Poly:
+def add(a: Poly, b: Poly, sign: int = 1) -> Poly:
     d = dict(a)
     for k, v in b:
         d[k] = d.get(k, 0) + sign * v
-    return _poly(d)
+    return poly(d)
 
 
-def _sub(a: Poly, b: Poly) -> Poly:
-    return _add(a, b, -1)
+def sub(a: Poly, b: Poly) -> Poly:
+    return add(a, b, -1)
 
 
-def _mul(a: Poly, b: Poly) -> Poly:
+def mul(a: Poly, b: Poly) -> Poly:
     d: dict = {}
     for ka, va in a:
         for kb, vb in b:
             k = tuple(sorted(ka + kb))
             d[k] = d.get(k, 0) + va * vb
-    return _poly(d)
+    return poly(d)
+
+
+def constant_value(p: Poly) -> int | None:
+    d = dict(p)
+    if not d:
+        return 0
+    return d[()] if set(d) == {()} else None
+
+
+def degree(p: Poly) -> int:
+    return max((len(m) for m, _ in p), default=0)
+
+
+@dataclass(frozen=True)
+class Affine:
+    """Σ coeffs[v] · v + rest, with `coeffs` keyed by loop-variable id and sorted."""
+
+    coeffs: tuple[tuple[int, Poly], ...]
+    rest: Poly
+
+    def coeff(self, var_id: int) -> Poly:
+        return dict(self.coeffs).get(var_id, ())
+
+    def minus(self, other: "Affine") -> "Affine":
+        keys = set(dict(self.coeffs)) | set(dict(other.coeffs))
+        coeffs = tuple(sorted((k, c) for k in keys if (c := sub(self.coeff(k), other.coeff(k)))))
+        return Affine(coeffs, sub(self.rest, other.rest))
+
+
+def _combine(a: Affine, b: Affine, sign: int) -> Affine:
+    keys = set(dict(a.coeffs)) | set(dict(b.coeffs))
+    coeffs = tuple(sorted((k, c) for k in keys if (c := add(a.coeff(k), b.coeff(k), sign))))
+    return Affine(coeffs, add(a.rest, b.rest, sign))
+
+
+def _scale(a: Affine, factor: Poly) -> Affine:
+    coeffs = tuple(sorted((k, c) for k, v in a.coeffs if (c := mul(v, factor))))
+    return Affine(coeffs, mul(a.rest, factor))
+
+
+@dataclass(frozen=True)
+class LoopVar:
+    """A loop variable an index may depend on: a thread dimension of the parallel loop, or the variable
+    of a sequential loop inside the body. `extent` is its number of values (None when it is not
+    invariant, e.g. a triangular `for k in 0..i`)."""
+
+    binding: ir.Binding
+    extent: Poly | None
+    thread: bool
 
 
 class AffineAnalysis:
-    """Computes affine forms within one parallel loop body.
+    """Affine forms within one parallel loop body.
 
-    `index_var` is the loop variable; `invariant` the bindings whose values are the same in every
-    iteration; `definitions` maps immutable locals of the body to their initializers, so that
-    `let j = i + 1; a[j]` is seen as `a[i + 1]`.
+    `loop_vars` are the thread dimensions and the enclosed sequential loop variables; `invariant` the
+    bindings whose values are the same in every iteration; `definitions` maps immutable locals of the
+    body to their initializers, so that `let j = i + 1; a[j]` is seen as `a[i + 1]`.
     """
 
-    def __init__(self, index_var: ir.Binding, invariant: set[ir.Binding],
-                 definitions: dict[ir.Binding, ir.Expr]) -> None:
-        self.index_var = index_var
+    def __init__(self, loop_vars: list[LoopVar], invariant: set[ir.Binding],
+                 definitions: dict[ir.Binding, ir.Expr], functions: dict[str, ir.Function] | None = None) -> None:
+        self.functions = functions or {}
+        self.loop_vars = {id(v.binding): v for v in loop_vars}
         self.invariant = invariant
         self.definitions = definitions
+        self.atoms: dict[str, ir.Expr] = {}  # atom name → an IR expression of its value, for launch checks
+        self.gathers: dict[int, Gather] = {}  # pseudo loop variables: values loaded from an index list
+        self.non_negative: set[str] = set()
+
+    def set_loop_vars(self, loop_vars: list[LoopVar]) -> None:
+        """Extents are computed with this analysis before the loop variables are known to it, since a
+        bound that mentions a loop variable has no invariant extent."""
+        self.loop_vars = {id(v.binding): v for v in loop_vars}
+
+    def _atom(self, name: str, expr: ir.Expr, non_negative: bool) -> Affine:
+        self.atoms.setdefault(name, expr)
+        if non_negative:
+            self.non_negative.add(name)
+        return Affine((), poly({(name,): 1}))
 
     def form(self, expr: ir.Expr) -> Affine | None:
         if isinstance(expr, ir.Lit) and isinstance(expr.value, int) and not isinstance(expr.value, bool):
-            return Affine((), _poly({(): expr.value}))
+            return Affine((), constant(expr.value))
         if isinstance(expr, ir.ConstRef):
-            return Affine((), _poly({("const " + expr.name,): 1}))
+            return self._atom("const " + expr.name, expr, _unsigned(expr.ty))
         if isinstance(expr, ir.Var):
             b = expr.binding
-            if b is self.index_var:
-                return Affine(_poly({(): 1}), ())
+            if id(b) in self.loop_vars:
+                return Affine(((id(b), constant(1)),), ())
             if b in self.invariant:
-                return Affine((), _poly({(f"{b.name}@{id(b)}",): 1}))
+                return self._atom(f"{b.name}@{id(b)}", expr, _unsigned(b.ty))
             if b in self.definitions:
                 return self.form(self.definitions[b])
             return None
         if isinstance(expr, ir.Intrinsic) and expr.name == "len" and isinstance(expr.args[0], ir.Var) \
                 and expr.args[0].binding.kind == "param":
             b = expr.args[0].binding
-            return Affine((), _poly({(f"len {b.name}@{id(b)}",): 1}))
-        if isinstance(expr, ir.Cast) and _is_widening_int_cast(expr):
+            return self._atom(f"len {b.name}@{id(b)}", expr, True)
+        if isinstance(expr, ir.Field) and isinstance(expr.base, ir.Var) and expr.base.binding in self.invariant:
+            b = expr.base.binding
+            return self._atom(f"{b.name}@{id(b)}.{expr.name}", expr, _unsigned(expr.ty))
+        if isinstance(expr, ir.Call) and expr.func in self.functions:
+            inlined = inline_call(self.functions[expr.func], expr.args)
+            return self.form(inlined) if inlined is not None else None
+        if isinstance(expr, ir.Cast) and (_is_widening_int_cast(expr) or self._gather(expr.operand) is not None):
             return self.form(expr.operand)
+        gather = self._gather(expr)
+        if gather is not None:
+            return Affine(((gather.key, constant(1)),), ())
         if isinstance(expr, ir.Binary) and expr.op in ("+", "-", "*"):
             a, b = self.form(expr.lhs), self.form(expr.rhs)
             if a is None or b is None:
                 return None
             if expr.op == "+":
-                return Affine(_add(a.coeff, b.coeff), _add(a.rest, b.rest))
+                return _combine(a, b, 1)
             if expr.op == "-":
-                return Affine(_sub(a.coeff, b.coeff), _sub(a.rest, b.rest))
-            if a.coeff and b.coeff:
-                return None  # i * i is not affine
-            if b.coeff:
+                return _combine(a, b, -1)
+            if a.coeffs and b.coeffs:
+                return None  # i * j is not affine
+            if b.coeffs:
                 a, b = b, a
-            return Affine(_mul(a.coeff, b.rest), _mul(a.rest, b.rest))
+            return _scale(a, b.rest)
         if isinstance(expr, ir.BlockExpr) and not expr.block.stmts and expr.block.tail is not None:
             return self.form(expr.block.tail)
         return None
 
-    def depends_on_index(self, expr: ir.Expr) -> bool:
-        from rs2gpu.ir.walk import walk
+    def _gather(self, expr: ir.Expr) -> "Gather | None":
+        """`idx[ii + k]` with `idx` a read-only integer slice parameter and one thread variable: the loaded
+        value behaves like a loop variable whose values the runtime proves distinct before launch."""
+        if not (isinstance(expr, ir.Index) and isinstance(expr.base, ir.Var) and expr.base.binding.kind == "param"
+                and isinstance(expr.base.ty, RefType) and not expr.base.ty.mutable
+                and isinstance(expr.ty, PrimType) and expr.ty.is_int):
+            return None
+        position = self.form(expr.index)
+        thread = [v for v in self.loop_vars.values() if v.thread]
+        if position is None or len(thread) != 1 or position.coeffs != ((id(thread[0].binding), constant(1)),):
+            return None
+        key = hash(("gather", id(expr.base.binding), position.rest))
+        gather = self.gathers.setdefault(key, Gather(key, expr.base.binding, thread[0].binding, position.rest))
+        return gather
 
-        for node in walk(expr):
-            if isinstance(node, ir.Var):
-                if node.binding is self.index_var:
+    def extent(self, start: ir.Expr, end: ir.Expr, inclusive: bool) -> Poly | None:
+        a, b = self.form(start), self.form(end)
+        if a is None or b is None or a.coeffs or b.coeffs:
+            return None
+        return add(sub(b.rest, a.rest), constant(1 if inclusive else 0))
+
+    # ------------------------------------------------------------ injectivity
+
+    def injectivity(self, form: Affine) -> "Injectivity":
+        """Whether distinct iterations of the thread dimensions write distinct elements at `form`."""
+        gathered = [k for k, _ in form.coeffs if k in self.gathers]
+        if gathered:
+            if len(form.coeffs) == 1 and constant_value(form.coeffs[0][1]) not in (None, 0):
+                return Injectivity(True, index_list=self.gathers[gathered[0]])
+            return Injectivity(False)
+        thread_vars = [v for v in self.loop_vars.values() if v.thread]
+        missing = [v.binding.name for v in thread_vars if not form.coeff(id(v.binding))]
+        if missing:
+            return Injectivity(False, independent_of=missing)
+        used = [(self.loop_vars[k], c) for k, c in form.coeffs if k in self.loop_vars]
+        if len(used) == 1 and used[0][0].thread:
+            c = constant_value(used[0][1])
+            if c is not None:
+                return Injectivity(True)  # c·i + d with a constant c != 0
+        if any(any(k < 0 for _, k in c) for _, c in used):
+            return Injectivity(False)
+        best = None
+        for order in permutations(used):
+            if any(var.extent is None for var, _ in order[:-1]):
+                continue  # the largest stride's extent does not matter; every other one does
+            needed = []
+            reach: Poly = ()
+            for position, (var, coeff) in enumerate(order):
+                needed.append(sub(sub(coeff, constant(1)), reach))
+                if position + 1 < len(order):
+                    reach = add(reach, mul(coeff, sub(var.extent, constant(1))))
+            unproven = [p for p in needed if not self._proven_non_negative(p)]
+            if not unproven:
+                return Injectivity(True)
+            candidate = (len(unproven), sum(degree(c) for _, c in order), unproven)
+            if best is None or candidate[:2] < best[:2]:
+                best = candidate
+        if best is None:
+            return Injectivity(False)
+        return Injectivity(True, launch_checks=tuple(best[2]))
+
+    def read_disjoint(self, read: Affine, write: Affine, launch_checks: list, span) -> bool:
+        """True when a read at `read` can only see the element its own iteration writes at `write`, or
+        elements no iteration writes there. Unproven but decidable conditions go to `launch_checks`."""
+        if read == write:
+            return True
+        diff = read.minus(write)
+        if diff.coeffs:
+            return False  # different strides: the two index sets interleave in ways not analysed here
+        used = [(self.loop_vars.get(k), c) for k, c in write.coeffs]
+        if any(v is None or v.extent is None for v, _ in used) or any(any(k < 0 for _, k in c) for _, c in used):
+            return False
+        offset = diff.rest
+        fixed = constant_value(offset)
+        if fixed is not None and len(used) == 1 and constant_value(used[0][1]) not in (None, 0) \
+                and fixed % constant_value(used[0][1]) != 0:
+            return True  # c·i + d and c·i + d + δ with δ not a multiple of c never meet
+        # every written element lies within [low, low + span); the read must fall outside that run
+        span_poly: Poly = constant(1)
+        for var, coeff in used:
+            span_poly = add(span_poly, mul(coeff, sub(var.extent, constant(1))))
+        for side in (offset, mul(offset, constant(-1))):
+            if all(k >= 0 for _, k in side):
+                needed = sub(side, span_poly)
+                if self._proven_non_negative(needed):
                     return True
-                if node.binding in self.definitions and self.depends_on_index(self.definitions[node.binding]):
-                    return True
-                if node.binding not in self.invariant and node.binding not in self.definitions:
-                    return True
+                if fixed is not None:
+                    return False  # a constant offset within a loop of unknown length: a plain race
+                launch_checks.append((needed, span))
+                return True
         return False
+
+    def _proven_non_negative(self, p: Poly) -> bool:
+        return all(k >= 0 for _, k in p) and all(a in self.non_negative for m, _ in p for a in m)
+
+
+def inline_call(callee: ir.Function, args: tuple[ir.Expr, ...]) -> ir.Expr | None:
+    """The value of a call to a helper made only of immutable `let`s and a tail expression, written in
+    the caller's terms (`phi_index(dims, z, g, m)` → `m + dims.num_m * (g + dims.num_g * z)`)."""
+    from rs2gpu.ir.walk import rebuild
+
+    if callee.body.tail is None or not all(isinstance(s, ir.Let) and not s.binding.mutable and s.init is not None
+                                           for s in callee.body.stmts):
+        return None
+    values: dict[int, ir.Expr] = {id(p): a for p, a in zip(callee.params, args)}
+
+    def substitute(expr: ir.Expr) -> ir.Expr:
+        return rebuild(expr, lambda n: values.get(id(n.binding)) if isinstance(n, ir.Var) else None)
+
+    for let in callee.body.stmts:
+        values[id(let.binding)] = substitute(let.init)
+    return substitute(callee.body.tail)
+
+
+@dataclass(frozen=True)
+class Gather:
+    """The value `list[var + offset]`, for each iteration of the thread variable `var`."""
+
+    key: int
+    list_param: ir.Binding
+    var: ir.Binding
+    offset: Poly
+
+
+@dataclass(frozen=True)
+class Injectivity:
+    proven: bool
+    launch_checks: tuple[Poly, ...] = ()  # each must be ≥ 0 at launch for the proof to hold
+    independent_of: tuple[str, ...] | list = ()
+    index_list: Gather | None = None      # proven if the runtime finds this list's values distinct
+
+
+def _unsigned(ty) -> bool:
+    return isinstance(ty, PrimType) and ty.is_int and not ty.is_signed
 
 
 def _is_widening_int_cast(cast: ir.Cast) -> bool:
-    """A cast that keeps distinct values distinct and offsets intact: to a type at least as wide. From a
-    signed type that is sign extension, then a reinterpretation modulo 2^bits (`-1i32 as usize` is
-    `usize::MAX`, which `0usize - 1` also is), so `(i - 1) as usize` and `i as usize - 1` agree."""
     src, dst = cast.operand.ty, cast.ty
     return (isinstance(src, PrimType) and isinstance(dst, PrimType) and src.is_int and dst.is_int
-            and dst.bits >= src.bits)
+            and dst.bits >= src.bits and (not src.is_signed or dst.is_signed))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rs2gpu.checker.affine import Affine, AffineAnalysis
+from rs2gpu.checker.affine import Affine, AffineAnalysis, Poly, constant_value
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.diagnostics import DiagnosticSink, Note
 from rs2gpu.ir.types import RefType
@@ -93,55 +93,86 @@ def _visit_assign(node: ir.Assign, acc: LoopAccesses, outer: set[ir.Binding], co
     _visit(node.value, acc, outer, conditional)
 
 
-def check_writes(loop: ir.For, accesses: LoopAccesses, analysis: AffineAnalysis, sink: DiagnosticSink) -> dict:
-    """Report every possible race; return the affine write forms per parameter for later facts."""
+@dataclass(frozen=True)
+class Nest:
+    """A parallel loop: one range loop, or directly nested ones that fold into a 2-D/3-D grid."""
+
+    dims: tuple[ir.For, ...]
+
+    @property
+    def body(self) -> ir.Block:
+        return self.dims[-1].body
+
+    @property
+    def span(self) -> ir.Span:
+        return self.dims[0].span
+
+    @property
+    def names(self) -> str:
+        return ", ".join(f"`{d.var.name}`" for d in self.dims)
+
+
+def check_writes(nest: Nest, accesses: LoopAccesses, analysis: AffineAnalysis, sink: DiagnosticSink):
+    """Report every possible race. Returns the write forms per parameter (for the read check), the
+    inequalities the runtime must confirm before launching (strides it could not compare here), and the
+    index lists whose values the runtime must find distinct (writes like `out[idx[i]]`)."""
     forms: dict[ir.Binding, list[tuple[Affine, Access]]] = {}
-    i = loop.var.name
+    launch_checks: list[tuple[Poly, ir.Span]] = []
+    index_lists: list = []
+    var = nest.dims[0].var.name if len(nest.dims) == 1 else "the loop variables"
+    started = Note(f"the parallel loop over {nest.names} starts here", nest.span)
     for w in accesses.writes:
         form = analysis.form(w.index)
         name = w.param.name
         if form is None:
             sink.error("RG0102", f"cannot prove that iterations of this loop write distinct elements of `{name}`",
-                       w.span, f"the index of this write is not of the form `c * {i} + d`",
-                       notes=(Note(f"the parallel loop over `{i}` starts here", loop.span),),
-                       help=f"write `{name}[{i}]`, `{name}[{i} + k]` or `{name}[c * {i} + k]` with constant c != 0; "
+                       w.span, f"this index is not an affine function of {var}", notes=(started,),
+                       help=f"write `{name}[i]`, `{name}[i + k]`, `{name}[c * i + k]` or a row-major `j * w + i`; "
                             "each iteration may run on a different GPU thread")
             continue
-        coeff = form.constant_coeff
-        if coeff == 0:
-            sink.error("RG0101", f"every iteration writes the same element of `{name}`", w.span,
-                       f"this index does not depend on `{i}`",
-                       notes=(Note(f"the parallel loop over `{i}` starts here", loop.span),),
+        proof = analysis.injectivity(form)
+        if proof.independent_of:
+            which = ", ".join(f"`{n}`" for n in proof.independent_of)
+            message = (f"every iteration writes the same element of `{name}`" if len(nest.dims) == 1 else
+                       f"iterations that differ only in {which} write the same element of `{name}`")
+            sink.error("RG0101", message, w.span, f"this index does not depend on {which}", notes=(started,),
                        help="all GPU threads would race on this element; if you want a sum or a minimum, "
                             "accumulate into a `let mut` variable declared before the loop and return it")
             continue
-        if coeff is None:
+        if not proof.proven:
             sink.error("RG0102", f"cannot prove that iterations of this loop write distinct elements of `{name}`",
-                       w.span, f"the coefficient of `{i}` in this index is not a constant",
-                       notes=(Note(f"the parallel loop over `{i}` starts here", loop.span),),
-                       help=f"write at `c * {i} + d` with a constant c != 0")
+                       w.span, "the strides of this index cannot be ordered", notes=(started,),
+                       help="use a constant stride (`c * i + k`), or row-major strides whose inner extents are "
+                            "the loop bounds (`j * w + i` with `i` in `0..w`)")
             continue
+        launch_checks += [(check, w.span) for check in proof.launch_checks]
+        if proof.index_list is not None:
+            index_lists.append((proof.index_list, constant_value(form.coeffs[0][1]), form.rest, w.param, w.span))
         forms.setdefault(w.param, []).append((form, w))
     for param, writes in forms.items():
-        _check_write_pairs(param, writes, loop, sink)
-    return forms
+        _check_write_pairs(param, writes, nest, analysis, sink, launch_checks)
+    return forms, launch_checks, index_lists
 
 
-def _check_write_pairs(param, writes, loop, sink) -> None:
-    i = loop.var.name
+def _check_write_pairs(param, writes, nest: Nest, analysis: AffineAnalysis, sink, launch_checks: list) -> None:
     for a_index, (a, wa) in enumerate(writes):
         for b, wb in writes[a_index + 1:]:
             diff = b.minus(a)
-            coeff = a.constant_coeff
-            offset = diff.constant_rest()
-            if diff.constant_coeff != 0 or offset is None:
+            offset = constant_value(diff.rest)
+            single = len(a.coeffs) == 1 and len(nest.dims) == 1 and a.coeffs[0][0] == id(nest.dims[0].var)
+            stride = constant_value(a.coeffs[0][1]) if single else None
+            if not diff.coeffs and (offset is None or stride is None) and diff.rest \
+                    and analysis.read_disjoint(b, a, launch_checks, wb.span):
+                continue  # e.g. px[i] and px[i + 12 * n] with i < n: the two rows never meet
+            if diff.coeffs or offset is None or (offset != 0 and stride is None):
                 sink.error("RG0105", f"two writes to `{param.name}` may hit one element from different iterations",
                            wb.span, "this write", notes=(Note("and this write", wa.span),),
-                           help=f"write every element of `{param.name}` at `c * {i} + k` with one constant c and "
+                           help=f"write every element of `{param.name}` at `c * i + k` with one constant c and "
                                 "constant offsets k")
                 return
-            if offset != 0 and offset % coeff == 0:
-                sink.error("RG0105", f"iteration `{i}` and iteration `{i} + {offset // coeff}` write the same "
+            if offset != 0 and offset % stride == 0:
+                i = nest.dims[0].var.name
+                sink.error("RG0105", f"iteration `{i}` and iteration `{i} + {offset // stride}` write the same "
                            f"element of `{param.name}`", wb.span, "this write",
                            notes=(Note("collides with this write of another iteration", wa.span),),
                            help="make the offsets of the writes differ by less than the stride, or split the "
@@ -149,20 +180,22 @@ def _check_write_pairs(param, writes, loop, sink) -> None:
                 return
 
 
-def check_reads(loop: ir.For, accesses: LoopAccesses, forms: dict, analysis: AffineAnalysis,
-                sink: DiagnosticSink) -> None:
-    i = loop.var.name
+def check_reads(nest: Nest, accesses: LoopAccesses, forms: dict, analysis: AffineAnalysis,
+                sink: DiagnosticSink, launch_checks: list) -> None:
+    """A written slice may be read at the element the same iteration writes, or where no iteration
+    writes (e.g. `px[i + 12 * n]` while iterations write `px[i]`, `i < n`); the latter may need a
+    launch check, which is appended to `launch_checks`."""
     written = {w.param for w in accesses.writes}
     for r in accesses.reads:
         if r.param not in written:
             continue
         form = analysis.form(r.index)
         own = [f for f, _ in forms.get(r.param, [])]
-        if form is not None and form in own:
+        if form is not None and own and all(analysis.read_disjoint(form, w, launch_checks, r.span) for w in own):
             continue
         first_write = next(w for w in accesses.writes if w.param is r.param)
         sink.error("RG0103", f"this reads an element of `{r.param.name}` that another iteration may write",
-                   r.span, f"read here, at an index other than the one this iteration writes",
+                   r.span, "read here, at an index other than the one this iteration writes",
                    notes=(Note(f"`{r.param.name}` is written here", first_write.span),),
                    help=f"iterations run in parallel, in no fixed order; read `{r.param.name}` only at the "
                         f"index this iteration writes, or read from a separate input slice")

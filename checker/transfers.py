@@ -15,7 +15,9 @@ from rs2gpu.ir.types import RefType
 from rs2gpu.ir.walk import walk
 
 
-def plan_transfers(fn: ir.Function, loops: list[tuple[ir.For, LoopAccesses]]) -> tuple[ParamPlan, ...]:
+def plan_transfers(fn: ir.Function, loops: list[tuple[ir.For | None, LoopAccesses]]) -> tuple[ParamPlan, ...]:
+    """`loops` pairs each parallel loop's accesses with the loop itself when it is one-dimensional (the
+    only shape whose coverage of a whole slice is recognised; others keep the old contents)."""
     plans = []
     for p in fn.params:
         if not isinstance(p.ty, RefType):
@@ -25,7 +27,7 @@ def plan_transfers(fn: ir.Function, loops: list[tuple[ir.For, LoopAccesses]]) ->
         reads = [r for _, acc in loops for r in acc.reads if r.param is p]
         if not p.ty.mutable or not writes:
             plans.append(ParamPlan(p, "in", False, "only read" if p.ty.mutable else "shared reference"))
-        elif not reads and any(_covers_whole_slice(loop, w) for loop, w in writes):
+        elif not reads and any(loop is not None and _covers_whole_slice(loop, w) for loop, w in writes):
             plans.append(ParamPlan(p, "out", True, "every element written, none read: never uploaded"))
         else:
             why = "read and written" if reads else "not every element is provably written"

@@ -12,7 +12,7 @@ import jinja2
 
 from rs2gpu.emit.cxx_types import PRIM_CXX
 from rs2gpu.emit.dialect import DIALECTS, Dialect
-from rs2gpu.emit.kernels import (helper_context, launch_context, manifest_entry, struct_context,
+from rs2gpu.emit.kernels import (global_names, helper_context, launch_context, manifest_entry, struct_context,
                                  tuple_context)
 from rs2gpu.emit.consts import const_context
 from rs2gpu.ir import nodes as ir
@@ -98,6 +98,7 @@ def _tuple_types(functions) -> list[TupleType]:
 def render_kernel(checked: CheckedCrate, plan: KernelPlan, dialect: Dialect, version: str) -> str:
     crate = checked.crate
     helpers = reachable_helpers(crate, plan.function)
+    reserved = global_names(crate)
     context = {
         "version": version,
         "dialect": dialect,
@@ -106,13 +107,13 @@ def render_kernel(checked: CheckedCrate, plan: KernelPlan, dialect: Dialect, ver
         "structs": [struct_context(s.ty) for s in crate.structs],
         "tuples": [tuple_context(t) for t in _tuple_types([plan.function, *helpers])],
         "consts": [const_context(c, crate) for c in crate.consts],
-        "helpers": [helper_context(f) for f in helpers],
+        "helpers": [helper_context(f, reserved) for f in helpers],
         "kernel": {
             "name": plan.name,
             "source": str(plan.function.span),
             "params": [{"name": p.binding.name, "rust_type": str(p.binding.ty), "transfer": p.transfer,
                         "reason": p.reason} for p in plan.params],
-            "launches": [launch_context(plan, i, loop) for i, loop in enumerate(plan.loops)],
+            "launches": [launch_context(plan, i, loop, reserved) for i, loop in enumerate(plan.loops)],
         },
     }
     return environment().get_template("kernel.j2").render(context)
@@ -129,7 +130,7 @@ def emit_crate(checked: CheckedCrate, targets: tuple[str, ...] = ("cuda", "hip")
             file_name = plan.name + dialect.file_suffix
             files[file_name] = render_kernel(checked, plan, dialect, version)
             names[target] = file_name
-        kernels[plan.name] = manifest_entry(plan, names, consts)
+        kernels[plan.name] = manifest_entry(plan, names, consts, global_names(checked.crate))
     manifest = {"manifest_version": MANIFEST_VERSION, "rs2gpu_version": version, "crate": checked.crate.name,
                 "block_size": BLOCK_SIZE, "targets": list(targets), "kernels": kernels}
     return EmittedCrate(files, manifest)

@@ -130,7 +130,7 @@ class ExprRenderer:
             self.hoist_raw(line)
         self.hoist(f"{result} = {rhs};")
         self.indent -= 1
-        self.hoist("}")
+        self.hoist_brace("}")
         return result
 
     def _Cast(self, e: ir.Cast) -> str:
@@ -190,7 +190,7 @@ class ExprRenderer:
         if isinstance(target, ArrayType):
             return int_literal(target.length, PrimType("usize"))
         if isinstance(seq, ir.Var) and isinstance(target, SliceType):
-            return self.names.name(seq.binding) + "_len"
+            return self.names.length_name(seq.binding)
         raise NotImplementedError(f"length of {seq}")
 
     def _Call(self, e: ir.Call) -> str:

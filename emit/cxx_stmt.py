@@ -5,6 +5,10 @@ since `match` becomes an if-chain, never a `switch`), except:
 - an exclusive range loop evaluates its end once, like Rust: `for (T i = a, i_end = b; i < i_end; i++)`;
 - an inclusive range loop never steps past its last value, so `0..=T::MAX` terminates;
 - a value-producing `if`/`match`/block/`loop` writes into a temporary declared before it.
+
+Every line is recorded with the Rust line it renders. A C++ compiler numbers the lines after `#line N`
+as N, N+1, ...; `lines` inserts a directive wherever that count would name the wrong Rust line, so one
+Rust line rendered as several C++ lines maps back to itself. Lines of braces alone carry no location.
 """
 from __future__ import annotations
 
@@ -12,43 +16,58 @@ from rs2gpu.emit.cxx_expr import ExprRenderer, _needs_wrapping, WRAPPING_OPS
 from rs2gpu.emit.cxx_types import cxx_type
 from rs2gpu.emit.names import LocalNames
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.types import UNIT, ArrayType, NeverType, PrimType, RefType, SliceType
+from rs2gpu.ir.types import UNIT, ArrayType, NeverType, PrimType
 
 
 class BodyEmitter(ExprRenderer):
     def __init__(self, names: LocalNames, indent: int = 1, line_directives: bool = True) -> None:
         self.names = names
         self.indent = indent
-        self.lines: list[str] = []
         self.line_directives = line_directives
-        self._last_line: tuple[str, int] | None = None
+        self._out: list[tuple[str, tuple[str, int] | None]] = []  # (text, the Rust file and line it renders)
+        self._where: tuple[str, int] | None = None
         self._loop_results: list[str | None] = []
 
     # ------------------------------------------------------------ output
 
-    def hoist(self, text: str) -> None:
-        self.lines.append("    " * self.indent + text)
+    @property
+    def lines(self) -> list[str]:
+        """The C++ lines, with the `#line` directives that keep each one mapped to its Rust line."""
+        out: list[str] = []
+        presumed: tuple[str, int] | None = None  # what the C++ compiler will call the next line
+        for text, where in self._out:
+            if where is not None and self.line_directives and where != presumed:
+                out.append(f'#line {where[1]} "{where[0]}"')
+                presumed = where
+            out.append(text)
+            if presumed is not None:
+                presumed = (presumed[0], presumed[1] + 1)
+        return out
 
-    def hoist_raw(self, line: str) -> None:
-        self.lines.append(line)
+    def hoist(self, text: str) -> None:
+        self._out.append(("    " * self.indent + text, self._where))
+
+    def hoist_brace(self, text: str) -> None:
+        """A line of braces (`}`, `} else {`): no code an error could point at, so no location."""
+        self._out.append(("    " * self.indent + text, None))
+
+    def hoist_raw(self, line) -> None:
+        """Re-emit a line that `capture` returned, with its location."""
+        self._out.append(line)
 
     def locate(self, span: ir.Span) -> None:
-        if not self.line_directives:
-            return
-        key = (span.file, span.line)
-        if key != self._last_line:
-            self.lines.append(f'#line {span.line} "{span.file}"')
-            self._last_line = key
+        """The lines emitted from now on render the Rust line where `span` starts."""
+        self._where = (span.file, span.line)
 
     def capture(self, render):
         """Run `render` with a fresh buffer; return (the lines it emitted, its result)."""
-        saved, saved_last = self.lines, self._last_line
-        self.lines = []
+        saved, saved_where = self._out, self._where
+        self._out = []
         try:
             result = render()
-            return self.lines, result
+            return self._out, result
         finally:
-            self.lines, self._last_line = saved, saved_last
+            self._out, self._where = saved, saved_where
 
     def temp(self, ty, init: str | None = None) -> str:
         name = self.names.fresh("tmp")
@@ -125,16 +144,21 @@ class BodyEmitter(ExprRenderer):
 
     def statement_expr(self, e, target: str | None) -> None:
         """Emit an expression in statement position; a value it produces goes to `target`."""
+        where = self._where
+        self._statement_expr(e, target)
+        self._where = where  # the lines that follow render the statement this one is part of
+
+    def _statement_expr(self, e, target: str | None) -> None:
         if isinstance(e, ir.If):
             self._if(e, target)
         elif isinstance(e, ir.Match):
             self._match(e, target)
         elif isinstance(e, ir.BlockExpr):
-            self.hoist("{")
+            self.hoist_brace("{")
             self.indent += 1
             self.block(e.block, target)
             self.indent -= 1
-            self.hoist("}")
+            self.hoist_brace("}")
         elif isinstance(e, ir.For):
             self._for(e)
         elif isinstance(e, ir.While):
@@ -160,21 +184,24 @@ class BodyEmitter(ExprRenderer):
         self.indent -= 1
 
     def _if(self, e: ir.If, target: str | None) -> None:
+        self.locate(e.cond.span)
         self.hoist(f"if ({self.expr(e.cond)}) {{")
         self._branch(e.then, target)
         orelse = e.orelse
         while orelse is not None and not orelse.stmts and isinstance(orelse.tail, ir.If) \
                 and not self.capture(lambda: self.expr(orelse.tail.cond))[0]:
             nested = orelse.tail
+            self.locate(nested.cond.span)
             self.hoist(f"}} else if ({self.expr(nested.cond)}) {{")
             self._branch(nested.then, target)
             orelse = nested.orelse
         if orelse is not None:
-            self.hoist("} else {")
+            self.hoist_brace("} else {")
             self._branch(orelse, target)
-        self.hoist("}")
+        self.hoist_brace("}")
 
     def _match(self, e: ir.Match, target: str | None) -> None:
+        self.locate(e.scrutinee.span)
         scrutinee = self.temp(e.scrutinee.ty, self.expr(e.scrutinee))
         ty = e.scrutinee.ty
         from rs2gpu.emit.cxx_types import int_literal
@@ -182,7 +209,7 @@ class BodyEmitter(ExprRenderer):
         first = True
         for arm in e.arms:
             if not arm.patterns:
-                self.hoist("{" if first else "} else {")
+                self.hoist_brace("{" if first else "} else {")
             else:
                 tests = []
                 for p in arm.patterns:
@@ -190,6 +217,7 @@ class BodyEmitter(ExprRenderer):
                         tests.append(f"({scrutinee} >= {int_literal(p[0], ty)} && {scrutinee} <= {int_literal(p[1], ty)})")
                     else:
                         tests.append(f"{scrutinee} == {int_literal(p, ty)}")
+                self.locate(arm.span)
                 self.hoist(f"{'if' if first else '} else if'} ({' || '.join(tests)}) {{")
             self.indent += 1
             self.tail(arm.body, target)
@@ -197,7 +225,7 @@ class BodyEmitter(ExprRenderer):
             first = False
             if not arm.patterns:
                 break
-        self.hoist("}")
+        self.hoist_brace("}")
 
     def _for(self, e: ir.For) -> None:
         var = self.names.name(e.var)
@@ -213,7 +241,7 @@ class BodyEmitter(ExprRenderer):
         self._loop_results.append(None)
         self._branch(e.body, None)
         self._loop_results.pop()
-        self.hoist("}")
+        self.hoist_brace("}")
 
     def _while(self, e: ir.While) -> None:
         cond_lines, cond = self.capture(lambda: self.expr(e.cond))
@@ -229,13 +257,13 @@ class BodyEmitter(ExprRenderer):
             self.indent -= 1
             self._branch(e.body, None)
         self._loop_results.pop()
-        self.hoist("}")
+        self.hoist_brace("}")
 
     def _loop(self, e: ir.Loop, target: str | None) -> None:
         self._loop_results.append(target)
         self.hoist("while (true) {")
         self._branch(e.body, None)
-        self.hoist("}")
+        self.hoist_brace("}")
         self._loop_results.pop()
 
     def _break(self, e: ir.Break) -> None:

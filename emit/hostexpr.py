@@ -10,6 +10,7 @@ the manifest's small JSON expression language, which the runtime interprets with
     {"cast": x, "type": "f64"}
     {"call": "min", "args": [x, y], "type": "usize"} min max abs sqrt wrapping_add wrapping_sub wrapping_mul
     {"tuple": [x, y]}
+    {"field": "n", "of": x}               a field of a struct parameter
 """
 from __future__ import annotations
 
@@ -48,6 +49,8 @@ def host_expr(e, reductions: set = frozenset(), consts: dict | None = None) -> d
                 return {"lit": target.length, "type": "usize"}
             return {"len": seq.binding.name}
         return {"call": e.name, "args": [host_expr(a, reductions, consts) for a in e.args], "type": str(e.args[0].ty)}
+    if isinstance(e, ir.Field):
+        return {"field": e.name, "of": host_expr(e.base, reductions, consts)}
     if isinstance(e, ir.TupleLit):
         return {"tuple": [host_expr(a, reductions, consts) for a in e.elems]}
     raise ValueError(f"not a host expression: {type(e).__name__}")

@@ -27,9 +27,9 @@ def symbol(kernel: str, index: int) -> str:
     return f"rs2gpu_{kernel}_{index}"
 
 
-def param_abi(p: ir.Binding, restrict: bool) -> list[dict]:
+def param_abi(p: ir.Binding, restrict: bool, names: LocalNames) -> list[dict]:
     """The C++ parameters, and their sizes, that one Rust parameter becomes."""
-    name = cxx_name(p.name)
+    name = names.name(p)
     qualifier = " __restrict__" if restrict else ""
     ty = p.ty
     if isinstance(ty, RefType):
@@ -39,19 +39,36 @@ def param_abi(p: ir.Binding, restrict: bool) -> list[dict]:
         out = [{"name": name, "cxx": f"{const}{cxx_type(elem)}*{qualifier} {name}", "role": "pointer",
                 "size": 8, "align": 8}]
         if isinstance(target, SliceType):
-            out.append({"name": name + "_len", "cxx": f"const usize {name}_len", "role": "length", "size": 8,
-                        "align": 8})
+            length = names.length_name(p)
+            out.append({"name": length, "cxx": f"const usize {length}", "role": "length", "size": 8, "align": 8})
         return out
     return [{"name": name, "cxx": f"const {cxx_type(ty)} {name}", "role": "value", "size": size_of(ty),
              "align": align_of(ty)}]
 
 
-def helper_context(fn: ir.Function) -> dict:
-    names = LocalNames()
-    params = []
+def global_names(crate: ir.Crate) -> frozenset[str]:
+    """The C++ names of the crate's helpers, consts and structs, which no local may hide: Rust allows
+    `let square = square(x);`, but in C++ the new `square` is already in scope in its initializer."""
+    return frozenset(cxx_name(n) for n in [*(f.name for f in crate.functions if not f.is_kernel),
+                                           *(c.name for c in crate.consts), *(s.ty.name for s in crate.structs)])
+
+
+def parameter_names(fn: ir.Function, reserved=frozenset()) -> LocalNames:
+    """The names of `fn`'s parameters and slice lengths, given out before any local's: parameters keep
+    their Rust names (mangled where C++ needs it); locals that shadow them get suffixes."""
+    names = LocalNames(reserved)
     for p in fn.params:
         names.name(p)
-        params += [a["cxx"] for a in param_abi(p, restrict=False)]
+        if isinstance(p.ty, RefType) and isinstance(p.ty.target, SliceType):
+            names.length_name(p)
+    return names
+
+
+def helper_context(fn: ir.Function, reserved=frozenset()) -> dict:
+    names = parameter_names(fn, reserved)
+    params = []
+    for p in fn.params:
+        params += [a["cxx"] for a in param_abi(p, restrict=False, names=names)]
     signature = f"{cxx_type(fn.ret) if fn.ret != TupleType(()) else 'void'} {cxx_name(fn.name)}({', '.join(params)})"
     emitter = BodyEmitter(names, indent=1)
     emitter.block(fn.body, "return")
@@ -73,14 +90,22 @@ def identity(r: Reduction) -> str:
     return f"rs2gpu_int<{t}>::{'max' if r.op == 'min' else 'min'}"
 
 
-def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop) -> dict:
-    names = LocalNames()
+AXES = ("x", "y", "z")  # the innermost loop runs along x, so consecutive iterations are adjacent threads
+
+
+def launch_axes(loop: ParallelLoop) -> list[str]:
+    """The grid axis of each dimension, outermost first."""
+    return list(reversed(AXES[:len(loop.dims)]))
+
+
+def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, reserved=frozenset()) -> dict:
+    names = parameter_names(plan.function, reserved)
     params = []
     for p in plan.function.params:
-        names.name(p)  # parameters keep their Rust names; locals that shadow them get suffixes
-        params += [a["cxx"] for a in param_abi(p, restrict=True)]
-    index_type = cxx_type(loop.index.ty)
-    params += [f"const {index_type} rs2gpu_start", "const usize rs2gpu_count"]
+        params += [a["cxx"] for a in param_abi(p, restrict=True, names=names)]
+    axes = launch_axes(loop)
+    for dim, axis in zip(loop.dims, axes):
+        params += [f"const {cxx_type(dim.index.ty)} rs2gpu_start_{axis}", f"const usize rs2gpu_count_{axis}"]
     reductions = []
     for r in loop.reductions:
         name = names.name(r.binding)
@@ -88,18 +113,26 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop) -> dict:
         reductions.append({"name": name, "type": cxx_type(r.binding.ty), "identity": identity(r),
                            "op_name": OP_NAMES[r.op]})
     preamble = BodyEmitter(names, indent=1)
-    used = {n.binding for n in walk(loop.body) if isinstance(n, ir.Var)} | \
-           {n.binding for n in walk(loop.end) if isinstance(n, ir.Var)}
+    used = {n.binding for n in walk(loop.body) if isinstance(n, ir.Var)}
     for let in _needed_preamble(plan.preamble, used):
         preamble.statement(let)
-    index_name = names.name(loop.index)
-    body = BodyEmitter(names, indent=2)
+    loop_open, loop_close = [], []
+    for depth, (dim, axis) in enumerate(zip(loop.dims, axes)):
+        pad = "    " * (depth + 1)
+        t = f"rs2gpu_t{axis}"
+        index_type = cxx_type(dim.index.ty)
+        wide = dim.index.ty in (USIZE, PrimType("u64"))
+        value = f"rs2gpu_start_{axis} + {t}" if wide else f"({index_type})((u64)rs2gpu_start_{axis} + {t})"
+        loop_open += [f"{pad}for (usize {t} = (usize)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
+                      f"{t} < rs2gpu_count_{axis}; {t} += (usize)gridDim.{axis} * blockDim.{axis}) {{",
+                      f"{pad}    const {index_type} {names.name(dim.index)} = {value};"]
+        loop_close.insert(0, f"{pad}}}")
+    body = BodyEmitter(names, indent=len(loop.dims) + 1)
     body.block(loop.body)
-    wide = loop.index.ty == USIZE or loop.index.ty == PrimType("u64")
-    index_value = "rs2gpu_start + rs2gpu_t" if wide else f"({index_type})((u64)rs2gpu_start + rs2gpu_t)"
     return {"symbol": symbol(plan.name, index), "source": str(loop.span), "params": params,
-            "preamble": preamble.lines, "reductions": reductions, "index": index_name,
-            "index_type": index_type, "index_value": index_value, "body": body.lines}
+            "preamble": preamble.lines, "reductions": reductions, "loop_open": loop_open,
+            "loop_close": loop_close, "body": body.lines,
+            "iteration": ", ".join(names.name(d.index) for d in loop.dims)}
 
 
 def _needed_preamble(preamble: tuple[ir.Let, ...], used: set) -> list[ir.Let]:
@@ -111,24 +144,31 @@ def _needed_preamble(preamble: tuple[ir.Let, ...], used: set) -> list[ir.Let]:
     return [let for let in preamble if let.binding in needed]
 
 
-def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict) -> dict:
+def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, reserved=frozenset()) -> dict:
     fn = plan.function
     params = []
+    names = parameter_names(fn, reserved)
     for pp in plan.params:
         p = pp.binding
         entry = {"name": p.name, "type": str(p.ty), "transfer": pp.transfer, "reason": pp.reason,
-                 "abi": [{k: a[k] for k in ("name", "role", "size", "align")} for a in param_abi(p, True)]}
+                 "abi": [{k: a[k] for k in ("name", "role", "size", "align")} for a in param_abi(p, True, names)]}
         entry.update(_param_kind(p.ty))
         params.append(entry)
     reduction_bindings = {r.binding for loop in plan.loops for r in loop.reductions}
     launches = []
     for i, loop in enumerate(plan.loops):
         launches.append({
-            "symbol": symbol(plan.name, i), "source": str(loop.span), "index_type": str(loop.index.ty),
-            "start": host_expr(loop.start, consts=consts), "end": host_expr(loop.end, consts=consts),
-            "inclusive": loop.inclusive,
+            "symbol": symbol(plan.name, i), "source": str(loop.span),
+            "dims": [{"index": d.index.name, "index_type": str(d.index.ty), "axis": axis,
+                      "start": host_expr(d.start, consts=consts), "end": host_expr(d.end, consts=consts),
+                      "inclusive": d.inclusive} for d, axis in zip(loop.dims, launch_axes(loop))],
             "reductions": [{"name": r.binding.name, "type": str(r.binding.ty), "op": r.op,
                             "init": host_expr(_seed(plan, r.binding), consts=consts)} for r in loop.reductions],
+            "checks": [{"poly": _poly_json(check.terms, consts), "source": str(check.span)}
+                       for check in loop.launch_checks],
+            "index_lists": [{"list": c.list_param.name, "position": _poly_json(c.position, consts), "scale": c.scale,
+                             "offset": _poly_json(c.offset, consts), "target": c.target.name, "source": str(c.span)}
+                            for c in loop.index_lists],
         })
     preamble = []
     host_values: set = set()
@@ -142,8 +182,14 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict) -> dic
         result = {"type": str(fn.ret), "expr": host_expr(plan.result, reduction_bindings, consts)}
     return {"source": str(fn.span), "rust_path": fn.rust_path, "files": files, "fast_math": fn.fast_math, "params": params,
             "preamble": preamble, "launches": launches, "returns": result,
-            "geometry": "one thread per iteration of each parallel loop; grid = ceil(count / block_size) "
-                        "blocks (capped), each thread strides by the grid when the count exceeds it"}
+            "geometry": "one thread per iteration of each parallel loop; a loop nest of up to three dimensions "
+                        "maps its innermost loop to x; blocks of block_size threads, grid = ceil(count / block) "
+                        "per axis (capped), threads stride by the grid when a count exceeds it"}
+
+
+def _poly_json(terms, consts) -> list:
+    """Σ coefficient · Π factors, each factor a host expression (evaluated with exact integers)."""
+    return [[coefficient, [host_expr(f, consts=consts) for f in factors]] for coefficient, factors in terms]
 
 
 def _seed(plan: KernelPlan, binding) -> ir.Expr:

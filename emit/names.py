@@ -43,16 +43,22 @@ def cxx_name(rust_name: str) -> str:
 class LocalNames:
     """Unique C++ names for the bindings of one function, so shadowed Rust names become distinct
     C++ variables: the first `x` keeps its name, later ones become `x_1`, `x_2`, ... (skipping names
-    already given out)."""
+    already given out). A slice parameter's length is a name of its own (`a_len`), given out here too,
+    so that a Rust variable called `a_len` can neither collide with it nor hide it."""
 
-    def __init__(self) -> None:
-        self._names: dict[int, str] = {}
-        self._used: set[str] = set()
+    def __init__(self, reserved=frozenset()) -> None:
+        self._names: dict[object, str] = {}
+        self._used: set[str] = set(reserved)  # the C++ names of the crate's helpers, consts and structs
 
     def name(self, binding) -> str:
-        key = id(binding)
+        return self._unique(id(binding), cxx_name(binding.name))
+
+    def length_name(self, binding) -> str:
+        """The name of the length that travels with the slice `binding`."""
+        return self._unique(("len", id(binding)), self.name(binding) + "_len")
+
+    def _unique(self, key, base: str) -> str:
         if key not in self._names:
-            base = cxx_name(binding.name)
             candidate, n = base, 0
             while candidate in self._used:
                 n += 1

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.nodes import Binding, Block, Crate, Expr, Function, Let, Span
+from rs2gpu.ir.types import StructType
 from rs2gpu.ir.walk import walk
 
 # Expressions the host can evaluate before a launch (loop bounds) or after one (the result): the
 # manifest carries them to the runtime in a small JSON expression language.
-HOST_NODES = (ir.Lit, ir.ConstRef, ir.Var, ir.Unary, ir.Binary, ir.Cast, ir.TupleLit, ir.Intrinsic)
+HOST_NODES = (ir.Lit, ir.ConstRef, ir.Var, ir.Unary, ir.Binary, ir.Cast, ir.TupleLit, ir.Intrinsic, ir.Field)
 HOST_INTRINSICS = {"len", "min", "max", "abs", "sqrt", "wrapping_add", "wrapping_sub", "wrapping_mul"}
 
 
@@ -25,6 +26,9 @@ def is_host_evaluable(expr: Expr, host_values: set[Binding]) -> bool:
         if isinstance(node, ir.Intrinsic) and node.name not in HOST_INTRINSICS:
             return False
         if isinstance(node, ir.Var) and node.binding.kind != "param" and node.binding not in host_values:
+            return False
+        if isinstance(node, ir.Field) and not (isinstance(node.base, (ir.Var, ir.Field))
+                                               and isinstance(node.base.ty, StructType)):
             return False
     return True
 
@@ -53,16 +57,51 @@ class Reduction:
 
 
 @dataclass(frozen=True, slots=True)
-class ParallelLoop:
-    """One top-level range loop: one launch of `count = end - start` threads (per dimension)."""
+class LoopDim:
+    """One dimension of a parallel loop: `for index in start..end` (or `..=end`)."""
 
     index: Binding
     start: Expr
     end: Expr
     inclusive: bool
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchCheck:
+    """An inequality the race-freedom proof needs and only the runtime can decide:
+    Σ coefficient · Π factors ≥ 0, with factors evaluated on the host (parameters, lengths, consts).
+    For example `w - n ≥ 0` for a write `a[j * w + i]` with `i` in `0..n`."""
+
+    terms: tuple[tuple[int, tuple[Expr, ...]], ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class IndexListCheck:
+    """A write `target[scale * list[i + position] + offset]`: race-free only if the list's values at
+    the loop's positions are distinct (and in bounds), which the runtime verifies before the launch.
+    `position` and `offset` are sums of terms like `LaunchCheck.terms`."""
+
+    list_param: Binding
+    position: tuple[tuple[int, tuple[Expr, ...]], ...]
+    scale: int
+    offset: tuple[tuple[int, tuple[Expr, ...]], ...]
+    target: Binding
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ParallelLoop:
+    """One top-level range loop, or up to three directly nested ones with invariant bounds: one launch,
+    one GPU thread per iteration of the (folded) iteration space. `dims` go from outermost to innermost."""
+
+    dims: tuple[LoopDim, ...]
     body: Block
     reductions: tuple[Reduction, ...]
+    launch_checks: tuple[LaunchCheck, ...]
     span: Span
+    index_lists: tuple[IndexListCheck, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

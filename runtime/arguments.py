@@ -37,7 +37,7 @@ def numpy_dtype(layout: dict):
     return np.dtype(PRIM_DTYPES[layout["type"]])
 
 
-@dataclass
+@dataclass(slots=True)
 class ArrayArg:
     """One array argument: where its bytes are and how many elements it holds."""
 

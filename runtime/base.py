@@ -12,10 +12,12 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from rs2gpu.runtime.callplan import BoundArgs, CallPlan, LaunchPlan
-from rs2gpu.runtime.errors import LaunchError
+from rs2gpu.runtime.errors import KernelPanic, LaunchError, RaceError
 from rs2gpu.runtime.hostexpr import Environment, evaluate
 
 MAX_GRID_X = 2**31 - 1
+MAX_GRID_YZ = 65535
+_NONE: dict = {}  # shared empty mapping for launches without reductions (never written)
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,26 @@ def bind_arguments(name: str, entry: dict, args: tuple, kwargs: dict, allow_devi
     if plan is None or plan.entry is not entry:
         plan = _PLANS[id(entry)] = CallPlan(name, entry)
     return plan.bind(args, kwargs, allow_device)
+
+
+def launch_geometry(counts: dict[str, int], block_size: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """Grid and block for an iteration space of one to three axes. Blocks always hold `block_size`
+    threads (the block reductions rely on it): the innermost loop takes x, at least a warp wide and at
+    most its own extent rounded up to a power of two; the outer loops share the rest. Each axis's grid
+    is capped at the hardware limit, and the kernels stride over what does not fit."""
+    cx, cy, cz = counts["x"], counts.get("y", 1), counts.get("z", 1)
+    if "y" not in counts:
+        bx, by, bz = block_size, 1, 1
+    else:
+        bx = min(block_size, max(32, _next_pow2(cx)))
+        by = block_size // bx if "z" not in counts else min(block_size // bx, _next_pow2(cy))
+        bz = block_size // (bx * by)
+    grid = (min(-(-cx // bx), MAX_GRID_X), min(-(-cy // by), MAX_GRID_YZ), min(-(-cz // bz), MAX_GRID_YZ))
+    return grid, (bx, by, bz)
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
 
 
 def iteration_count(launch: dict, env: Environment) -> tuple[int, int]:
@@ -77,7 +99,8 @@ class DeviceBackend(ABC):
     def download(self, host, src_ptr: int) -> None: ...
 
     @abstractmethod
-    def launch_packed(self, function, grid: int, block: int, params_address: int) -> None:
+    def launch_packed(self, function, grid: tuple[int, int, int], block: tuple[int, int, int],
+                      params_address: int) -> None:
         """Launch with the `void**` argument array at `params_address` (see `LaunchPlan`)."""
 
     @abstractmethod
@@ -106,6 +129,10 @@ class DeviceKernel:
 
     def __call__(self, *args, **kwargs):
         bound = self.plan.bind(args, kwargs, allow_device=True)
+        for lp in self.plan.launches:
+            lp.check_strides(bound.env, self.name)
+            if lp.index_lists:
+                self._verify_index_lists(lp, bound)
         transfers: list[Transfer] = []
         device_ptrs, staged = self._stage_arrays(bound, transfers)
         slots = {}
@@ -121,6 +148,44 @@ class DeviceKernel:
                     transfers.append(Transfer(name, "d2h", arg.nbytes, time.perf_counter() - started))
             bound.env.reductions = {name: self._read_scalar(slot, ty) for name, (slot, ty) in slots.items()}
         return None if self.plan.result is None else self.plan.result(bound.env)
+
+    def _verify_index_lists(self, lp: LaunchPlan, bound: BoundArgs) -> None:
+        """Writes like `out[idx[i]]` are race-free only if the list's values are distinct, and in bounds
+        only if they index `out`: check both before any device work, as Rust's own indexing would."""
+        import numpy as np
+
+        starts, counts = lp.iteration_space(bound.env)
+        if not all(counts.values()):
+            return
+        for name, first, end, scale, offset, target, source in lp.index_list_ranges(bound.env, starts, counts):
+            arg = bound.arrays[name]
+            if first < 0 or end > arg.count:
+                bad = first if first < 0 else end - 1
+                raise KernelPanic(f"index out of bounds: the len is {arg.count} but the index is {bad}", source,
+                                  self.name)
+            values = self._list_values(arg, first, end).astype(np.int64) * scale + offset
+            length = bound.arrays[target].count
+            outside = np.flatnonzero((values < 0) | (values >= length))
+            if outside.size:
+                raise KernelPanic(f"index out of bounds: the len is {length} but the index is "
+                                  f"{int(values[outside[0]])}", source, self.name)
+            counts_per_value = np.bincount(values, minlength=0)
+            repeated = np.flatnonzero(counts_per_value > 1)
+            if repeated.size:
+                where = np.flatnonzero(values == repeated[0])[:2] + first
+                raise RaceError(f"kernel `{self.name}`: index list `{name}` holds the same value at positions "
+                                f"{where[0]} and {where[1]}, so two iterations of the loop at {source} would write "
+                                f"`{target}[{int(repeated[0])}]`; nothing was launched")
+
+    def _list_values(self, arg, first: int, end: int):
+        import numpy as np
+
+        if arg.host is not None:
+            return arg.host[first:end]
+        dtype = np.dtype(f"i{arg.nbytes // max(arg.count, 1)}") if arg.count else np.dtype("i8")
+        values = np.empty(end - first, dtype=dtype)
+        self.backend.download(values, arg.ptr + first * dtype.itemsize)
+        return values
 
     def synchronize(self) -> None:
         """Wait for this kernel's launches; raise LaunchError if one of them failed."""
@@ -148,20 +213,20 @@ class DeviceKernel:
         return device_ptrs, staged
 
     def _launch(self, lp: LaunchPlan, function, bound: BoundArgs, device_ptrs: dict[str, int]) -> dict:
-        start, count = lp.count(bound.env)
-        slots, slot_ptrs = {}, {}
+        starts, counts = lp.iteration_space(bound.env)
+        slots, slot_ptrs = ({}, {}) if lp.reductions else (_NONE, _NONE)
         for name, ty, init in lp.reductions:
             slot = self.backend.alloc(8)
             self.backend.upload(slot.ptr, _scalar_array(ty, init(bound.env)))
             slots[name] = (slot, ty)
             slot_ptrs[name] = slot.ptr
-        if count:
-            grid = min(-(-count // self.backend.block_size), MAX_GRID_X)
-            values = lp.values(bound, device_ptrs, start, count, slot_ptrs)
+        if all(counts.values()):
+            grid, block = launch_geometry(counts, self.backend.block_size)
+            values = lp.values(bound, device_ptrs, starts, counts, slot_ptrs)
             with lp.lock:
                 struct.pack_into(lp.format, lp.buffer, 0, *values)
                 try:
-                    self.backend.launch_packed(function, grid, self.backend.block_size, lp.pointers_address)
+                    self.backend.launch_packed(function, grid, block, lp.pointers_address)
                 except LaunchError as e:
                     raise LaunchError(f"launching kernel `{self.name}` (loop at {lp.source}) failed: {e}") from e
         return slots

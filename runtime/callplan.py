@@ -15,7 +15,46 @@ from typing import Callable
 
 from rs2gpu.runtime.arguments import (PRIM_PACK, ArrayArg, array_argument, check_aliasing, check_array_length,
                                       numpy_dtype, scalar_value, struct_value)
+from rs2gpu.runtime.errors import RaceError
 from rs2gpu.runtime.hostexpr import Environment, evaluate
+
+_CUPY_NDARRAY: list = []
+
+
+def struct_fields(layout: dict, data: bytes, offset: int = 0) -> dict:
+    """The scalar fields of a struct's bytes, by name (nested structs as nested dicts), for host
+    expressions such as a loop bound `dims.num_z`."""
+    out = {}
+    for f in layout["fields"]:
+        if "fields" in f:
+            out[f["name"]] = struct_fields(f, data, offset + f["offset"])
+        elif f["type"] in PRIM_PACK:
+            out[f["name"]] = struct.unpack_from("<" + PRIM_PACK[f["type"]], data, offset + f["offset"])[0]
+    return out
+
+
+def poly_value(terms: list, env: Environment) -> int:
+    """Σ coefficient · Π factors with exact integers (the manifest's launch-check polynomials)."""
+    return sum(coefficient * _product(evaluate(f, env) for f in factors) for coefficient, factors in terms)
+
+
+def _product(values) -> int:
+    out = 1
+    for v in values:
+        out *= v
+    return out
+
+
+def _cupy_ndarray() -> type | None:
+    """cupy's array type if cupy is already imported (a caller passing cupy arrays has imported it)."""
+    if not _CUPY_NDARRAY:
+        import sys
+
+        module = sys.modules.get("cupy")
+        if module is None:
+            return None
+        _CUPY_NDARRAY.append(module.ndarray)
+    return _CUPY_NDARRAY[0]
 
 
 @dataclass(frozen=True)
@@ -27,6 +66,7 @@ class ParamSpec:
     dtype: object      # numpy dtype of the elements (arrays) or None
     mutable: bool
     transfer: str
+    fast_scalar: type | None  # a Python type whose values need no conversion or range check (float for f64)
 
 
 class BoundArgs:
@@ -67,7 +107,9 @@ class CallPlan:
         self.params = []
         for i, p in enumerate(entry["params"]):
             dtype = numpy_dtype(p["elem"]) if "elem" in p else None
-            self.params.append(ParamSpec(i, p["name"], p["kind"], p, dtype, bool(p.get("mutable")), p["transfer"]))
+            fast = float if p["kind"] == "scalar" and p["type"] == "f64" else bool if p["type"] == "bool" else None
+            self.params.append(ParamSpec(i, p["name"], p["kind"], p, dtype, bool(p.get("mutable")), p["transfer"],
+                                         fast))
         self.by_name = {p.name: p for p in self.params}
         self._np_ndarray = np.ndarray
         self.preamble = [(local["name"], compile_expr(local["expr"])) for local in entry["preamble"]]
@@ -91,9 +133,12 @@ class CallPlan:
                 bound.arrays[spec.name] = arg
                 env.lengths[spec.name] = arg.count
             elif spec.kind == "scalar":
-                bound.scalars[spec.name] = env.params[spec.name] = scalar_value(spec.entry, value)
+                if type(value) is not spec.fast_scalar:
+                    value = scalar_value(spec.entry, value)
+                bound.scalars[spec.name] = env.params[spec.name] = value
             else:
-                bound.structs[spec.name] = struct_value(spec.entry, value)
+                data = bound.structs[spec.name] = struct_value(spec.entry, value)
+                env.params[spec.name] = struct_fields(spec.entry["layout"], data)
         arrays = bound.arrays
         for m, o in self.alias_pairs:
             if arrays[m].overlaps(arrays[o]):
@@ -120,9 +165,10 @@ class CallPlan:
 
     def _array(self, spec: ParamSpec, value, allow_device: bool) -> ArrayArg:
         kind = type(value)
-        if kind.__name__ == "ndarray" and kind.__module__.startswith("cupy") and allow_device \
-                and value.dtype == spec.dtype and value.flags.c_contiguous and spec.kind == "slice":
-            return ArrayArg(spec.name, value.data.ptr, value.nbytes, value.size, value.device.id, None, True)
+        if kind is _cupy_ndarray() and allow_device and value.dtype == spec.dtype and spec.kind == "slice" \
+                and value.flags.c_contiguous:
+            memory = value.data
+            return ArrayArg(spec.name, memory.ptr, value.nbytes, value.size, memory.device_id, None, True)
         if kind is self._np_ndarray and value.dtype == spec.dtype and value.flags.c_contiguous \
                 and spec.kind == "slice" and (value.flags.writeable or not spec.mutable) and not spec.dtype.fields:
             return ArrayArg(spec.name, value.ctypes.data, value.nbytes, value.size, None, value.reshape(-1),
@@ -140,10 +186,11 @@ class LaunchPlan:
         self.launch = launch
         self.symbol = launch["symbol"]
         self.source = launch["source"]
-        self.start = compile_expr(launch["start"])
-        self.end = compile_expr(launch["end"])
-        self.inclusive = launch["inclusive"]
+        self.dims = [(dim["axis"], compile_expr(dim["start"]), compile_expr(dim["end"]), dim["inclusive"])
+                     for dim in launch["dims"]]
         self.reductions = [(r["name"], r["type"], compile_expr(r["init"])) for r in launch["reductions"]]
+        self.checks = [(check["poly"], check["source"]) for check in launch.get("checks", ())]
+        self.index_lists = launch.get("index_lists", [])
         fields = []  # (what, parameter name, struct format code, size, alignment)
         for p in plan.entry["params"]:
             for part in p["abi"]:
@@ -155,9 +202,10 @@ class LaunchPlan:
                     fields.append(("scalar", p["name"], PRIM_PACK[p["layout"]["type"]], part["size"], part["align"]))
                 else:
                     fields.append(("struct", p["name"], f"{part['size']}s", part["size"], part["align"]))
-        fields.append(("start", "", PRIM_PACK[launch["index_type"]], struct.calcsize(PRIM_PACK[launch["index_type"]]),
-                       struct.calcsize(PRIM_PACK[launch["index_type"]])))
-        fields.append(("count", "", "Q", 8, 8))
+        for dim in launch["dims"]:
+            code = PRIM_PACK[dim["index_type"]]
+            fields.append(("start", dim["axis"], code, struct.calcsize(code), struct.calcsize(code)))
+            fields.append(("count", dim["axis"], "Q", 8, 8))
         for r in launch["reductions"]:
             fields.append(("reduction", r["name"], "Q", 8, 8))
         self.format, offsets, offset = "<", [], 0
@@ -168,6 +216,7 @@ class LaunchPlan:
             offsets.append(offset)
             offset += size
         self.fields = fields
+        self.values = self._compile_values(fields)
         self.size = max(offset, 8)
         self.buffer = ctypes.create_string_buffer(self.size)
         base = ctypes.addressof(self.buffer)
@@ -175,26 +224,40 @@ class LaunchPlan:
         self.pointers_address = ctypes.addressof(self.pointers)
         self.lock = threading.Lock()
 
-    def count(self, env: Environment) -> tuple[int, int]:
-        start, end = self.start(env), self.end(env)
-        return start, max(0, end - start + (1 if self.inclusive else 0))
+    def iteration_space(self, env: Environment) -> tuple[dict[str, int], dict[str, int]]:
+        """The first index and the number of iterations along each grid axis (0 for an empty range)."""
+        starts, counts = {}, {}
+        for axis, start, end, inclusive in self.dims:
+            first = start(env)
+            starts[axis] = first
+            counts[axis] = max(0, end(env) - first + (1 if inclusive else 0))
+        return starts, counts
 
-    def values(self, bound: BoundArgs, device_ptrs: dict[str, int], start: int, count: int,
-               slots: dict[str, int]) -> list:
+    def index_list_ranges(self, env: Environment, starts: dict[str, int], counts: dict[str, int]):
+        """For each index-list write: (list name, first position, end position, scale, offset, target)."""
         out = []
-        for kind, name, *_ in self.fields:
-            if kind == "pointer":
-                out.append(device_ptrs[name])
-            elif kind == "length":
-                out.append(bound.arrays[name].count)
-            elif kind == "scalar":
-                out.append(bound.scalars[name])
-            elif kind == "struct":
-                out.append(bound.structs[name])
-            elif kind == "start":
-                out.append(start)
-            elif kind == "count":
-                out.append(count)
-            else:
-                out.append(slots[name])
+        for entry in self.index_lists:
+            shift = poly_value(entry["position"], env)
+            offset = poly_value(entry["offset"], env)
+            first = starts["x"] + shift
+            out.append((entry["list"], first, first + counts["x"], entry["scale"], offset, entry["target"],
+                        entry["source"]))
         return out
+
+    def check_strides(self, env: Environment, kernel: str) -> None:
+        """Confirm the inequalities the translator's race-freedom proof left to the launch."""
+        for terms, source in self.checks:
+            if poly_value(terms, env) < 0:
+                raise RaceError(f"kernel `{kernel}`: with these arguments, two iterations of the loop at {source} "
+                                f"would write the same element (the row stride is shorter than the row); "
+                                f"nothing was launched")
+
+    def _compile_values(self, fields: list) -> Callable:
+        """`values(bound, device_ptrs, start, count, slots)`: the launch arguments in buffer order, as one
+        generated expression (a per-field loop of `if`s costs more than the launch itself)."""
+        getters = {"pointer": "device_ptrs[{!r}]", "length": "bound.arrays[{!r}].count",
+                   "scalar": "bound.scalars[{!r}]", "struct": "bound.structs[{!r}]", "start": "starts[{!r}]",
+                   "count": "counts[{!r}]", "reduction": "slots[{!r}]"}
+        items = ", ".join(getters[kind].format(name) for kind, name, *_ in fields)
+        source = f"lambda bound, device_ptrs, starts, counts, slots: ({items},)"
+        return eval(source, {})  # noqa: S307 - the source is built above from the manifest's names only

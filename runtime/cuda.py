@@ -26,6 +26,9 @@ class _Done:
     def result(self):
         return self.value
 
+    def done(self) -> bool:
+        return True
+
 
 def _cupy():
     try:
@@ -53,6 +56,9 @@ class CudaBackend(DeviceBackend):
             raise ToolchainUnavailable(f"no usable CUDA device {device}: {e}") from e
         self.arch = arch or f"sm_{major}{minor}"
         self.stream = cp.cuda.Stream(non_blocking=True)
+        self._stream_ptr = self.stream.ptr
+        self._launch_kernel = cp.cuda.driver.launchKernel
+        self._driver_errors = (cp.cuda.driver.CUDADriverError, cp.cuda.runtime.CUDARuntimeError)
         self._staging = [cp.cuda.alloc_pinned_memory(STAGING_CHUNK) for _ in range(STAGING_BUFFERS)]
         self._staging_done = [cp.cuda.Event(disable_timing=True) for _ in range(STAGING_BUFFERS)]
         self._copy_pool: ThreadPoolExecutor | None = None
@@ -128,28 +134,35 @@ class CudaBackend(DeviceBackend):
             size = min(STAGING_CHUNK, data.size - offset)
             data[offset:offset + size] = np.frombuffer(self._staging[slot], dtype=np.uint8, count=size)
 
-        free = list(range(len(self._staging)))
-        in_flight: deque = deque()
-        copying: deque = deque()
+        free = deque(range(len(self._staging)))
+        in_flight: deque = deque()  # (slot, offset): DMA issued into the pinned slot
+        copying: deque = deque()    # (slot, job): a thread copies the slot out to the array
         k = 0
         while k < len(chunks) or in_flight or copying:
             while k < len(chunks) and free:
-                slot, offset = free.pop(), chunks[k]
+                slot, offset = free.popleft(), chunks[k]
                 size = min(STAGING_CHUNK, data.size - offset)
                 self._check(lambda: runtime.memcpyAsync(self._staging[slot].ptr, src_ptr + offset, size,
                                                         runtime.memcpyDeviceToHost, self.stream.ptr))
                 self._staging_done[slot].record(self.stream)
                 in_flight.append((slot, offset))
                 k += 1
-            if in_flight:
+            progressed = False
+            while in_flight and self._staging_done[in_flight[0][0]].done:
                 slot, offset = in_flight.popleft()
-                self._check(self._staging_done[slot].synchronize)
                 copying.append((slot, self._pool().submit(unstage, slot, offset) if len(chunks) > 1
                                 else _Done(unstage(slot, offset))))
-            if copying and (not free or not in_flight):
+                progressed = True
+            while copying and copying[0][1].done():
                 slot, job = copying.popleft()
                 job.result()
                 free.append(slot)
+                progressed = True
+            if not progressed:  # wait for the oldest piece of work instead of spinning
+                if in_flight and not copying:
+                    self._check(self._staging_done[in_flight[0][0]].synchronize)
+                else:
+                    copying[0][1].result()
 
     def _pool(self) -> ThreadPoolExecutor:
         if self._copy_pool is None:
@@ -158,19 +171,25 @@ class CudaBackend(DeviceBackend):
 
     # ------------------------------------------------------------ launch
 
-    def launch_packed(self, function, grid: int, block: int, params_address: int) -> None:
-        self._check(lambda: self.cp.cuda.driver.launchKernel(function, grid, 1, 1, block, 1, 1, 0, self.stream.ptr,
-                                                             params_address, 0))
+    def launch_packed(self, function, grid: tuple[int, int, int], block: tuple[int, int, int],
+                      params_address: int) -> None:
+        try:
+            self._launch_kernel(function, *grid, *block, 0, self._stream_ptr, params_address, 0)
+        except self._driver_errors as e:
+            raise self._launch_error(e) from e
 
     def synchronize(self) -> None:
         self._check(self.stream.synchronize)
 
     def _check(self, call):
-        cp = self.cp
         try:
             return call()
-        except (cp.cuda.driver.CUDADriverError, cp.cuda.runtime.CUDARuntimeError) as e:
-            sticky = "ILLEGAL_ADDRESS" in str(e) or "illegal" in str(e).lower() or "LAUNCH_FAILED" in str(e)
-            note = ("; the CUDA context is now unusable, so this process cannot run GPU work again"
-                    if sticky else "")
-            raise LaunchError(f"{e}{note}") from e
+        except self._driver_errors as e:
+            raise self._launch_error(e) from e
+
+    @staticmethod
+    def _launch_error(e: Exception) -> LaunchError:
+        text = str(e)
+        sticky = any(mark in text for mark in ("ILLEGAL_ADDRESS", "LAUNCH_FAILED", "illegal", "ASSERT"))
+        note = "; the CUDA context is now unusable, so this process cannot run GPU work again" if sticky else ""
+        return LaunchError(f"{text}{note}")

@@ -12,6 +12,8 @@ STT_OBJECT = 1
 STT_FUNC = 2
 
 _SHT_SYMTAB = 2
+SHT_NOTE = 7
+SHT_NOBITS = 8
 _SHT_DYNSYM = 11
 
 _HEADER = struct.Struct("<16sHHIQQQIHHHHHH")
@@ -60,6 +62,34 @@ def _sections(data: bytes) -> list[_Section]:
         fields = _SECTION.unpack_from(data, shoff + i * shentsize)
         sections.append(_Section(kind=fields[1], offset=fields[4], size=fields[5], link=fields[6], entsize=fields[9]))
     return sections
+
+
+class ElfSection(NamedTuple):
+    name: str
+    kind: int  # sh_type: SHT_NOTE, SHT_NOBITS, vendor types such as CUDA's .nv.info (0x70000000)
+    flags: int
+    offset: int
+    size: int
+    link: int
+    info: int
+
+    def data(self, elf: bytes) -> bytes:
+        """The section's bytes (empty for SHT_NOBITS sections such as .nv.shared.*, which only have a size)."""
+        return b"" if self.kind == SHT_NOBITS else elf[self.offset:self.offset + self.size]
+
+
+def elf_sections(data: bytes) -> list[ElfSection]:
+    """Every section, named from the section-header string table."""
+    _check(data)
+    sections = _sections(data)
+    header = _HEADER.unpack_from(data)
+    names = sections[header[13]] if header[13] < len(sections) else None
+    found = []
+    for i in range(len(sections)):
+        fields = _SECTION.unpack_from(data, header[6] + i * header[11])
+        name = _name_at(data, names, fields[0]) if names is not None else ""
+        found.append(ElfSection(name, fields[1], fields[2], fields[4], fields[5], fields[6], fields[7]))
+    return found
 
 
 def _name_at(data: bytes, strtab: _Section, offset: int) -> str:

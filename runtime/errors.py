@@ -128,3 +128,8 @@ class KernelPanic(RuntimeError):
         self.message = message
         self.location = location
         self.kernel = kernel
+
+
+class RaceError(ValueError):
+    """The arguments would make two iterations of a parallel loop write one element (a stride the
+    translator could only check at launch); raised before any device work."""

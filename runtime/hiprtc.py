@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 from . import hiprtc_child
+from .cache import BinaryCache, cache_key
 from .compile_result import CompiledBinary
 from .errors import GpuCompileError, ToolchainUnavailable
 from .options import HIPRTC_ENVIRONMENT, HipOptions
@@ -38,6 +39,38 @@ def hiprtc_version() -> tuple[int, int]:
     except hiprtc_child.LibraryNotFound as exc:
         raise ToolchainUnavailable(str(exc)) from exc
     return hiprtc_child.version(lib)
+
+
+@lru_cache(maxsize=1)
+def hiprtc_library() -> str:
+    """The real file of the hiprtc library compile_hip loads (libhiprtc.so.6.x.y, or libamdhip64.so.5.x.y on
+    ROCm 5, which has hiprtc inside the HIP runtime)."""
+    try:
+        lib = hiprtc_child.load_library()
+    except hiprtc_child.LibraryNotFound as exc:
+        raise ToolchainUnavailable(str(exc)) from exc
+    return hiprtc_child.library_path(lib)
+
+
+def hip_cache_key(source: str, arch: str, fast_math: bool) -> str:
+    """The disk-cache key of a compile: the source, the options, and the hiprtc library that compiles it.
+
+    hiprtcVersion() does not tell ROCm 5 releases apart, so the library's versioned file name is part of the key.
+    """
+    return cache_key("hip", source, HipOptions(arch, fast_math).key(), repr(hiprtc_version()), hiprtc_library())
+
+
+def cached_compile_hip(cache: BinaryCache, source: str, source_name: str, arch: str,
+                       fast_math: bool = False) -> tuple[bytes, bool]:
+    """The code object of `source` from the disk cache, or compiled by hiprtc and stored there; with whether
+    hiprtc ran. Needs no GPU: only the hiprtc library, and not even a compile on a cache hit."""
+    key = hip_cache_key(source, arch, fast_math)
+    binary = cache.get(key)
+    if binary is not None:
+        return binary, False
+    binary = compile_hip(source, source_name, arch, fast_math=fast_math).binary
+    cache.put(key, binary)
+    return binary, True
 
 
 def hipcc_command(source_name: str, opts: HipOptions, extra: Sequence[str] = ()) -> str:

@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 # ROCm >= 6 ships hiprtc as its own library; ROCm 5 (Debian 12's libamdhip64-5) has it inside libamdhip64.
-LIBRARY_NAMES = ("libhiprtc.so", "libhiprtc.so.6", "libamdhip64.so", "libamdhip64.so.5")
+LIBRARY_NAMES = ("libhiprtc.so", "libhiprtc.so.7", "libhiprtc.so.6", "libamdhip64.so", "libamdhip64.so.5")
 
 INSTALL_HINT = (
     "install hiprtc: on Debian/Ubuntu `apt-get install libamdhip64-dev` (ROCm 5), or ROCm >= 6 (libhiprtc.so) "

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import struct
-from dataclasses import dataclass, field
 
 _INT_BITS = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "isize": 64,
              "u8": 8, "u16": 16, "u32": 32, "u64": 64, "usize": 64}
@@ -17,12 +16,17 @@ class HostPanic(ArithmeticError):
     """A host-evaluated expression panicked the way the Rust code would (division by zero)."""
 
 
-@dataclass
 class Environment:
-    params: dict = field(default_factory=dict)       # scalar parameter values
-    lengths: dict = field(default_factory=dict)      # slice parameter lengths
-    locals: dict = field(default_factory=dict)       # preamble values
-    reductions: dict = field(default_factory=dict)   # reduced values
+    """The values a host expression can name. A plain slotted class: one is made per kernel call."""
+
+    __slots__ = ("params", "lengths", "locals", "reductions")
+
+    def __init__(self, params: dict | None = None, lengths: dict | None = None, locals: dict | None = None,
+                 reductions: dict | None = None) -> None:
+        self.params = params if params is not None else {}          # scalar parameter values
+        self.lengths = lengths if lengths is not None else {}       # slice parameter lengths
+        self.locals = locals if locals is not None else {}          # preamble values
+        self.reductions = reductions if reductions is not None else {}  # reduced values
 
 
 def wrap(value: int, ty: str) -> int:
@@ -154,6 +158,8 @@ def evaluate(expr: dict, env: Environment):
         return env.reductions[expr["reduction"]]
     if "cast" in expr:
         return _cast(evaluate(expr["cast"], env), expr["from"], expr["type"])
+    if "field" in expr:
+        return evaluate(expr["of"], env)[expr["field"]]
     if "tuple" in expr:
         return tuple(evaluate(e, env) for e in expr["tuple"])
     if "call" in expr:
