@@ -6,6 +6,7 @@ diagnostics explaining every kernel that did not.
 from __future__ import annotations
 
 from rs2gpu.checker.affine import AffineAnalysis, LoopVar
+from rs2gpu.checker.bounds import hoist_bounds
 from rs2gpu.checker.races import Nest, check_carried, check_exits, check_reads, check_writes, collect_accesses, private_definitions
 from rs2gpu.checker.reductions import find_reductions
 from rs2gpu.checker.structure import split_kernel
@@ -89,7 +90,9 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.
         launch_checks = tuple(_launch_check(poly, span, analysis) for poly, span in dict.fromkeys(checks))
         lists = tuple(IndexListCheck(g.list_param, _terms(g.offset, analysis), scale, _terms(offset, analysis),
                                      target, span) for g, scale, offset, target, span in index_lists)
-        loops.append(ParallelLoop(dims, innermost.body, reductions, launch_checks, loop.span, lists))
+        bounds, hoisted = hoist_bounds(innermost.body, analysis, nest.dims)
+        loops.append(ParallelLoop(dims, innermost.body, reductions, launch_checks, loop.span, lists, tuple(bounds),
+                                  hoisted))
         accesses_per_loop.append((loop if len(nest.dims) == 1 else None, accesses))
     for acc, let in shape.accumulators.items():
         if acc not in reduced_somewhere:

@@ -15,10 +15,12 @@ from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.diagnostics import DiagnosticSink, Note
 from rs2gpu.ir.plan import Reduction
 from rs2gpu.ir.types import PrimType
-from rs2gpu.ir.walk import walk
+from rs2gpu.ir.walk import same_value, walk
 
 COMBINING_OPS = {"+", "*", "&", "|", "^"}
 COMMUTATIVE_BINARY = {"+", "*", "&", "|", "^"}
+# Method forms of the same combining operations (integer + and * wrap in a release build anyway).
+_METHOD_OPS = {"min": "min", "max": "max", "wrapping_add": "+", "wrapping_mul": "*"}
 
 
 def _update_op(assign: ir.Assign, acc: ir.Binding) -> tuple[str, ir.Expr] | None:
@@ -31,11 +33,12 @@ def _update_op(assign: ir.Assign, acc: ir.Binding) -> tuple[str, ir.Expr] | None
             return v.op, v.rhs
         if _is_var(v.rhs, acc):
             return v.op, v.lhs
-    if isinstance(v, ir.Intrinsic) and v.name in ("min", "max") and len(v.args) == 2:
+    if isinstance(v, ir.Intrinsic) and v.name in _METHOD_OPS and len(v.args) == 2:
+        op = _METHOD_OPS[v.name]
         if _is_var(v.args[0], acc):
-            return v.name, v.args[1]
+            return op, v.args[1]
         if _is_var(v.args[1], acc):
-            return v.name, v.args[0]
+            return op, v.args[0]
     return None
 
 
@@ -43,10 +46,50 @@ def _is_var(e: ir.Expr, b: ir.Binding) -> bool:
     return isinstance(e, ir.Var) and e.binding is b
 
 
+def _location_update(node, accumulators: set[ir.Binding]):
+    """`if e < m { m = e; loc = i; }` (and `<=`, `>`, `>=`, or `m > e`): a min/max-location reduction.
+    Returns (Reduction, the ids of the nodes it accounts for) or None."""
+    if not (isinstance(node, ir.If) and node.orelse is None and isinstance(node.cond, ir.Binary)
+            and node.cond.op in ("<", "<=", ">", ">=") and node.then.tail is None and len(node.then.stmts) == 2):
+        return None
+    cond = node.cond
+    first, second = node.then.stmts
+    if not (isinstance(first, ir.Assign) and isinstance(second, ir.Assign) and first.op is None and second.op is None
+            and isinstance(first.target, ir.Var) and isinstance(second.target, ir.Var)):
+        return None
+    if not (_is_var(cond.lhs, first.target.binding) or _is_var(cond.rhs, first.target.binding)):
+        first, second = second, first  # the value's assignment is the one whose variable is compared
+    value, loc = first.target.binding, second.target.binding
+    if value not in accumulators or loc not in accumulators:
+        return None
+    op = cond.op
+    if _is_var(cond.rhs, value) and same_value(cond.lhs, first.value):
+        candidate = cond.lhs
+    elif _is_var(cond.lhs, value) and same_value(cond.rhs, first.value):
+        candidate = cond.rhs
+        op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]  # m > e is e < m
+    else:
+        return None
+    if any(_is_var(n, value) or _is_var(n, loc) for n in (*walk(candidate), *walk(second.value))):
+        return None
+    kind = "minloc" if op in ("<", "<=") else "maxloc"
+    handled = {id(n) for n in walk(node)}
+    return Reduction(value, kind, node.span, loc, op in ("<", ">")), handled
+
+
 def find_reductions(loop: ir.For, accumulators: set[ir.Binding], sink: DiagnosticSink) -> tuple[Reduction, ...]:
     found: dict[ir.Binding, Reduction] = {}
     update_reads: set[int] = set()
     for node in walk(loop.body):
+        located = _location_update(node, accumulators)
+        if located is not None:
+            reduction, handled = located
+            found[reduction.binding] = reduction
+            found[reduction.location] = reduction
+            update_reads |= handled
+    for node in walk(loop.body):
+        if id(node) in update_reads:
+            continue
         if not (isinstance(node, ir.Assign) and isinstance(node.target, ir.Var)
                 and node.target.binding in accumulators):
             continue
@@ -80,7 +123,7 @@ def find_reductions(loop: ir.For, accumulators: set[ir.Binding], sink: Diagnosti
             sink.error("RG0104", f"`{node.binding.name}` is read inside the parallel loop that reduces it",
                        node.span, "its value here depends on the order of the iterations",
                        help="read the reduced value after the loop")
-    return tuple(found.values())
+    return tuple(dict.fromkeys(found.values()))
 
 
 def _reducible_type(ty, op: str) -> bool:

@@ -60,9 +60,9 @@ def split_kernel(fn: ir.Function, sink: DiagnosticSink) -> KernelShape:
 def _top_level_let(stmt: ir.Let, shape: KernelShape, assigned_later: set[ir.Binding], sink: DiagnosticSink) -> None:
     b = stmt.binding
     if b in assigned_later:
-        if stmt.init is None or not is_uniform(stmt.init, shape.uniform):
+        if stmt.init is None or not is_host_evaluable(stmt.init, {s.binding for s in shape.preamble}, elements=True):
             sink.error("RG0104", f"the initial value of `{b.name}` must be computed from the parameters",
-                       stmt.span, help="start a reduction from a constant or a parameter")
+                       stmt.span, help="start a reduction from a constant, a parameter, or one element such as `x[0]`")
         shape.accumulators[b] = stmt
         return
     if not isinstance(b.ty, PrimType):

@@ -12,7 +12,7 @@ import jinja2
 
 from rs2gpu.emit.cxx_types import PRIM_CXX
 from rs2gpu.emit.dialect import DIALECTS, Dialect
-from rs2gpu.emit.kernels import (global_names, helper_context, launch_context, manifest_entry, struct_context,
+from rs2gpu.emit.kernels import (PanicSites, global_names, helper_context, launch_context, manifest_entry, struct_context,
                                  tuple_context)
 from rs2gpu.emit.consts import const_context
 from rs2gpu.ir import nodes as ir
@@ -95,7 +95,10 @@ def _tuple_types(functions) -> list[TupleType]:
     return list(found)
 
 
-def render_kernel(checked: CheckedCrate, plan: KernelPlan, dialect: Dialect, version: str) -> str:
+def render_kernel(checked: CheckedCrate, plan: KernelPlan, dialect: Dialect, version: str,
+                  sites: PanicSites | None = None) -> str:
+    """The C++ of one kernel for one dialect; `sites` collects the places that can panic."""
+    sites = sites if sites is not None else PanicSites()
     crate = checked.crate
     helpers = reachable_helpers(crate, plan.function)
     reserved = global_names(crate)
@@ -107,13 +110,13 @@ def render_kernel(checked: CheckedCrate, plan: KernelPlan, dialect: Dialect, ver
         "structs": [struct_context(s.ty) for s in crate.structs],
         "tuples": [tuple_context(t) for t in _tuple_types([plan.function, *helpers])],
         "consts": [const_context(c, crate) for c in crate.consts],
-        "helpers": [helper_context(f, reserved) for f in helpers],
+        "helpers": [helper_context(f, sites, reserved) for f in helpers],
         "kernel": {
             "name": plan.name,
             "source": str(plan.function.span),
             "params": [{"name": p.binding.name, "rust_type": str(p.binding.ty), "transfer": p.transfer,
                         "reason": p.reason} for p in plan.params],
-            "launches": [launch_context(plan, i, loop, reserved) for i, loop in enumerate(plan.loops)],
+            "launches": [launch_context(plan, i, loop, sites, reserved) for i, loop in enumerate(plan.loops)],
         },
     }
     return environment().get_template("kernel.j2").render(context)
@@ -125,12 +128,15 @@ def emit_crate(checked: CheckedCrate, targets: tuple[str, ...] = ("cuda", "hip")
     consts = {c.name: c for c in checked.crate.consts}
     for plan in checked.kernels:
         names = {}
+        panics: list[dict] = []
         for target in targets:
             dialect = DIALECTS[target]
             file_name = plan.name + dialect.file_suffix
-            files[file_name] = render_kernel(checked, plan, dialect, version)
+            sites = PanicSites()  # every dialect numbers the same sites in the same order
+            files[file_name] = render_kernel(checked, plan, dialect, version, sites)
             names[target] = file_name
-        kernels[plan.name] = manifest_entry(plan, names, consts, global_names(checked.crate))
+            panics = sites.sites
+        kernels[plan.name] = manifest_entry(plan, names, consts, panics, global_names(checked.crate))
     manifest = {"manifest_version": MANIFEST_VERSION, "rs2gpu_version": version, "crate": checked.crate.name,
                 "block_size": BLOCK_SIZE, "targets": list(targets), "kernels": kernels}
     return EmittedCrate(files, manifest)

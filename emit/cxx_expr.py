@@ -60,6 +60,19 @@ INT_INTRINSICS = {
 }
 
 
+def _may_change(e) -> bool:
+    """Whether statements run after `e` is evaluated could give it another value: it reads a mutable
+    variable or slice. Literals, consts and immutable bindings keep their values."""
+    from rs2gpu.ir.walk import walk
+
+    for node in walk(e):
+        if isinstance(node, ir.Var) and node.binding.mutable and not isinstance(node.ty, RefType):
+            return True
+        if isinstance(node, ir.Index) and isinstance(node.base.ty, RefType) and node.base.ty.mutable:
+            return True
+    return False
+
+
 def _needs_wrapping(ty) -> bool:
     """Plain C++ operators wrap only for unsigned types of at least `int`'s width."""
     return isinstance(ty, PrimType) and ty.is_int and (ty.is_signed or ty.bits < 32)
@@ -100,10 +113,24 @@ class ExprRenderer:
             return f"(!{operand})"
         return f"(({cxx_type(ty)})~{operand})"
 
+    def operands(self, exprs) -> list[str]:
+        """Render `exprs` in Rust's order, left to right. When one of them needs statements (a block, a
+        `loop`), those run before the whole expression, so the values of the operands before it are
+        first saved in temporaries: in `x + { x += 1; x }` the left `x` is the old value."""
+        rendered: list[tuple[object, str]] = []
+        for e in exprs:
+            lines, text = self.capture(lambda: self.expr(e))
+            if lines:
+                rendered = [(p, self.temp(p.ty, t) if _may_change(p) else t) for p, t in rendered]
+                for line in lines:
+                    self.hoist_raw(line)
+            rendered.append((e, text))
+        return [t for _, t in rendered]
+
     def _Binary(self, e: ir.Binary) -> str:
         if e.op in ("&&", "||"):
             return self._short_circuit(e)
-        lhs, rhs = self.expr(e.lhs), self.expr(e.rhs)
+        lhs, rhs = self.operands((e.lhs, e.rhs))
         ty = e.lhs.ty
         if e.op in ("<<", ">>"):
             return f"rs2gpu_{'shl' if e.op == '<<' else 'shr'}({lhs}, {rhs})"
@@ -111,8 +138,8 @@ class ExprRenderer:
             return f"{'fmodf' if ty.name == 'f32' else 'fmod'}({lhs}, {rhs})"
         if e.op in WRAPPING_OPS and _needs_wrapping(ty):
             return f"rs2gpu_wrapping_{WRAPPING_OPS[e.op]}({lhs}, {rhs})"
-        if e.op in ("/", "%") and _needs_wrapping(ty):
-            return f"rs2gpu_{'div' if e.op == '/' else 'rem'}({lhs}, {rhs})"
+        if e.op in ("/", "%") and isinstance(ty, PrimType) and ty.is_int:
+            return self.int_division(e.op, lhs, rhs, e.span)
         if e.op in ("&", "|", "^") and isinstance(ty, PrimType) and ty.is_int and ty.bits < 32:
             return f"(({cxx_type(ty)})({lhs} {e.op} {rhs}))"
         return f"({lhs} {e.op} {rhs})"
@@ -144,8 +171,18 @@ class ExprRenderer:
 
     # ------------------------------------------------------------ places and aggregates
 
+    def int_division(self, op: str, lhs: str, rhs: str, span) -> str:
+        """Integer `/` and `%` panic on a zero divisor and on MIN / -1, as in Rust."""
+        kind = "div" if op == "/" else "rem"
+        if self.sites is None:
+            return f"rs2gpu_{kind}({lhs}, {rhs}, 0u)"
+        return f"rs2gpu_{kind}({lhs}, {rhs}, {self.sites.site(kind, span)})"
+
     def _Index(self, e: ir.Index) -> str:
-        return f"{self.expr(e.base)}[{self.expr(e.index)}]"
+        base, index = self.expr(e.base), self.expr(e.index)
+        if self.sites is None or e in self.hoisted:
+            return f"{base}[{index}]"
+        return f"{base}[rs2gpu_checked({index}, {self.length_of(e.base)}, {self.sites.site('bounds', e.span)})]"
 
     def _Field(self, e: ir.Field) -> str:
         base_ty = e.base.ty
@@ -158,18 +195,18 @@ class ExprRenderer:
         return f"{base}.{name}"
 
     def _StructLit(self, e: ir.StructLit) -> str:
-        return f"{cxx_name(e.struct)}{{{', '.join(self.expr(v) for _, v in e.fields)}}}"
+        return f"{cxx_name(e.struct)}{{{', '.join(self.operands(v for _, v in e.fields))}}}"
 
     def _TupleLit(self, e: ir.TupleLit) -> str:
         if not e.elems:
             return "((void)0)"
-        return f"{tuple_struct_name(e.ty)}{{{', '.join(self.expr(v) for v in e.elems)}}}"
+        return f"{tuple_struct_name(e.ty)}{{{', '.join(self.operands(e.elems))}}}"
 
     def _ArrayLit(self, e: ir.ArrayLit) -> str:
         ty = cxx_type(e.ty)
         if e.repeat is not None:
             return f"rs2gpu_array_fill<{cxx_type(e.ty.elem)}, {e.repeat}>({self.expr(e.elems[0])})"
-        return f"{ty}{{{{{', '.join(self.expr(v) for v in e.elems)}}}}}"
+        return f"{ty}{{{{{', '.join(self.operands(e.elems))}}}}}"
 
     # ------------------------------------------------------------ calls
 
@@ -177,7 +214,7 @@ class ExprRenderer:
         receiver = e.args[0]
         if e.name == "len":
             return self.length_of(receiver)
-        args = [self.expr(a) for a in e.args]
+        args = self.operands(e.args)
         ty = receiver.ty
         if ty.is_float:
             f64_form, f32_form = FLOAT_INTRINSICS[e.name]
@@ -195,8 +232,8 @@ class ExprRenderer:
 
     def _Call(self, e: ir.Call) -> str:
         args = []
-        for a in e.args:
-            args.append(self.expr(a))
+        for a, text in zip(e.args, self.operands(e.args)):
+            args.append(text)
             if isinstance(a.ty, RefType) and isinstance(a.ty.target, SliceType):
                 args.append(self.length_of(a))
         return f"{cxx_name(e.func)}({', '.join(args)})"
@@ -211,22 +248,22 @@ class ExprRenderer:
             else_lines, orelse = self.capture(lambda: self.expr(e.orelse.tail))
             if not cond_lines and not then_lines and not else_lines:
                 return f"({cond} ? {then} : {orelse})"
-        return self.hoisted(e)
+        return self.hoist_value(e)
 
     def _Match(self, e) -> str:
-        return self.hoisted(e)
+        return self.hoist_value(e)
 
     def _BlockExpr(self, e: ir.BlockExpr) -> str:
         if not e.block.stmts and e.block.tail is not None:
             return self.expr(e.block.tail)
-        return self.hoisted(e)
+        return self.hoist_value(e)
 
     def _Loop(self, e) -> str:
-        return self.hoisted(e)
+        return self.hoist_value(e)
 
     _For = _While = _Break = _Continue = _Return = _Loop
 
-    def hoisted(self, e) -> str:
+    def hoist_value(self, e) -> str:
         """Emit `e` as statements; its value (if any) lands in a temporary named by the result."""
         if e.ty == UNIT or isinstance(e.ty, NeverType):
             self.statement_expr(e, None)

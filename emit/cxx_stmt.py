@@ -14,13 +14,19 @@ from __future__ import annotations
 
 from rs2gpu.emit.cxx_expr import ExprRenderer, _needs_wrapping, WRAPPING_OPS
 from rs2gpu.emit.cxx_types import cxx_type
-from rs2gpu.emit.names import LocalNames
+from rs2gpu.emit.names import LocalNames, cxx_name
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.types import UNIT, ArrayType, NeverType, PrimType
+from rs2gpu.ir.types import UNIT, ArrayType, NeverType, PrimType, RefType, TupleType
 
 
 class BodyEmitter(ExprRenderer):
-    def __init__(self, names: LocalNames, indent: int = 1, line_directives: bool = True) -> None:
+    def __init__(self, names: LocalNames, indent: int = 1, line_directives: bool = True,
+                 sites=None, hoisted: frozenset = frozenset()) -> None:
+        """`sites` (a `kernels.PanicSites`) numbers the places that can panic (None: render without checks,
+        as for consts);
+        `hoisted` holds the accesses the host bounds-checks before the launch."""
+        self.sites = sites
+        self.hoisted = hoisted
         self.names = names
         self.indent = indent
         self.line_directives = line_directives
@@ -121,8 +127,46 @@ class BodyEmitter(ExprRenderer):
             self.hoist(f"{const}{ty} {name} = {value};")
 
     def assign(self, stmt: ir.Assign) -> None:
-        target = self.expr(stmt.target)
-        value = self.expr(stmt.value)
+        value = self.expr(stmt.value)  # Rust evaluates the value before the place
+        if self._checks_on_device(stmt.target) and not isinstance(stmt.value, (ir.Lit, ir.Var)):
+            value = self.temp(stmt.value.ty, value)  # so a panic in the value is recorded before the place's
+        guards: list[str] = []
+        target = self._place(stmt.target, guards)
+        if guards:
+            # an out-of-bounds write is recorded and skipped, so it cannot corrupt memory
+            self.hoist(f"if ({' && '.join(guards)}) {{")
+            self.indent += 1
+        self._store(stmt, target, value)
+        if guards:
+            self.indent -= 1
+            self.hoist("}")
+
+    def _checks_on_device(self, target) -> bool:
+        while isinstance(target, (ir.Index, ir.Field)):
+            if isinstance(target, ir.Index) and self.sites is not None and target not in self.hoisted:
+                return True
+            target = target.base
+        return False
+
+    def _place(self, e, guards: list[str]) -> str:
+        """Render an assignment target; each device-checked index is computed once into a temporary and
+        its check added to `guards`."""
+        if isinstance(e, ir.Index):
+            base = self._place(e.base, guards)
+            if self.sites is None or e in self.hoisted:
+                return f"{base}[{self.expr(e.index)}]"
+            slot = self.names.fresh("index")
+            self.hoist(f"const usize {slot} = {self.expr(e.index)};")
+            guards.append(f"rs2gpu_in_bounds({slot}, {self.length_of(e.base)}, {self.sites.site('bounds', e.span)})")
+            return f"{base}[{slot}]"
+        if isinstance(e, ir.Field):
+            base = self._place(e.base, guards)
+            if isinstance(e.base.ty, TupleType):
+                return f"{base}.f{e.name}"
+            return f"{base}{'->' if isinstance(e.base.ty, RefType) else '.'}{cxx_name(e.name)}"
+        return self.expr(e)
+
+    def _store(self, stmt: ir.Assign, target: str, value: str) -> None:
         ty = stmt.target.ty
         op = stmt.op
         if op is None:
@@ -133,8 +177,8 @@ class BodyEmitter(ExprRenderer):
             self.hoist(f"{target} = {'fmodf' if ty.name == 'f32' else 'fmod'}({target}, {value});")
         elif op in WRAPPING_OPS and _needs_wrapping(ty):
             self.hoist(f"{target} = rs2gpu_wrapping_{WRAPPING_OPS[op]}({target}, {value});")
-        elif op in ("/", "%") and _needs_wrapping(ty):
-            self.hoist(f"{target} = rs2gpu_{'div' if op == '/' else 'rem'}({target}, {value});")
+        elif op in ("/", "%") and isinstance(ty, PrimType) and ty.is_int:
+            self.hoist(f"{target} = {self.int_division(op, target, value, stmt.span)};")
         elif isinstance(ty, PrimType) and ty.bits < 32 and not ty.is_bool:
             self.hoist(f"{target} = ({cxx_type(ty)})({target} {op} {value});")
         else:

@@ -11,6 +11,7 @@ the manifest's small JSON expression language, which the runtime interprets with
     {"call": "min", "args": [x, y], "type": "usize"} min max abs sqrt wrapping_add wrapping_sub wrapping_mul
     {"tuple": [x, y]}
     {"field": "n", "of": x}               a field of a struct parameter
+    {"element": "x", "index": i, ...}     one element of a slice parameter, read before the launch
 """
 from __future__ import annotations
 
@@ -49,6 +50,9 @@ def host_expr(e, reductions: set = frozenset(), consts: dict | None = None) -> d
                 return {"lit": target.length, "type": "usize"}
             return {"len": seq.binding.name}
         return {"call": e.name, "args": [host_expr(a, reductions, consts) for a in e.args], "type": str(e.args[0].ty)}
+    if isinstance(e, ir.Index):
+        return {"element": e.base.binding.name, "index": host_expr(e.index, reductions, consts), "type": str(e.ty),
+                "source": str(e.span)}
     if isinstance(e, ir.Field):
         return {"field": e.name, "of": host_expr(e.base, reductions, consts)}
     if isinstance(e, ir.TupleLit):

@@ -42,7 +42,8 @@ def param_abi(p: ir.Binding, restrict: bool, names: LocalNames) -> list[dict]:
             length = names.length_name(p)
             out.append({"name": length, "cxx": f"const usize {length}", "role": "length", "size": 8, "align": 8})
         return out
-    return [{"name": name, "cxx": f"const {cxx_type(ty)} {name}", "role": "value", "size": size_of(ty),
+    const = "" if p.mutable else "const "  # `mut x: f64` may be assigned in the body
+    return [{"name": name, "cxx": f"{const}{cxx_type(ty)} {name}", "role": "value", "size": size_of(ty),
              "align": align_of(ty)}]
 
 
@@ -64,20 +65,26 @@ def parameter_names(fn: ir.Function, reserved=frozenset()) -> LocalNames:
     return names
 
 
-def helper_context(fn: ir.Function, reserved=frozenset()) -> dict:
+def helper_context(fn: ir.Function, sites: PanicSites | None = None, reserved=frozenset()) -> dict:
     names = parameter_names(fn, reserved)
     params = []
     for p in fn.params:
         params += [a["cxx"] for a in param_abi(p, restrict=False, names=names)]
     signature = f"{cxx_type(fn.ret) if fn.ret != TupleType(()) else 'void'} {cxx_name(fn.name)}({', '.join(params)})"
-    emitter = BodyEmitter(names, indent=1)
+    emitter = BodyEmitter(names, indent=1, sites=sites)
     emitter.block(fn.body, "return")
     return {"rust_name": fn.source_name, "source": str(fn.span), "signature": signature, "body": emitter.lines}
 
 
+BLOCK = 256  # threads per block; the block reductions and the runtime's launch geometry rely on it
+
+
 def identity(r: Reduction) -> str:
+    """The value a thread's private accumulator starts from: combining with it changes nothing."""
     ty: PrimType = r.binding.ty
     t = cxx_type(ty)
+    if r.op in ("minloc", "maxloc"):
+        r = Reduction(r.binding, "min" if r.op == "minloc" else "max", r.span)
     if r.op == "+" or r.op in ("|", "^"):
         return float_literal(0.0, "0.0", ty) if ty.is_float else int_literal(0, ty)
     if r.op == "*":
@@ -90,6 +97,22 @@ def identity(r: Reduction) -> str:
     return f"rs2gpu_int<{t}>::{'max' if r.op == 'min' else 'min'}"
 
 
+class PanicSites:
+    """Numbers the places of one generated file that can panic, in rendering order (the same for every
+    target), and remembers what each one is, for the manifest."""
+
+    def __init__(self) -> None:
+        self.sites: list[dict] = []
+        self._numbers: dict[tuple, int] = {}
+
+    def site(self, kind: str, span) -> int:
+        key = (kind, span)
+        if key not in self._numbers:
+            self.sites.append({"site": len(self.sites) + 1, "kind": kind, "source": str(span)})
+            self._numbers[key] = len(self.sites)
+        return self._numbers[key]
+
+
 AXES = ("x", "y", "z")  # the innermost loop runs along x, so consecutive iterations are adjacent threads
 
 
@@ -98,7 +121,8 @@ def launch_axes(loop: ParallelLoop) -> list[str]:
     return list(reversed(AXES[:len(loop.dims)]))
 
 
-def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, reserved=frozenset()) -> dict:
+def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: PanicSites,
+                   reserved=frozenset()) -> dict:
     names = parameter_names(plan.function, reserved)
     params = []
     for p in plan.function.params:
@@ -108,11 +132,20 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, reserved=fr
         params += [f"const {cxx_type(dim.index.ty)} rs2gpu_start_{axis}", f"const usize rs2gpu_count_{axis}"]
     reductions = []
     for r in loop.reductions:
-        name = names.name(r.binding)
-        params.append(f"{cxx_type(r.binding.ty)}* __restrict__ rs2gpu_result_{name}")
-        reductions.append({"name": name, "type": cxx_type(r.binding.ty), "identity": identity(r),
-                           "op_name": OP_NAMES[r.op]})
-    preamble = BodyEmitter(names, indent=1)
+        name, ty = names.name(r.binding), cxx_type(r.binding.ty)
+        params.append(f"{ty}* __restrict__ rs2gpu_result_{name}")
+        declarations = [f"{ty} {name} = {identity(r)};"]
+        if r.location is None:
+            finish = f"rs2gpu_reduce_block<{BLOCK}>(rs2gpu_result_{name}, {name}, rs2gpu_op_{OP_NAMES[r.op]}());"
+        else:
+            # each block writes its best (value, location) pair; the host picks among the blocks
+            loc, loc_ty = names.name(r.location), cxx_type(r.location.ty)
+            params.append(f"{loc_ty}* __restrict__ rs2gpu_result_{loc}")
+            declarations.append(f"{loc_ty} {loc} = rs2gpu_int<{loc_ty}>::{'max' if r.first else 'min'};")
+            finish = (f"rs2gpu_reduce_block_location<{BLOCK}, {str(r.op == 'minloc').lower()}, "
+                      f"{str(r.first).lower()}>(rs2gpu_result_{name}, rs2gpu_result_{loc}, {name}, {loc});")
+        reductions.append({"declarations": declarations, "finish": finish})
+    preamble = BodyEmitter(names, indent=1, sites=sites)
     used = {n.binding for n in walk(loop.body) if isinstance(n, ir.Var)}
     for let in _needed_preamble(plan.preamble, used):
         preamble.statement(let)
@@ -127,7 +160,7 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, reserved=fr
                       f"{t} < rs2gpu_count_{axis}; {t} += (usize)gridDim.{axis} * blockDim.{axis}) {{",
                       f"{pad}    const {index_type} {names.name(dim.index)} = {value};"]
         loop_close.insert(0, f"{pad}}}")
-    body = BodyEmitter(names, indent=len(loop.dims) + 1)
+    body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=loop.hoisted)
     body.block(loop.body)
     return {"symbol": symbol(plan.name, index), "source": str(loop.span), "params": params,
             "preamble": preamble.lines, "reductions": reductions, "loop_open": loop_open,
@@ -144,7 +177,8 @@ def _needed_preamble(preamble: tuple[ir.Let, ...], used: set) -> list[ir.Let]:
     return [let for let in preamble if let.binding in needed]
 
 
-def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, reserved=frozenset()) -> dict:
+def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics: list[dict],
+                   reserved=frozenset()) -> dict:
     fn = plan.function
     params = []
     names = parameter_names(fn, reserved)
@@ -154,7 +188,7 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, reserv
                  "abi": [{k: a[k] for k in ("name", "role", "size", "align")} for a in param_abi(p, True, names)]}
         entry.update(_param_kind(p.ty))
         params.append(entry)
-    reduction_bindings = {r.binding for loop in plan.loops for r in loop.reductions}
+    reduction_bindings = {b for loop in plan.loops for r in loop.reductions for b in (r.binding, r.location) if b}
     launches = []
     for i, loop in enumerate(plan.loops):
         launches.append({
@@ -162,10 +196,13 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, reserv
             "dims": [{"index": d.index.name, "index_type": str(d.index.ty), "axis": axis,
                       "start": host_expr(d.start, consts=consts), "end": host_expr(d.end, consts=consts),
                       "inclusive": d.inclusive} for d, axis in zip(loop.dims, launch_axes(loop))],
-            "reductions": [{"name": r.binding.name, "type": str(r.binding.ty), "op": r.op,
-                            "init": host_expr(_seed(plan, r.binding), consts=consts)} for r in loop.reductions],
+            "reductions": [_reduction_json(plan, r, consts) for r in loop.reductions],
             "checks": [{"poly": _poly_json(check.terms, consts), "source": str(check.span)}
                        for check in loop.launch_checks],
+            "bounds": [{"param": b.param.name, "low": _poly_json(b.low, consts), "high": _poly_json(b.high, consts),
+                        "extents": [_poly_json(e, consts) for e in b.extents], "source": str(b.span),
+                        "step": b.step}
+                       for b in loop.bounds],
             "index_lists": [{"list": c.list_param.name, "position": _poly_json(c.position, consts), "scale": c.scale,
                              "offset": _poly_json(c.offset, consts), "target": c.target.name, "source": str(c.span)}
                             for c in loop.index_lists],
@@ -175,16 +212,25 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, reserv
     for let in plan.preamble:
         if let.init is not None and is_host_evaluable(let.init, host_values):
             preamble.append({"name": let.binding.name, "type": str(let.binding.ty),
-                             "expr": host_expr(let.init, consts=consts)})
+                             "expr": host_expr(let.init, consts=consts), "source": str(let.span)})
             host_values.add(let.binding)
     result = None
     if plan.result is not None:
         result = {"type": str(fn.ret), "expr": host_expr(plan.result, reduction_bindings, consts)}
     return {"source": str(fn.span), "rust_path": fn.rust_path, "files": files, "fast_math": fn.fast_math, "params": params,
-            "preamble": preamble, "launches": launches, "returns": result,
+            "preamble": preamble, "launches": launches, "returns": result, "panics": panics,
             "geometry": "one thread per iteration of each parallel loop; a loop nest of up to three dimensions "
                         "maps its innermost loop to x; blocks of block_size threads, grid = ceil(count / block) "
                         "per axis (capped), threads stride by the grid when a count exceeds it"}
+
+
+def _reduction_json(plan: KernelPlan, r: Reduction, consts) -> dict:
+    out = {"name": r.binding.name, "type": str(r.binding.ty), "op": r.op,
+           "init": host_expr(_seed(plan, r.binding), consts=consts)}
+    if r.location is not None:
+        out.update({"location": r.location.name, "location_type": str(r.location.ty), "first": r.first,
+                    "location_init": host_expr(_seed(plan, r.location), consts=consts)})
+    return out
 
 
 def _poly_json(terms, consts) -> list:

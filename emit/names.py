@@ -26,7 +26,9 @@ copysign norm rnorm rsqrt erf erfc lgamma tgamma signbit isnan isinf isfinite na
 sincos assert printf malloc free memcpy memset atomicAdd atomicSub atomicMin atomicMax atomicCAS atomicExch
 atomicAnd atomicOr atomicXor clock clock64 size_t ptrdiff_t int8_t int16_t int32_t int64_t uint8_t uint16_t
 uint32_t uint64_t std cuda hip __syncthreads
-""".split())
+sqrtf cbrtf expf exp2f expm1f logf log1pf log2f log10f fabsf floorf ceilf roundf truncf sinf cosf tanf asinf
+acosf atanf sinhf coshf tanhf asinhf acoshf atanhf fminf fmaxf powf atan2f hypotf copysignf fmodf fmaf
+""".split())  # the f32 spellings too: the emitter calls them, and a local of that name would hide them
 
 PRELUDE_TYPES = {"i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize", "f32", "f64"}
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rs2gpu.ir.types import PRIM_NAMES
 
@@ -16,6 +17,7 @@ class ParsedLiteral:
     is_float: bool
 
 
+@lru_cache(maxsize=4096)  # literals repeat a lot in a crate; the result is immutable
 def parse_number(raw: str) -> ParsedLiteral:
     """Parse an integer or float literal as rustc does. Raises ValueError on malformed input."""
     body = raw.replace("_", "")

@@ -15,12 +15,17 @@ from rs2gpu.ir.walk import walk
 # Expressions the host can evaluate before a launch (loop bounds) or after one (the result): the
 # manifest carries them to the runtime in a small JSON expression language.
 HOST_NODES = (ir.Lit, ir.ConstRef, ir.Var, ir.Unary, ir.Binary, ir.Cast, ir.TupleLit, ir.Intrinsic, ir.Field)
-HOST_INTRINSICS = {"len", "min", "max", "abs", "sqrt", "wrapping_add", "wrapping_sub", "wrapping_mul"}
+HOST_INTRINSICS = {"len", "min", "max", "abs", "sqrt", "wrapping_add", "wrapping_sub", "wrapping_mul", "floor", "ceil",
+                   "round", "trunc"}
 
 
-def is_host_evaluable(expr: Expr, host_values: set[Binding]) -> bool:
-    """True when `expr` uses only literals, consts, parameters, slice lengths and `host_values`."""
+def is_host_evaluable(expr: Expr, host_values: set[Binding], elements: bool = False) -> bool:
+    """True when `expr` uses only literals, consts, parameters, slice lengths and `host_values`; with
+    `elements`, also single elements of slice parameters (`x[0]`, read before the launch)."""
     for node in walk(expr):
+        if elements and isinstance(node, ir.Index) and isinstance(node.base, ir.Var) \
+                and node.base.binding.kind == "param":
+            continue
         if not isinstance(node, HOST_NODES):
             return False
         if isinstance(node, ir.Intrinsic) and node.name not in HOST_INTRINSICS:
@@ -52,8 +57,10 @@ class Reduction:
     """A variable declared before a parallel loop and combined across its iterations with `op`."""
 
     binding: Binding
-    op: str  # "+" | "*" | "min" | "max" | "&" | "|" | "^"
+    op: str  # "+" | "*" | "min" | "max" | "&" | "|" | "^" | "minloc" | "maxloc"
     span: Span
+    location: Binding | None = None  # for minloc/maxloc: the variable that records where the extreme is
+    first: bool = True               # minloc/maxloc: ties keep the first index (`<`) or the last (`<=`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +82,22 @@ class LaunchCheck:
 
     terms: tuple[tuple[int, tuple[Expr, ...]], ...]
     span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class BoundsCheck:
+    """An access every iteration performs, whose indices all lie in [low, high]: the runtime compares
+    the ends with the slice's length before the launch (when every extent is non-zero), so the device
+    code needs no check. `low`, `high` and each of `extents` are sums of terms like `LaunchCheck.terms`;
+    `order` sorts the checks as Rust evaluates the accesses."""
+
+    param: Binding
+    low: tuple[tuple[int, tuple[Expr, ...]], ...]
+    high: tuple[tuple[int, tuple[Expr, ...]], ...]
+    extents: tuple[tuple[tuple[int, tuple[Expr, ...]], ...], ...]
+    span: Span
+    order: tuple
+    step: int | None = None  # the indices form low, low + step, ... in Rust's iteration order, if known
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +125,8 @@ class ParallelLoop:
     launch_checks: tuple[LaunchCheck, ...]
     span: Span
     index_lists: tuple[IndexListCheck, ...] = ()
+    bounds: tuple[BoundsCheck, ...] = ()
+    hoisted: frozenset = frozenset()  # the ir.Index nodes `bounds` covers; every other access is checked on the device
 
 
 @dataclass(frozen=True, slots=True)

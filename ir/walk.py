@@ -62,3 +62,15 @@ def _rebuild_value(value: object, rewrite: Callable[[object], object | None]) ->
         items = tuple(_rebuild_value(v, rewrite) for v in value)
         return value if all(a is b for a, b in zip(items, value)) else items
     return value
+
+
+def same_value(a: object, b: object) -> bool:
+    """Structural equality of two expressions, ignoring where they were written (their spans)."""
+    if type(a) is not type(b):
+        return False
+    if not is_node(a):
+        if isinstance(a, tuple):
+            return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+        return a is b if isinstance(a, nodes.Binding) else a == b
+    return all(same_value(getattr(a, f.name), getattr(b, f.name))
+               for f in dataclasses.fields(a) if f.name != "span")

@@ -67,13 +67,7 @@ def load(path, backend: str = "auto", device: int = 0, block_size: int = 256) ->
 
         device_backend = CudaBackend(binaries, device, block_size)
     else:
-        try:
-            from rs2gpu.runtime.hip import HipBackend
-        except ModuleNotFoundError as e:
-            if e.name != "rs2gpu.runtime.hip":
-                raise
-            raise ToolchainUnavailable("this version of rs2gpu has no hip backend to run kernels with (it translates "
-                                       "and compiles HIP); use backend='cuda' or backend='cpu'") from e
+        from rs2gpu.runtime.hip import HipBackend
 
         device_backend = HipBackend(binaries, device, block_size)
     from rs2gpu.runtime.base import DeviceKernel

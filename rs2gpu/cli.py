@@ -14,6 +14,7 @@ import traceback
 from pathlib import Path
 
 from rs2gpu import __version__, pipeline, support_crate_path
+from rs2gpu.emit.dialect import DIALECTS
 from rs2gpu.ir.codes import CODES, explain
 from rs2gpu.ir.diagnostics import CompileFailed, render
 
@@ -149,6 +150,52 @@ def _describe_abi(name: str, entry: dict) -> str:
     return "\n".join(lines)
 
 
+def cmd_compile(args) -> int:
+    from rs2gpu import gpu_compile
+    from rs2gpu.runtime.errors import ToolchainUnavailable
+
+    path = _existing(args.path)
+    targets = _targets(args.target)
+    try:
+        archs = gpu_compile.plan_archs(targets, args.arch)
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    start = time.perf_counter()
+    try:
+        result = pipeline.translate(path, targets)
+    except CompileFailed as err:
+        _failure_summary(err, f"compile `{path}`")
+        return EXIT_USER_ERROR
+    _print_diagnostics(result.warnings, result.crate.sources)
+    manifest = result.emitted.manifest
+    unknown = [k for k in args.kernel or [] if k not in manifest["kernels"]]
+    if unknown:
+        known = ", ".join(sorted(manifest["kernels"])) or "none"
+        raise UsageError(f"no kernel named `{unknown[0]}` in {path} (kernels: {known})")
+    jobs = gpu_compile.jobs_for(manifest, archs, args.kernel)
+    try:
+        results = gpu_compile.compile_all(jobs, result.emitted.files, args.hip_compiler, args.jobs)
+    except ToolchainUnavailable as e:
+        raise UsageError(f"cannot compile: {e}") from e
+    failed = [r for r in results if not r.ok]
+    if args.json:
+        print(json.dumps([r.to_json() for r in results], indent=2))
+    else:
+        for r in results:
+            if r.ok:
+                print(gpu_compile.describe_success(r, _color(sys.stdout)))
+    for r in failed:
+        sys.stderr.write(gpu_compile.describe_failure(r, result.crate.sources, _color(sys.stderr)) + "\n")
+    if failed:
+        sys.stderr.write(f"error: {len(failed)} of {len(results)} compile{'s' if len(results) != 1 else ''} failed\n")
+        return EXIT_USER_ERROR
+    if not args.json:
+        kernels = len({j.kernel for j in jobs})
+        print(f"    Finished {len(results)} compile{'s' if len(results) != 1 else ''} of {kernels} "
+              f"kernel{'s' if kernels != 1 else ''} of `{result.crate.name}` in {time.perf_counter() - start:.2f}s")
+    return EXIT_OK
+
+
 def cmd_explain(args) -> int:
     text = explain(args.code)
     if text is None:
@@ -159,6 +206,28 @@ def cmd_explain(args) -> int:
 
 def cmd_support_crate(args) -> int:
     print(support_crate_path())
+    return EXIT_OK
+
+
+def cmd_cargo(args) -> int:
+    from rs2gpu import cargo
+
+    try:
+        if args.cargo_command == "build-script":
+            crate_dir, out_dir = cargo.build_script_paths(args.crate_dir, args.out_dir)
+            return cargo.run_build_script(crate_dir, out_dir)
+        crate_dir = Path(args.crate_dir)
+        report = cargo.init_crate(crate_dir, args.force)
+    except cargo.CargoSetupError as e:
+        raise UsageError(str(e)) from e
+    for message in report.messages:
+        print(f"    {message}")
+    for warning in report.warnings:
+        sys.stderr.write(f"warning: {warning}\n")
+    print("\nAdd the generated kernels module to the crate that holds the kernels (src/lib.rs or src/main.rs):\n\n"
+          f"    pub mod kernels {{\n        {cargo.INCLUDE_LINE}\n    }}\n\n"
+          "then call a kernel on the GPU with  let gpu = kernels::Gpu::new()?;  kernels::triad(&gpu, &mut a, &b, "
+          "&c, 2.0)?;\nThe build runs rs2gpu with `python3` (or $RS2GPU_PYTHON), which must have rs2gpu installed.")
     return EXIT_OK
 
 
@@ -199,6 +268,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the kernel's manifest entry as JSON instead")
     p.set_defaults(run=cmd_inspect)
 
+    p = sub.add_parser("compile", help="compile each kernel with NVRTC/hiprtc (no GPU needed) and report resources",
+                       description="Translate the kernels under PATH and compile each generated file with the "
+                                   "compilers the GPU backends use, for any architecture and without a GPU: "
+                                   "NVRTC for CUDA, hiprtc for HIP. For each kernel it prints the entry points "
+                                   "in the binary, the binary's size and what each entry point uses: registers, "
+                                   "spill bytes (from ptxas) and stack for CUDA; VGPRs, SGPRs, AGPRs, spilled "
+                                   "registers, scratch, LDS and wave size for AMD. Compile errors are printed "
+                                   "at the Rust lines they come from, and the exit status is 1.")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--target", choices=("cuda", "hip", "all"), default="all",
+                   help="which generated C++ to compile (default: all)")
+    p.add_argument("--arch", action="append", metavar="ARCH",
+                   help="sm_XX or compute_XX (CUDA) or gfxNNN (HIP), repeatable; a target with no --arch of its "
+                        f"own is compiled for {DIALECTS['cuda'].default_arch} (CUDA) or "
+                        f"{DIALECTS['hip'].default_arch} (HIP)")
+    p.add_argument("--kernel", action="append", metavar="NAME", help="compile only this kernel (repeatable)")
+    p.add_argument("--hip-compiler", choices=("hiprtc", "clang"), default="hiprtc",
+                   help="hiprtc (default, what the HIP backend uses) or clang with the ROCm device libraries, "
+                        "for architectures this hiprtc does not know")
+    p.add_argument("--json", action="store_true", help="print the results as JSON instead")
+    p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                   help="compiles to run at once (default: the number of CPUs)")
+    p.set_defaults(run=cmd_compile)
+
     p = sub.add_parser("explain", help="explain a diagnostic code, e.g. RG0103",
                        description="Print the long explanation of a diagnostic code.")
     p.add_argument("code", metavar="CODE")
@@ -208,6 +301,25 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Print the folder of the `rs2gpu` Rust crate that provides #[kernel]; add it to "
                                    "Cargo.toml as  rs2gpu = { path = \"<that folder>\" }.")
     p.set_defaults(run=cmd_support_crate)
+
+    p = sub.add_parser("cargo", help="the Cargo build-script hook: `cargo init` prepares a crate",
+                       description="Use rs2gpu from Cargo: `rs2gpu cargo init [CRATE]` writes a build.rs that "
+                                   "translates the crate's kernels at every build (into OUT_DIR: the C++ and a "
+                                   "typed Rust module that launches them) and adds the support crate to "
+                                   "Cargo.toml. `rs2gpu cargo build-script` is what that build.rs runs.")
+    cargo_sub = p.add_subparsers(dest="cargo_command", metavar="ACTION", required=True)
+    q = cargo_sub.add_parser("init", help="write build.rs and add the support crate to Cargo.toml",
+                             description="Prepare an existing crate for the hook: write build.rs (refusing to replace "
+                                         "a different one unless --force) and add `rs2gpu = { path = ... }` to "
+                                         "[dependencies].")
+    q.add_argument("crate_dir", nargs="?", default=".", metavar="CRATE_DIR", help="the crate folder (default: .)")
+    q.add_argument("--force", action="store_true", help="replace an existing build.rs")
+    q = cargo_sub.add_parser("build-script", help="what build.rs runs: translate src/ into OUT_DIR",
+                             description="Translate the crate's kernels into OUT_DIR and print Cargo's build-script "
+                                         "instructions; rs2gpu's errors go to stderr and fail the build.")
+    q.add_argument("--crate-dir", metavar="DIR", help="the crate folder (default: $CARGO_MANIFEST_DIR)")
+    q.add_argument("--out-dir", metavar="DIR", help="the output folder (default: $OUT_DIR)")
+    p.set_defaults(run=cmd_cargo)
     return parser
 
 

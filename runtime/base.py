@@ -41,6 +41,16 @@ def bind_arguments(name: str, entry: dict, args: tuple, kwargs: dict, allow_devi
     return plan.bind(args, kwargs, allow_device)
 
 
+def panic_message(kind: str, index: int, length: int) -> str:
+    """Rust's own panic message for a check that failed on the device."""
+    if kind == "bounds":
+        return f"index out of bounds: the len is {length} but the index is {index}"
+    if kind == "div":
+        return "attempt to divide by zero" if index == 0 else "attempt to divide with overflow"
+    return ("attempt to calculate the remainder with a divisor of zero" if index == 0
+            else "attempt to calculate the remainder with overflow")
+
+
 def launch_geometry(counts: dict[str, int], block_size: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     """Grid and block for an iteration space of one to three axes. Blocks always hold `block_size`
     threads (the block reductions rely on it): the innermost loop takes x, at least a warp wide and at
@@ -88,6 +98,10 @@ class DeviceBackend(ABC):
     def device_ordinal(self) -> int: ...
 
     @abstractmethod
+    def global_address(self, module, name: str) -> int:
+        """The device address of a `__device__` variable of a loaded module."""
+
+    @abstractmethod
     def alloc(self, nbytes: int):
         """Device memory that is freed when the returned object is dropped; `.ptr` is its address."""
 
@@ -126,11 +140,18 @@ class DeviceKernel:
         self._functions = [backend.function(self._module, lp.symbol) for lp in self.plan.launches]
         self._ordinal = backend.device_ordinal()
         self.last_transfers: list[Transfer] = []
+        # Kernels that check something on the device report a panic through a module variable.
+        self._panic_sites = {p["site"]: p for p in entry.get("panics", ())}
+        self._panic_record = backend.global_address(self._module, "rs2gpu_panic") if self._panic_sites else None
 
     def __call__(self, *args, **kwargs):
         bound = self.plan.bind(args, kwargs, allow_device=True)
+        bound.env.read_element = lambda name, index, source: self._read_element(bound, name, index, source)
         for lp in self.plan.launches:
             lp.check_strides(bound.env, self.name)
+            failure = lp.check_bounds(bound.env)
+            if failure is not None:
+                raise KernelPanic(*failure, self.name)
             if lp.index_lists:
                 self._verify_index_lists(lp, bound)
         transfers: list[Transfer] = []
@@ -139,15 +160,35 @@ class DeviceKernel:
         for lp, function in zip(self.plan.launches, self._functions):
             slots.update(self._launch(lp, function, bound, device_ptrs))
         self.last_transfers = transfers
-        if staged or slots:
+        if staged or slots or self._panic_record is not None:
             self._synchronize()
+            self._raise_device_panic()
             for name, (arg, buffer) in staged.items():
                 if self.plan.by_name[name].transfer in ("out", "inout"):
                     started = time.perf_counter()
                     self.backend.download(arg.host, buffer.ptr)
                     transfers.append(Transfer(name, "d2h", arg.nbytes, time.perf_counter() - started))
-            bound.env.reductions = {name: self._read_scalar(slot, ty) for name, (slot, ty) in slots.items()}
+            for name, slot in slots.items():
+                if isinstance(slot, _LocationSlots):
+                    bound.env.reductions.update(slot.finish(self.backend))
+                else:
+                    bound.env.reductions[name] = self._read_scalar(*slot)
         return None if self.plan.result is None else self.plan.result(bound.env)
+
+    def _raise_device_panic(self) -> None:
+        """Raise the panic the device recorded, if any (nothing has been copied back yet)."""
+        if self._panic_record is None:
+            return
+        import numpy as np
+
+        record = np.zeros(3, dtype=np.uint64)  # site (u32) + padding, index, len
+        self.backend.download(record, self._panic_record)
+        site = int(record[0] & 0xFFFFFFFF)
+        if site == 0:
+            return
+        self.backend.upload(self._panic_record, np.zeros(3, dtype=np.uint64))  # ready for the next call
+        info = self._panic_sites[site]
+        raise KernelPanic(panic_message(info["kind"], int(record[1]), int(record[2])), info["source"], self.name)
 
     def _verify_index_lists(self, lp: LaunchPlan, bound: BoundArgs) -> None:
         """Writes like `out[idx[i]]` are race-free only if the list's values are distinct, and in bounds
@@ -177,12 +218,13 @@ class DeviceKernel:
                                 f"{where[0]} and {where[1]}, so two iterations of the loop at {source} would write "
                                 f"`{target}[{int(repeated[0])}]`; nothing was launched")
 
-    def _list_values(self, arg, first: int, end: int):
+    def _list_values(self, arg, first: int, end: int, dtype=None):
         import numpy as np
 
         if arg.host is not None:
             return arg.host[first:end]
-        dtype = np.dtype(f"i{arg.nbytes // max(arg.count, 1)}") if arg.count else np.dtype("i8")
+        if dtype is None:
+            dtype = np.dtype(f"i{arg.nbytes // max(arg.count, 1)}") if arg.count else np.dtype("i8")
         values = np.empty(end - first, dtype=dtype)
         self.backend.download(values, arg.ptr + first * dtype.itemsize)
         return values
@@ -214,14 +256,21 @@ class DeviceKernel:
 
     def _launch(self, lp: LaunchPlan, function, bound: BoundArgs, device_ptrs: dict[str, int]) -> dict:
         starts, counts = lp.iteration_space(bound.env)
-        slots, slot_ptrs = ({}, {}) if lp.reductions else (_NONE, _NONE)
+        runs = all(counts.values())
+        grid, block = launch_geometry(counts, self.backend.block_size) if runs else ((0, 0, 0), (0, 0, 0))
+        slots, slot_ptrs = ({}, {}) if lp.reductions or lp.locations else (_NONE, _NONE)
         for name, ty, init in lp.reductions:
             slot = self.backend.alloc(8)
             self.backend.upload(slot.ptr, _scalar_array(ty, init(bound.env)))
             slots[name] = (slot, ty)
             slot_ptrs[name] = slot.ptr
-        if all(counts.values()):
-            grid, block = launch_geometry(counts, self.backend.block_size)
+        blocks = grid[0] * grid[1] * grid[2]
+        for r, init, location_init in lp.locations:
+            seed = (init(bound.env), location_init(bound.env))
+            partials = [self.backend.alloc(max(8 * blocks, 8)) for _ in range(2)]
+            slots[r["name"]] = _LocationSlots(r, seed, partials, blocks)
+            slot_ptrs[r["name"]], slot_ptrs[r["location"]] = partials[0].ptr, partials[1].ptr
+        if runs:
             values = lp.values(bound, device_ptrs, starts, counts, slot_ptrs)
             with lp.lock:
                 struct.pack_into(lp.format, lp.buffer, 0, *values)
@@ -237,10 +286,44 @@ class DeviceKernel:
         except LaunchError as e:
             raise LaunchError(f"kernel `{self.name}` failed on the device: {e}") from e
 
+    def _read_element(self, bound: BoundArgs, name: str, index: int, source: str):
+        """One element of an array argument, read before the launch (a reduction's seed like `x[0]`)."""
+        arg = bound.arrays[name]
+        if not 0 <= index < arg.count:
+            raise KernelPanic(f"index out of bounds: the len is {arg.count} but the index is {index % (1 << 64)}",
+                              source, self.name)
+        return self._list_values(arg, index, index + 1, self.plan.by_name[name].dtype)[0].item()
+
     def _read_scalar(self, slot, ty: str):
         host = _scalar_array(ty, 0)
         self.backend.download(host, slot.ptr)
         return host[0].item()
+
+
+class _LocationSlots:
+    """The per-block (value, location) results of a min/max-location reduction, and how to finish it:
+    the best block result, ties to the first (last) location, then Rust's comparison with the seed."""
+
+    def __init__(self, reduction: dict, seed: tuple, partials: list, blocks: int) -> None:
+        self.reduction, self.seed, self.partials, self.blocks = reduction, seed, partials, blocks
+
+    def finish(self, backend) -> dict:
+        r = self.reduction
+        value, location = self.seed
+        if self.blocks:
+            values = _scalar_array(r["type"], 0).repeat(self.blocks)
+            locations = _scalar_array(r["location_type"], 0).repeat(self.blocks)
+            backend.download(values, self.partials[0].ptr)
+            backend.download(locations, self.partials[1].ptr)
+            is_min = r["op"] == "minloc"
+            best = values.min() if is_min else values.max()
+            at = locations[values == best]
+            candidate = (best.item(), (at.min() if r["first"] else at.max()).item()) if at.size else None
+            if candidate is not None:
+                better = candidate[0] < value if is_min else candidate[0] > value
+                if better or (not r["first"] and candidate[0] == value):
+                    value, location = candidate
+        return {r["name"]: value, r["location"]: location}
 
 
 def _scalar_array(ty: str, value):

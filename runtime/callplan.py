@@ -15,8 +15,8 @@ from typing import Callable
 
 from rs2gpu.runtime.arguments import (PRIM_PACK, ArrayArg, array_argument, check_aliasing, check_array_length,
                                       numpy_dtype, scalar_value, struct_value)
-from rs2gpu.runtime.errors import RaceError
-from rs2gpu.runtime.hostexpr import Environment, evaluate
+from rs2gpu.runtime.errors import KernelPanic, RaceError
+from rs2gpu.runtime.hostexpr import Environment, HostPanic, evaluate
 
 _CUPY_NDARRAY: list = []
 
@@ -112,7 +112,8 @@ class CallPlan:
                                          fast))
         self.by_name = {p.name: p for p in self.params}
         self._np_ndarray = np.ndarray
-        self.preamble = [(local["name"], compile_expr(local["expr"])) for local in entry["preamble"]]
+        self.preamble = [(local["name"], compile_expr(local["expr"]), local.get("source", entry["source"]))
+                         for local in entry["preamble"]]
         self.launches = [LaunchPlan(self, launch) for launch in entry["launches"]]
         self.result = compile_expr(entry["returns"]["expr"]) if entry["returns"] else None
         mutable = [p.name for p in self.params if p.mutable and p.dtype is not None]
@@ -143,8 +144,11 @@ class CallPlan:
         for m, o in self.alias_pairs:
             if arrays[m].overlaps(arrays[o]):
                 check_aliasing(self.entry["params"], {m: arrays[m], o: arrays[o]})
-        for name, fn in self.preamble:
-            env.locals[name] = fn(env)
+        for name, fn, source in self.preamble:
+            try:
+                env.locals[name] = fn(env)
+            except HostPanic as panic:  # e.g. `let rows = len / w` with w == 0: Rust panics right there
+                raise KernelPanic(str(panic), source, self.name) from None
         return bound
 
     def _merge(self, args: tuple, kwargs: dict) -> tuple:
@@ -169,7 +173,7 @@ class CallPlan:
                 and value.flags.c_contiguous:
             memory = value.data
             return ArrayArg(spec.name, memory.ptr, value.nbytes, value.size, memory.device_id, None, True)
-        if kind is self._np_ndarray and value.dtype == spec.dtype and value.flags.c_contiguous \
+        if kind is self._np_ndarray and value.dtype == spec.dtype and value.flags.c_contiguous and value.flags.aligned \
                 and spec.kind == "slice" and (value.flags.writeable or not spec.mutable) and not spec.dtype.fields:
             return ArrayArg(spec.name, value.ctypes.data, value.nbytes, value.size, None, value.reshape(-1),
                             value.flags.writeable)
@@ -184,13 +188,18 @@ class LaunchPlan:
 
     def __init__(self, plan: CallPlan, launch: dict) -> None:
         self.launch = launch
+        self.kernel = plan.name
         self.symbol = launch["symbol"]
         self.source = launch["source"]
         self.dims = [(dim["axis"], compile_expr(dim["start"]), compile_expr(dim["end"]), dim["inclusive"])
                      for dim in launch["dims"]]
-        self.reductions = [(r["name"], r["type"], compile_expr(r["init"])) for r in launch["reductions"]]
+        self.reductions = [(r["name"], r["type"], compile_expr(r["init"])) for r in launch["reductions"]
+                           if "location" not in r]
+        self.locations = [(r, compile_expr(r["init"]), compile_expr(r["location_init"])) for r in launch["reductions"]
+                          if "location" in r]
         self.checks = [(check["poly"], check["source"]) for check in launch.get("checks", ())]
         self.index_lists = launch.get("index_lists", [])
+        self.bounds = launch.get("bounds", [])
         fields = []  # (what, parameter name, struct format code, size, alignment)
         for p in plan.entry["params"]:
             for part in p["abi"]:
@@ -208,6 +217,8 @@ class LaunchPlan:
             fields.append(("count", dim["axis"], "Q", 8, 8))
         for r in launch["reductions"]:
             fields.append(("reduction", r["name"], "Q", 8, 8))
+            if "location" in r:
+                fields.append(("reduction", r["location"], "Q", 8, 8))
         self.format, offsets, offset = "<", [], 0
         for _, _, code, size, align in fields:
             pad = (-offset) % max(align, 1)
@@ -227,10 +238,13 @@ class LaunchPlan:
     def iteration_space(self, env: Environment) -> tuple[dict[str, int], dict[str, int]]:
         """The first index and the number of iterations along each grid axis (0 for an empty range)."""
         starts, counts = {}, {}
-        for axis, start, end, inclusive in self.dims:
-            first = start(env)
-            starts[axis] = first
-            counts[axis] = max(0, end(env) - first + (1 if inclusive else 0))
+        try:
+            for axis, start, end, inclusive in self.dims:
+                first = start(env)
+                starts[axis] = first
+                counts[axis] = max(0, end(env) - first + (1 if inclusive else 0))
+        except HostPanic as panic:  # a bound like `n / w` with w == 0 panics in Rust before the loop
+            raise KernelPanic(str(panic), self.source, self.kernel) from None
         return starts, counts
 
     def index_list_ranges(self, env: Environment, starts: dict[str, int], counts: dict[str, int]):
@@ -243,6 +257,25 @@ class LaunchPlan:
             out.append((entry["list"], first, first + counts["x"], entry["scale"], offset, entry["target"],
                         entry["source"]))
         return out
+
+    def check_bounds(self, env: Environment) -> tuple[str, str] | None:
+        """The panic (message, location) of the first access, in Rust's order, that the host can tell is
+        out of bounds over the whole iteration space; None when all are in bounds."""
+        for check in self.bounds:
+            if not all(poly_value(extent, env) > 0 for extent in check["extents"]):
+                continue  # the loop does not run, so the access never happens
+            length = env.lengths[check["param"]]
+            low, high = poly_value(check["low"], env), poly_value(check["high"], env)
+            if low < 0:
+                index = low % (1 << 64)  # a usize below zero wraps, as in Rust's message
+            elif high >= length:
+                step = check.get("step")
+                # the first index past the end in iteration order, where the indices are that regular
+                index = low + step * -(-(length - low) // step) if step and low < length else high
+            else:
+                continue
+            return f"index out of bounds: the len is {length} but the index is {index}", check["source"]
+        return None
 
     def check_strides(self, env: Environment, kernel: str) -> None:
         """Confirm the inequalities the translator's race-freedom proof left to the launch."""

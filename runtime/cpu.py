@@ -140,6 +140,7 @@ class CpuLibrary:
     def __init__(self, crate_root: Path, package: str | None, single_file: Path | None, sources: dict[str, str],
                  manifest: dict, cache_dir: Path, support_crate: Path) -> None:
         self.manifest = manifest
+        self.source_root = single_file.resolve().parent if single_file is not None else crate_root.resolve()
         shim = shim_source(manifest["kernels"])
         if single_file is not None:
             header = f'#[path = {str(single_file.resolve())!r}]\nmod kernels;\n'.replace("'", '"')
@@ -185,7 +186,13 @@ panic = "unwind"
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / "Cargo.toml").write_text(self.cargo_toml)
         (self.folder / "lib.rs").write_text(self.lib_rs)
-        env = dict(os.environ, CARGO_TARGET_DIR=str(self.folder / "target"))
+        # Panic locations relative to the crate (src/lib.rs:5:9) wherever it lies: the cache key leaves the
+        # crate's location out, so the library may serve an identical crate in another folder.
+        encoded = os.environ.get("CARGO_ENCODED_RUSTFLAGS")
+        flags = encoded.split("\x1f") if encoded else os.environ.get("RUSTFLAGS", "").split()
+        flags.append(f"--remap-path-prefix={self.source_root.as_posix()}/=")
+        env = dict(os.environ, CARGO_TARGET_DIR=str(self.folder / "target"),
+                   CARGO_ENCODED_RUSTFLAGS="\x1f".join(flags))
         done = subprocess.run([cargo, "build", "--release", "--offline", "--quiet"], cwd=self.folder, env=env,
                               capture_output=True, text=True)
         if done.returncode != 0:

@@ -81,6 +81,17 @@ class CudaBackend(DeviceBackend):
     def function(self, module, symbol: str):
         return self.cp.cuda.driver.moduleGetFunction(module, symbol)
 
+    def global_address(self, module, name: str) -> int:
+        lookup = getattr(self.cp.cuda.driver, "moduleGetGlobal", None)
+        if lookup is not None:
+            return int(self._check(lambda: lookup(module, name)))
+        from cuda.bindings import driver  # older cupy: go through the driver bindings directly
+
+        status, ptr, _ = driver.cuModuleGetGlobal(driver.CUmodule(module), name.encode())
+        if status != driver.CUresult.CUDA_SUCCESS:
+            raise LaunchError(f"cuModuleGetGlobal({name}) failed: {status}")
+        return int(ptr)
+
     def device_ordinal(self) -> int:
         return self.device.id
 

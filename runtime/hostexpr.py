@@ -19,7 +19,7 @@ class HostPanic(ArithmeticError):
 class Environment:
     """The values a host expression can name. A plain slotted class: one is made per kernel call."""
 
-    __slots__ = ("params", "lengths", "locals", "reductions")
+    __slots__ = ("params", "lengths", "locals", "reductions", "read_element")
 
     def __init__(self, params: dict | None = None, lengths: dict | None = None, locals: dict | None = None,
                  reductions: dict | None = None) -> None:
@@ -27,6 +27,7 @@ class Environment:
         self.lengths = lengths if lengths is not None else {}       # slice parameter lengths
         self.locals = locals if locals is not None else {}          # preamble values
         self.reductions = reductions if reductions is not None else {}  # reduced values
+        self.read_element = None  # (slice name, index, location) -> the element, for `x[0]`-style seeds
 
 
 def wrap(value: int, ty: str) -> int:
@@ -140,6 +141,16 @@ def _call(name: str, args: list, ty: str):
         return wrap(abs(args[0]), ty) if ty in _INT_BITS else abs(args[0])
     if name == "sqrt":
         return _to_type(math.sqrt(args[0]) if args[0] >= 0 else math.nan, ty)
+    if name in ("floor", "ceil", "trunc", "round"):
+        x = args[0]
+        if not math.isfinite(x):
+            return x
+        if name == "round":  # Rust rounds half away from zero; x - trunc(x) is exact
+            whole = float(math.trunc(x))
+            value = whole + math.copysign(1.0, x) if abs(x - whole) >= 0.5 else whole
+        else:
+            value = float({"floor": math.floor, "ceil": math.ceil, "trunc": math.trunc}[name](x))
+        return _to_type(math.copysign(value, x) if value == 0 else value, ty)
     if name.startswith("wrapping_"):
         return _binary({"wrapping_add": "+", "wrapping_sub": "-", "wrapping_mul": "*"}[name], args[0], args[1], ty)
     raise ValueError(f"unknown host function {name}")
@@ -158,6 +169,10 @@ def evaluate(expr: dict, env: Environment):
         return env.reductions[expr["reduction"]]
     if "cast" in expr:
         return _cast(evaluate(expr["cast"], env), expr["from"], expr["type"])
+    if "element" in expr:
+        if env.read_element is None:
+            raise ValueError("this expression reads slice elements, which needs the call's arrays")
+        return env.read_element(expr["element"], evaluate(expr["index"], env), expr.get("source", ""))
     if "field" in expr:
         return evaluate(expr["of"], env)[expr["field"]]
     if "tuple" in expr:

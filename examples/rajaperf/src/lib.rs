@@ -1,12 +1,14 @@
-//! RAJAPerf kernels (Stream, Basic, Lcals) written in the rs2gpu kernel language.
+//! RAJAPerf kernels (Stream, Basic, Lcals, Apps) written in the rs2gpu kernel language.
 //!
 //! Each `#[kernel]` function is plain safe Rust: built by rustc it is the CPU reference, and rs2gpu translates
 //! the same source to CUDA and HIP. Names are the RAJAPerf kernel names in snake case; the formulas keep
 //! RAJAPerf's order of floating-point operations.
 
-// Kernels are index loops by design: each `for i in range` is one parallel loop on the GPU.
-#![allow(clippy::needless_range_loop, clippy::manual_memcpy)]
+// Kernels are index loops by design: each `for i in range` is one parallel loop on the GPU. Their arrays and
+// scalars are parameters, as many as the RAJAPerf kernel has.
+#![allow(clippy::needless_range_loop, clippy::manual_memcpy, clippy::too_many_arguments)]
 
+pub mod apps;
 pub mod basic;
 pub mod lcals;
 pub mod stream;
