@@ -268,6 +268,9 @@ class AffineAnalysis:
                 return True
         return False
 
+    def proven_non_negative(self, p: Poly) -> bool:
+        return self._proven_non_negative(p)
+
     def _proven_non_negative(self, p: Poly) -> bool:
         return all(k >= 0 for _, k in p) and all(a in self.non_negative for m, _ in p for a in m)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from rs2gpu.checker.affine import Affine, AffineAnalysis, Poly, add, constant, mul, sub
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.plan import BoundsCheck
-from rs2gpu.ir.types import RefType
+from rs2gpu.ir.types import USIZE, RefType
 from rs2gpu.ir.walk import children, walk
 
 
@@ -61,10 +61,12 @@ def hoist_bounds(body: ir.Block, analysis: AffineAnalysis, dims) -> tuple[list[B
         if bounds is None:
             continue
         low, high, extents = bounds
+        hoisted.add(index)
+        if _provably_inside(low, high, index.base.binding, analysis):
+            continue  # e.g. a[i] for i in 0..a.len(): no check at all, on either side
         terms = analysis_terms(analysis)
         checks.append(BoundsCheck(index.base.binding, terms(low), terms(high), tuple(terms(e) for e in extents),
                                   index.span, order, _step(analysis.form(index.index), analysis)))
-        hoisted.add(index)
     checks.sort(key=lambda c: c.order)
     return checks, frozenset(hoisted)
 
@@ -92,6 +94,15 @@ def _range(form: Affine | None, analysis: AffineAnalysis, starts: dict) -> tuple
         low, high = add(low, first), add(high, last)
         extents.append(var.extent)
     return low, high, extents
+
+
+def _provably_inside(low: Poly, high: Poly, param: ir.Binding, analysis: AffineAnalysis) -> bool:
+    """low ≥ 0 and len(param) − 1 − high ≥ 0 for every value of the parameters."""
+    length = analysis.form(ir.Intrinsic("len", (ir.Var(param, param.span),), USIZE, param.span))
+    if length is None:
+        return False
+    room = sub(sub(length.rest, constant(1)), high)
+    return analysis.proven_non_negative(low) and analysis.proven_non_negative(room)
 
 
 def _step(form: Affine, analysis: AffineAnalysis) -> int | None:

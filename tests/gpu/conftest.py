@@ -42,14 +42,17 @@ def random_arguments(entry: dict, n: int, rng: np.random.Generator, input_extra:
     return args
 
 
-def input_extra_for(cpu_kernels, name: str) -> int:
-    """The smallest extra input length (0 or 16) with which the Rust kernel does not panic."""
+INPUT_EXTRAS = (lambda n: 0, lambda n: 16, lambda n: 25 * n + 16)  # exact, stencil halo, 26 rows (ARRAY_OF_PTRS)
+
+
+def input_extra_for(cpu_kernels, name: str, n: int) -> int:
+    """The smallest extra input length with which the Rust kernel does not panic at size n."""
     entry = cpu_kernels.manifest["kernels"][name]
     rng = np.random.default_rng(0)
-    for extra in (0, 16):
+    for extra in INPUT_EXTRAS:
         try:
-            getattr(cpu_kernels, name)(*random_arguments(entry, 8, rng, extra))
-            return extra
+            getattr(cpu_kernels, name)(*random_arguments(entry, n, rng, extra(n)))
+            return extra(n)
         except rs2gpu.KernelPanic:
             continue
     raise AssertionError(f"{name} panics on the cpu backend with any input length")

@@ -23,8 +23,14 @@ pytestmark = pytest.mark.gpu
 
 # Kernel names come from the sources, so a translation failure fails the tests instead of their collection.
 KERNELS = sorted(m.group(1) for f in (EXAMPLE / "src").rglob("*.rs")
-                 for m in re.finditer(r"#\[kernel[^\]]*\]\s*pub fn (\w+)", f.read_text()))
-ELEMENTWISE = [k for k in KERNELS if k != "dot"]
+                 for m in re.finditer(r"#\[kernel[^\]]*\]\s*pub fn (\w+)\(([^)]*)\)", f.read_text(), re.S))
+# Element-wise here means: only f64 slices and f64 scalars, loops over the slices' lengths, no result. The
+# corpus kernels with other parameters (sizes, structs, index lists) are checked in test_corpus_gpu.py.
+_SIGNATURES = {m.group(1): (m.group(2), m.group(3)) for f in (EXAMPLE / "src").rglob("*.rs")
+               for m in re.finditer(r"#\[kernel[^\]]*\]\s*pub fn (\w+)\(([^)]*)\)([^{]*)\{", f.read_text(), re.S)}
+ELEMENTWISE = sorted(k for k, (params, ret) in _SIGNATURES.items()
+                     if "->" not in ret and all(t.strip() in ("&mut [f64]", "&[f64]", "f64")
+                                                for t in re.findall(r":\s*([^,]+)", params)))
 
 
 def planckian_bound(args, expected):
@@ -48,7 +54,7 @@ NOT_CORRECTLY_ROUNDED = {"planckian": planckian_bound}
 def test_elementwise_kernel_matches_rustc_bitwise(cuda_kernels, cpu_kernels, name, n):
     entry = cpu_kernels.manifest["kernels"][name]
     rng = np.random.default_rng([n, len(name)])
-    args = random_arguments(entry, n, rng, input_extra_for(cpu_kernels, name))
+    args = random_arguments(entry, n, rng, input_extra_for(cpu_kernels, name, n))
     expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     getattr(cpu_kernels, name)(*expected)
     getattr(cuda_kernels, name)(*args)
@@ -75,7 +81,7 @@ def test_dot_matches_rustc_within_reordering_bound(cuda_kernels, cpu_kernels, n)
 @pytest.mark.parametrize("name", ELEMENTWISE)
 def test_shared_inputs_are_left_untouched(cuda_kernels, cpu_kernels, name):
     entry = cuda_kernels.manifest["kernels"][name]
-    args = random_arguments(entry, 1000, np.random.default_rng(7), input_extra_for(cpu_kernels, name))
+    args = random_arguments(entry, 1000, np.random.default_rng(7), input_extra_for(cpu_kernels, name, n))
     before = {p["name"]: a.tobytes() for p, a in zip(entry["params"], args) if p["kind"] == "slice" and not p["mutable"]}
     getattr(cuda_kernels, name)(*args)
     for p, a in zip(entry["params"], args):

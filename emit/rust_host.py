@@ -1,0 +1,514 @@
+"""The manifest → the typed Rust module of the Cargo hook (`rs2gpu_kernels.rs` and its runtime).
+
+For each kernel `k(a: &mut [f64], b: &[f64], alpha: f64)` the module has
+
+    pub fn k(gpu: &Gpu, a: &mut [f64], b: &[f64], alpha: f64) -> Result<(), Error>
+    pub fn k_on(gpu: &Gpu, a: &mut DeviceBuffer<f64>, b: &DeviceBuffer<f64>, alpha: f64) -> Result<(), Error>
+    pub fn ranges::k_0(a_len: usize) -> Result<Dim<usize>, RangeError>
+
+`k` stages host data as the transfer plan says, `k_on` launches on data already on the GPU, and
+`ranges::k_<n>` computes launch n's iteration space from the loop bounds, with the manifest's host
+expressions translated into Rust here (so Rust evaluates them with its own semantics). The runtime
+files (`Gpu`, `DeviceBuffer`, the driver loader) are fixed text from the templates.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from rs2gpu.emit import environment
+
+MODULE_FILE = "rs2gpu_kernels.rs"
+RUNTIME_TEMPLATES = {"rs2gpu_runtime.rs": "rust_runtime.j2", "rs2gpu_driver.rs": "rust_driver.j2"}
+INT_TYPES = frozenset({"i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize"})
+INT_SIZES = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "isize": 8, "u8": 1, "u16": 2, "u32": 4, "u64": 8, "usize": 8}
+INT_LIMITS = {t: (-(1 << (8 * s - 1)), (1 << (8 * s - 1)) - 1) if t.startswith("i") else (0, (1 << (8 * s)) - 1)
+              for t, s in INT_SIZES.items()}
+ARITHMETIC = {"+": "wrapping_add", "-": "wrapping_sub", "*": "wrapping_mul"}
+TOO_MANY_ARGUMENTS = 7  # clippy's default limit
+LINE_WIDTH = 110
+
+
+class RustEmitError(ValueError):
+    """The manifest holds something the Rust module cannot express (a bug in rs2gpu)."""
+
+
+@dataclass
+class Names:
+    """Fresh Rust names for one generated function: the first `x` keeps its name, then `x_1`, `x_2`."""
+
+    taken: set[str] = field(default_factory=set)
+
+    def fresh(self, base: str) -> str:
+        candidate, n = base, 0
+        while candidate in self.taken:
+            n += 1
+            candidate = f"{base}_{n}"
+        self.taken.add(candidate)
+        return candidate
+
+
+# ------------------------------------------------------------------ host expressions
+
+
+@dataclass(frozen=True)
+class Scope:
+    """How a host expression's names read in one generated function, and what follows a fallible call."""
+
+    params: dict[str, str]
+    lengths: dict[str, str]
+    locals: dict[str, str]
+    reductions: dict[str, str]
+    fallible: str  # e.g. "?" or ".map_err(|e| K.refused(e))?"
+
+
+class HostExpr:
+    """Renders one manifest host expression (see `emit/hostexpr.py`) as Rust with the same meaning:
+    wrapping integer arithmetic, masked shifts, panicking division, `as` casts, Rust's float min/max."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+
+    def render(self, e: dict) -> str:
+        text, _ = self._expr(e)
+        return text
+
+    def _operand(self, e: dict) -> str:
+        """`e` where it is an operand, a receiver or a cast's source: in parentheses unless atomic."""
+        text, atomic = self._expr(e)
+        return text if atomic else f"({text})"
+
+    def _expr(self, e: dict) -> tuple[str, bool]:
+        """The Rust text, and whether it is atomic (binds tighter than any operator)."""
+        if "lit" in e:
+            return literal(e["lit"], e["type"])
+        if "param" in e:
+            return self.scope.params[e["param"]], True
+        if "len" in e:
+            return self.scope.lengths[e["len"]], True
+        if "local" in e:
+            return self.scope.locals[e["local"]], True
+        if "reduction" in e:
+            return self.scope.reductions[e["reduction"]], True
+        if "field" in e:
+            return f"{self._operand(e['of'])}.{e['field']}", True
+        if "tuple" in e:
+            items = [self.render(x) for x in e["tuple"]]
+            return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})", True
+        if "cast" in e:
+            return f"{self._operand(e['cast'])} as {e['type']}", False
+        if "call" in e:
+            return self._call(e["call"], e["args"], e["type"]), True
+        return self._op(e["op"], e["args"], e["type"])
+
+    def _call(self, name: str, args: list[dict], ty: str) -> str:
+        receiver = self._operand(args[0])
+        rest = ", ".join(self.render(a) for a in args[1:])
+        if name in ("min", "max", "sqrt") or name.startswith("wrapping_"):
+            return f"{receiver}.{name}({rest})"
+        if name == "abs":
+            return f"{receiver}.{'wrapping_abs' if ty in INT_TYPES else 'abs'}()"
+        raise RustEmitError(f"no Rust rendering of host function `{name}`")
+
+    def _op(self, op: str, args: list[dict], ty: str) -> tuple[str, bool]:
+        if op == "neg":
+            if ty in INT_TYPES:
+                return f"{self._operand(args[0])}.wrapping_neg()", True
+            return f"-{self._operand(args[0])}", False
+        if op == "not":
+            return f"!{self._operand(args[0])}", False
+        a, b = args
+        if ty in INT_TYPES:
+            if op in ARITHMETIC:
+                return f"{self._operand(a)}.{ARITHMETIC[op]}({self.render(b)})", True
+            if op in ("/", "%"):
+                helper = "div" if op == "/" else "rem"
+                return f"runtime::{helper}({self.render(a)}, {self.render(b)}){self.scope.fallible}", True
+            if op in ("<<", ">>"):
+                method = "wrapping_shl" if op == "<<" else "wrapping_shr"
+                return f"{self._operand(a)}.{method}({self._operand(b)} as u32)", True
+        return f"{self._operand(a)} {op} {self._operand(b)}", False
+
+
+def literal(value, ty: str) -> tuple[str, bool]:
+    """A typed Rust literal, and whether it is atomic (a negative literal is not)."""
+    if ty == "bool":
+        return ("true" if value else "false"), True
+    if ty in INT_TYPES:
+        value = int(value)
+        lo, hi = INT_LIMITS[ty]
+        if value == lo and value < 0:
+            return f"{ty}::MIN", True
+        return f"{value}{ty}", value >= 0
+    number = float(value)
+    if math.isnan(number):
+        return f"{ty}::NAN", True
+    if math.isinf(number):
+        return (f"{ty}::INFINITY", True) if number > 0 else (f"{ty}::NEG_INFINITY", True)
+    text = repr(abs(number))
+    return (f"-{text}{ty}", False) if math.copysign(1.0, number) < 0 else (f"{text}{ty}", True)
+
+
+def references(e, kind: str) -> list[str]:
+    """The names `e` refers to as `kind` ("param", "len", "local", "reduction"), first use first."""
+    out: list[str] = []
+
+    def visit(x) -> None:
+        if isinstance(x, dict):
+            if kind in x and isinstance(x[kind], str):
+                out.append(x[kind])
+            for value in x.values():
+                visit(value)
+        elif isinstance(x, list):
+            for value in x:
+                visit(value)
+
+    visit(e)
+    return list(dict.fromkeys(out))
+
+
+def needed_locals(preamble: list[dict], exprs: list) -> list[dict]:
+    """The preamble `let`s that `exprs` read, directly or through other `let`s, in order."""
+    needed = set(references(exprs, "local"))
+    for let in reversed(preamble):
+        if let["name"] in needed:
+            needed |= set(references(let["expr"], "local"))
+    known = {let["name"] for let in preamble}
+    missing = needed - known
+    if missing:
+        raise RustEmitError(f"host expression reads `{sorted(missing)[0]}`, which the host cannot compute")
+    return [let for let in preamble if let["name"] in needed]
+
+
+# ------------------------------------------------------------------ types
+
+
+class Types:
+    """Rust spellings of the manifest's layouts; `#[repr(C)]` structs by their path in the crate."""
+
+    def __init__(self, struct_paths: dict[str, str]) -> None:
+        self.struct_paths = struct_paths
+        self.structs: dict[str, dict] = {}  # path → layout, every struct met, nested ones included
+
+    def of(self, layout: dict) -> str:
+        if "fields" in layout:
+            path = self.struct_paths.get(layout["type"], f"crate::{layout['type']}")
+            self.structs.setdefault(path, layout)
+            for f in layout["fields"]:
+                self.of(f)
+            return path
+        if "elem" in layout:
+            return f"[{self.of(layout['elem'])}; {layout['length']}]"
+        return layout["type"]
+
+
+# ------------------------------------------------------------------ one kernel
+
+
+def static_name(kernel: str) -> str:
+    return kernel.upper()
+
+
+def abi_sizes(entry: dict, launch: dict) -> list[int]:
+    """The byte size of each argument of one launch, in the order the kernel takes them."""
+    sizes = [part["size"] for p in entry["params"] for part in p["abi"]]
+    for dim in launch["dims"]:
+        sizes += [INT_SIZES[dim["index_type"]], 8]
+    return sizes + [8] * len(launch["reductions"])
+
+
+def dims_type(launch: dict) -> str:
+    types = [f"Dim<{d['index_type']}>" for d in launch["dims"]]
+    return types[0] if len(types) == 1 else f"({', '.join(types)})"
+
+
+class KernelModule:
+    """The Rust text of one kernel's functions."""
+
+    def __init__(self, name: str, entry: dict, types: Types) -> None:
+        self.name = name
+        self.entry = entry
+        self.static = static_name(name)
+        self.params = entry["params"]
+        self.types = types
+        self.refused = f".map_err(|e| {self.static}.refused(e))?"
+
+    # -------------------------------------------------------------- signatures
+
+    def host_type(self, p: dict) -> str:
+        kind = p["kind"]
+        mut = "mut " if p.get("mutable") else ""
+        if kind == "slice":
+            return f"&{mut}[{self.types.of(p['elem'])}]"
+        if kind == "array":
+            return f"&{mut}[{self.types.of(p['elem'])}; {p['length']}]"
+        if kind == "struct_ref":
+            return f"&{mut}{self.types.of(p['elem'])}"
+        return self.types.of(p["layout"])
+
+    def device_type(self, p: dict) -> str:
+        if p["kind"] in ("slice", "array", "struct_ref"):
+            mut = "mut " if p.get("mutable") else ""
+            return f"&{mut}DeviceBuffer<{self.types.of(p['elem'])}>"
+        return self.types.of(p["layout"])
+
+    def returns(self) -> str:
+        return self.entry["returns"]["type"] if self.entry["returns"] else "()"
+
+    # -------------------------------------------------------------- ranges::<kernel>_<n>
+
+    def range_function(self, index: int, launch: dict) -> dict:
+        bounds = launch.get("bounds", [])
+        exprs = [[d["start"], d["end"]] for d in launch["dims"]] + [launch["checks"]]
+        exprs += [[b["low"], b["high"], b["extents"]] for b in bounds]  # (a bound's own "param" names its slice)
+        lets = needed_locals(self.entry["preamble"], exprs)
+        used = references([exprs, [let["expr"] for let in lets]], "param")
+        lengths = references([exprs, [let["expr"] for let in lets], [{"len": b["param"]} for b in bounds]], "len")
+        names = Names({p["name"] for p in self.params} | {let["name"] for let in lets})
+        length_names = {p: names.fresh(f"{p}_len") for p in lengths}
+        arguments = []  # (what the caller passes: "len" or "param", the kernel parameter, the Rust parameter)
+        for p in self.params:
+            if p["name"] in lengths:
+                arguments.append(("len", p["name"], f"{length_names[p['name']]}: usize"))
+            if p["name"] in used:
+                arguments.append(("param", p["name"], f"{p['name']}: {self.host_type(p)}"))
+        inputs = [declaration for _, _, declaration in arguments]
+        scope = Scope({p: p for p in used}, length_names, {let["name"]: let["name"] for let in lets}, {}, "?")
+        render = HostExpr(scope).render
+        body = [f"let {let['name']}: {let['type']} = {render(let['expr'])};" for let in lets]
+        def poly(terms: list) -> str:
+            """Σ coefficient · Π factors in i128: plain arithmetic when linear (no overflow: each factor is
+            at most 64 bits), `runtime::poly` (checked) when a term multiplies factors."""
+            if any(len(factors) > 1 for _, factors in terms):
+                items = ", ".join(f"({c}, &[{', '.join(f'runtime::wide({render(f)})' for f in factors)}])"
+                                  for c, factors in terms)
+                return f"runtime::poly(&[{items}])?"
+            constant = sum(c for c, factors in terms if not factors)
+            text = ""
+            for c, factors in terms:
+                if factors:
+                    term = f"runtime::wide({render(factors[0])})"
+                    term = term if abs(c) == 1 else f"{abs(c)} * {term}"
+                    text += (f"-{term}" if c < 0 else term) if not text else (f" - {term}" if c < 0 else f" + {term}")
+            if not text:
+                return str(constant)
+            return text if constant == 0 else f"{text} {'-' if constant < 0 else '+'} {abs(constant)}"
+
+        for check in launch["checks"]:
+            body.append(f"runtime::require_disjoint({poly(check['poly'])}, {json_str(check['source'])})?;")
+        for b in bounds:
+            extents = ", ".join(poly(e) for e in b["extents"])
+            step = f"Some({b['step']})" if b.get("step") else "None"
+            body += [f"// the indices of `{b['param']}` at {b['source']}",
+                     f"runtime::check_bounds(&[{extents}], {length_names[b['param']]}, {poly(b['low'])}, "
+                     f"{poly(b['high'])}, {step}, {json_str(b['source'])})?;"]
+        dims = []
+        for d in launch["dims"]:
+            var = names.fresh(d["index"])
+            dims.append(var)
+            body.append(f"let {var} = runtime::range({render(d['start'])}, {render(d['end'])}, "
+                        f"{'true' if d['inclusive'] else 'false'})?;")
+        body.append(f"Ok({dims[0]})" if len(dims) == 1 else f"Ok(({', '.join(dims)}))")
+        loops = ", ".join(f"`{d['index']}`" for d in launch["dims"])
+        name = f"{self.name}_{index}"
+        return {"name": name, "signature": signature(name, inputs, f"Result<{dims_type(launch)}, RangeError>", "    "),
+                "body": body,
+                "arguments": [(kind, param) for kind, param, _ in arguments],
+                "call_args": [f"{param}.len()" if kind == "len" else param for kind, param, _ in arguments],
+                "doc": f"Launch {index} of `{self.name}`: the loop over {loops} at {launch['source']}."}
+
+    # -------------------------------------------------------------- <kernel>_on
+
+    def device_function(self) -> dict:
+        entry = self.entry
+        launches = entry["launches"]
+        seeds = [[r["init"] for r in launch["reductions"]] for launch in launches]
+        result = entry["returns"]["expr"] if entry["returns"] else None
+        lets = needed_locals(entry["preamble"], [seeds, result])
+        names = Names({p["name"] for p in self.params} | {let["name"] for let in lets})
+        gpu = names.fresh("gpu")
+        kernel = names.fresh("kernel")
+        args = names.fresh("args")
+        scope = Scope({p["name"]: p["name"] for p in self.params},
+                      {p["name"]: f"{p['name']}.len()" for p in self.params if p["kind"] == "slice"},
+                      {let["name"]: let["name"] for let in lets}, {}, self.refused)
+        body = []
+        ranges = []
+        for index, launch in enumerate(launches):
+            spec = self.range_function(index, launch)
+            dims = [names.fresh(d["index"]) for d in launch["dims"]]
+            pattern = dims[0] if len(dims) == 1 else f"({', '.join(dims)})"
+            body.append(f"let {pattern} = ranges::{spec['name']}({', '.join(spec['call_args'])}){self.refused};")
+            ranges.append(dims)
+        body += [f"let {let['name']}: {let['type']} = {HostExpr(scope).render(let['expr'])};" for let in lets]
+        body.append(f"let {kernel} = {gpu}.kernel(&{self.static})?;")
+        reductions: dict[str, str] = {}
+        all_slots: list = []
+        for index, (launch, dims) in enumerate(zip(launches, ranges)):
+            loops = ", ".join(d["index"] for d in launch["dims"])
+            loops = f"({loops})" if len(launch["dims"]) > 1 else f"`{loops}`"
+            body += ["", f"// Launch {index}: the loop at {launch['source']}, one thread per {loops}."]
+            slots = []
+            for r in launch["reductions"]:
+                slot = names.fresh(f"{r['name']}_slot")
+                slots.append((slot, r))
+                seed = HostExpr(scope).render(r["init"])
+                body.append(f"let {slot} = ReductionSlot::<{r['type']}>::new({gpu}, {seed})?; "
+                            f"// `{r['name']}` starts here and combines by `{r['op']}`")
+            body.append(f"let mut {args} = {kernel}.args({gpu}, {index});")
+            for p in self.params:
+                body.append(self._push(args, p))
+            body += [f"{args}.dim(&{d});" for d in dims]
+            body += [f"{args}.slot(&{slot});" for slot, _ in slots]
+            body.append(f"{args}.launch()?;")
+            all_slots += slots
+        if entry.get("panics"):
+            body += ["", f"// The kernel checks indices or divisions on the device: wait, and return its panic.",
+                     f"{kernel}.check_panics({gpu})?;"]
+        for slot, r in all_slots:
+            value = names.fresh(r["name"])
+            reductions[r["name"]] = value
+            body.append(f"let {value} = {slot}.read()?;")
+        if result is None:
+            body.append("Ok(())")
+        else:
+            result_scope = Scope(scope.params, scope.lengths, scope.locals, reductions, self.refused)
+            body.append(f"Ok({HostExpr(result_scope).render(result)})")
+        params = [f"{gpu}: &Gpu"] + [f"{p['name']}: {self.device_type(p)}" for p in self.params]
+        fixed = [f"`{p['name']}` must hold {p.get('length', 1)} element{'s' if p.get('length', 1) != 1 else ''}"
+                 for p in self.params if p["kind"] in ("array", "struct_ref")]
+        return {"name": f"{self.name}_on", "signature": signature(f"{self.name}_on", params, f"Result<{self.returns()}, Error>"),
+                "body": body, "many": len(params) > TOO_MANY_ARGUMENTS,
+                "note": f" ({', '.join(fixed)})" if fixed else ""}
+
+    def _push(self, args: str, p: dict) -> str:
+        name, kind = p["name"], p["kind"]
+        if kind == "slice":
+            return f"{args}.slice({json_str(name)}, {name})?;"
+        if kind == "array":
+            return f"{args}.fixed({json_str(name)}, {name}, {p['length']})?;"
+        if kind == "struct_ref":
+            return f"{args}.fixed({json_str(name)}, {name}, 1)?;"
+        return f"{args}.value(&{name});"
+
+    # -------------------------------------------------------------- <kernel>
+
+    def host_function(self) -> dict:
+        names = Names({p["name"] for p in self.params})
+        gpu = names.fresh("gpu")
+        body, call, downloads = [], [gpu], []
+        for p in self.params:
+            name, kind = p["name"], p["kind"]
+            if kind not in ("slice", "array", "struct_ref"):
+                call.append(name)
+                continue
+            staged = names.fresh(f"{name}_dev")
+            mutable = p.get("mutable")
+            whole = f"std::slice::from_ref({name})" if kind == "struct_ref" else name
+            if p["transfer"] == "out":
+                length = {"slice": f"{name}.len()", "array": str(p.get("length")), "struct_ref": "1"}[kind]
+                body.append(f"let mut {staged} = DeviceBuffer::zeroed({gpu}, {length})?; "
+                            f"// the kernel writes all of `{name}`: not uploaded")
+            else:
+                body.append(f"let {'mut ' if mutable else ''}{staged} = DeviceBuffer::from_slice({gpu}, {whole})?;")
+            call.append(f"&mut {staged}" if mutable else f"&{staged}")
+            if p["transfer"] in ("out", "inout"):
+                target = f"std::slice::from_mut({name})" if kind == "struct_ref" else name
+                downloads.append(f"{staged}.download({target})?;")
+        invocation = f"{self.name}_on({', '.join(call)})"
+        if not downloads:
+            body.append(invocation if self.entry["returns"] else f"{invocation}?;")
+            if not self.entry["returns"]:
+                body.append(f"{gpu}.synchronize()")
+        else:
+            result = names.fresh("result")
+            body.append(f"let {result} = {invocation}?;" if self.entry["returns"] else f"{invocation}?;")
+            body += downloads
+            body.append(f"Ok({result})" if self.entry["returns"] else "Ok(())")
+        params = [f"{gpu}: &Gpu"] + [f"{p['name']}: {self.host_type(p)}" for p in self.params]
+        return {"name": self.name, "signature": signature(self.name, params, f"Result<{self.returns()}, Error>"), "body": body,
+                "many": len(params) > TOO_MANY_ARGUMENTS}
+
+    def context(self) -> dict:
+        entry = self.entry
+        transfers = []
+        for p in self.params:
+            if p["kind"] in ("slice", "array", "struct_ref"):
+                transfers.append(f"`{p['name']}` {p['transfer']}")
+        return {
+            "name": self.name, "static": self.static, "source": entry["source"], "rust_path": entry["rust_path"],
+            "file": entry["files"]["cuda"], "fast_math": "true" if entry["fast_math"] else "false",
+            "launches": [{"symbol": launch["symbol"], "source": launch["source"],
+                          "arguments": ", ".join(str(s) for s in abi_sizes(entry, launch))}
+                         for launch in entry["launches"]],
+            "ranges": [self.range_function(i, launch) for i, launch in enumerate(entry["launches"])],
+            "panics": [{"site": p["site"], "kind": p["kind"], "source": p["source"]} for p in entry.get("panics", [])],
+            "device": self.device_function(), "host": self.host_function(),
+            "transfers": ", ".join(transfers) or "none",
+        }
+
+
+def signature(name: str, params: list[str], returns: str, indent: str = "") -> list[str]:
+    """`pub fn name(params) -> returns {`, one parameter per line when that is long."""
+    one_line = f"{indent}pub fn {name}({', '.join(params)}) -> {returns} {{"
+    if len(one_line) <= LINE_WIDTH:
+        return [one_line]
+    return [f"{indent}pub fn {name}(", *[f"{indent}    {p}," for p in params], f"{indent}) -> {returns} {{"]
+
+
+def unsupported(entry: dict) -> str | None:
+    """Why the Rust module cannot launch this kernel yet (None when it can)."""
+    for launch in entry["launches"]:
+        if any("location" in r for r in launch["reductions"]):
+            return "a min/max-location reduction"
+        if launch.get("index_lists"):
+            return "writes through an index list"
+    if references(entry, "element"):
+        return "a value read from a slice before the loop"
+    return None
+
+
+def json_str(text: str) -> str:
+    """A Rust string literal (JSON escapes are valid Rust escapes for these texts)."""
+    import json
+
+    return json.dumps(text)
+
+
+# ------------------------------------------------------------------ the module
+
+
+def render_rust_module(manifest: dict, struct_paths: dict[str, str] | None = None, version: str = "0") -> dict[str, str]:
+    """The files of the Rust module for `manifest`'s kernels: `rs2gpu_kernels.rs` and its runtime.
+
+    `struct_paths` maps each `#[repr(C)]` struct's name to its path in the crate (default `crate::Name`).
+    """
+    if "cuda" not in manifest["targets"]:
+        raise RustEmitError("the Rust module launches the CUDA kernels: translate with the cuda target")
+    types = Types(struct_paths or {})
+    kernels = []
+    functions: dict[str, str] = {}
+    for name, entry in manifest["kernels"].items():
+        if unsupported(entry):
+            continue
+        module = KernelModule(name, entry, types)
+        context = module.context()
+        for fn in (context["host"]["name"], context["device"]["name"]):
+            if fn in functions:
+                raise RustEmitError(f"kernels `{functions[fn]}` and `{name}` would both define `{fn}`; rename one")
+            functions[fn] = name
+        kernels.append(context)
+    structs = [{"path": path, "size": layout["size"], "align": layout["align"], "name": layout["type"]}
+               for path, layout in types.structs.items()]
+    env = environment()
+    context = {"version": version, "crate": manifest["crate"], "kernels": kernels, "structs": structs,
+               "block_size": manifest["block_size"], "module_file": MODULE_FILE,
+               "reductions": any(launch["reductions"] for k in manifest["kernels"].values() if not unsupported(k)
+                                 for launch in k["launches"])}
+    files = {MODULE_FILE: env.get_template("rust_kernels.j2").render(context)}
+    for file, template in RUNTIME_TEMPLATES.items():
+        files[file] = env.get_template(template).render(context)
+    return files
+
+
+__all__ = ["render_rust_module", "unsupported", "MODULE_FILE", "RustEmitError", "HostExpr", "Scope", "literal"]

@@ -1,0 +1,78 @@
+"""What the hook rejects: aliasing calls (rustc's borrow checker, E0502), racy kernels (rs2gpu's diagnostic,
+which fails the build), and a build machine without rs2gpu."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+from .conftest import TRIAD_LIB_RS, cargo, hook_crate, needs_cargo
+
+pytestmark = needs_cargo
+
+ALIASING_MAIN_RS = """\
+use probe::kernels::{self, DeviceBuffer, Gpu};
+
+fn main() -> Result<(), kernels::Error> {
+    let gpu = Gpu::new()?;
+    let mut a = vec![0.0; 4];
+    let c = vec![1.0; 4];
+    kernels::triad(&gpu, &mut a, &a, &c, 2.0)?;
+    let mut a_dev = DeviceBuffer::from_slice(&gpu, &a)?;
+    let c_dev = DeviceBuffer::from_slice(&gpu, &c)?;
+    kernels::triad_on(&gpu, &mut a_dev, &a_dev, &c_dev, 2.0)?;
+    Ok(())
+}
+"""
+
+RACY_LIB_RS = """\
+use rs2gpu::kernel;
+
+#[kernel]
+pub fn shift(a: &mut [f64]) {
+    for i in 0..a.len() - 1 {
+        a[i] = a[i + 1];
+    }
+}
+"""
+
+
+def test_one_slice_as_mut_and_shared_argument_is_rejected_by_rustc(tmp_path, cargo_target) -> None:
+    crate = hook_crate(tmp_path / "aliasing", TRIAD_LIB_RS, ALIASING_MAIN_RS)
+    built = cargo(["build"], crate, cargo_target)
+    assert built.returncode != 0
+    assert "error[E0502]: cannot borrow `a` as immutable because it is also borrowed as mutable" in built.stderr
+    assert "error[E0502]: cannot borrow `a_dev` as immutable because it is also borrowed as mutable" in built.stderr
+    assert "src/main.rs:7:34" in built.stderr
+
+
+def test_the_same_crate_builds_once_the_call_is_fixed(tmp_path, cargo_target) -> None:
+    fixed = ALIASING_MAIN_RS.replace("&mut a, &a, &c", "&mut a, &c, &c").replace("&a_dev, &c_dev", "&c_dev, &c_dev")
+    crate = hook_crate(tmp_path / "fixed", TRIAD_LIB_RS, fixed)
+    built = cargo(["build"], crate, cargo_target)
+    assert built.returncode == 0, built.stderr
+
+
+def test_racy_kernel_fails_the_build_with_the_diagnostic(tmp_path, cargo_target) -> None:
+    crate = hook_crate(tmp_path / "racy", RACY_LIB_RS)
+    built = cargo(["build"], crate, cargo_target)
+    assert built.returncode != 0
+    assert "failed to run custom build command for `probe" in built.stderr
+    expected = ("error[RG0103]: this reads an element of `a` that another iteration may write\n"
+                " --> src/lib.rs:6:16\n"
+                "  |\n"
+                "6 |         a[i] = a[i + 1];\n"
+                "  |                ^^^^^^^^ read here, at an index other than the one this iteration writes\n")
+    # cargo shows a failed build script's stderr indented by two spaces
+    shown = "\n".join(line.removeprefix("  ") for line in built.stderr.splitlines())
+    assert expected in shown, built.stderr
+    assert "error: rs2gpu could not translate the kernels due to 1 previous error" in shown
+
+
+def test_build_without_rs2gpu_says_how_to_get_it(tmp_path, cargo_target) -> None:
+    crate = hook_crate(tmp_path / "nopython", TRIAD_LIB_RS)
+    env = {**os.environ, "CARGO_TARGET_DIR": str(cargo_target), "RS2GPU_PYTHON": str(tmp_path / "no-python"),
+           "CARGO_TERM_COLOR": "never"}
+    built = subprocess.run(["cargo", "build", "--offline"], cwd=crate, env=env, capture_output=True, text=True,
+                           check=False)
+    assert built.returncode != 0
+    assert "could not run" in built.stderr and "RS2GPU_PYTHON" in built.stderr

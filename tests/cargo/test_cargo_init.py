@@ -1,0 +1,171 @@
+"""`rs2gpu cargo init` and `rs2gpu cargo build-script`, without building anything, and the Rust rendering of
+host expressions."""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from rs2gpu import cargo as hook
+from rs2gpu import pipeline, support_crate_path
+from rs2gpu.cli import main as rs2gpu_main
+from rs2gpu.emit.rust_host import HostExpr, Scope, literal, render_rust_module
+from rs2gpu.ir.diagnostics import Diagnostic
+from rs2gpu.ir.nodes import Span
+
+from .conftest import EXAMPLE, REPO, TRIAD_LIB_RS
+
+PACKAGE = '[package]\nname = "demo"\nversion = "0.1.0"\nedition = "2021"\n'
+
+
+def crate(tmp_path: Path, toml: str = PACKAGE + "\n[dependencies]\n") -> Path:
+    (tmp_path / "src").mkdir(parents=True)
+    (tmp_path / "src" / "lib.rs").write_text(TRIAD_LIB_RS)
+    (tmp_path / "Cargo.toml").write_text(toml)
+    return tmp_path
+
+
+def test_init_writes_build_rs_and_the_dependency(tmp_path, capsys) -> None:
+    root = crate(tmp_path)
+    assert rs2gpu_main(["cargo", "init", str(root)]) == 0
+    assert (root / "build.rs").read_text() == hook.build_script_text()
+    toml = (root / "Cargo.toml").read_text()
+    assert f'[dependencies]\nrs2gpu = {{ path = "{support_crate_path().as_posix()}" }}\n' in toml
+    out = capsys.readouterr().out
+    assert hook.INCLUDE_LINE in out and "pub mod kernels" in out
+    # a second run changes nothing
+    assert rs2gpu_main(["cargo", "init", str(root)]) == 0
+    assert (root / "Cargo.toml").read_text() == toml
+    assert "up to date" in capsys.readouterr().out
+
+
+def test_init_refuses_to_replace_a_different_build_rs(tmp_path, capsys) -> None:
+    root = crate(tmp_path)
+    (root / "build.rs").write_text("fn main() { println!(\"cargo::rustc-link-lib=m\"); }\n")
+    assert rs2gpu_main(["cargo", "init", str(root)]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert "rustc-link-lib" in (root / "build.rs").read_text()
+    assert "rs2gpu" not in (root / "Cargo.toml").read_text()
+    assert rs2gpu_main(["cargo", "init", "--force", str(root)]) == 0
+    assert (root / "build.rs").read_text() == hook.build_script_text()
+
+
+def test_init_adds_a_dependencies_table_and_keeps_an_existing_dependency(tmp_path) -> None:
+    root = crate(tmp_path / "a", PACKAGE)
+    hook.init_crate(root)
+    assert (root / "Cargo.toml").read_text().endswith(f'\n[dependencies]\nrs2gpu = {{ path = "{support_crate_path().as_posix()}" }}\n')
+    mine = PACKAGE + '\n[dependencies]\nrs2gpu = { path = "../vendored/rs2gpu" }\n'
+    root = crate(tmp_path / "b", mine)
+    report = hook.init_crate(root)
+    assert (root / "Cargo.toml").read_text() == mine
+    assert any("already depends on rs2gpu" in m for m in report.messages)
+
+
+def test_init_warns_when_cargo_would_not_run_build_rs(tmp_path) -> None:
+    root = crate(tmp_path, PACKAGE.replace('edition = "2021"\n', 'edition = "2021"\nbuild = false\n'))
+    assert any("build = False" in w for w in hook.init_crate(root).warnings)
+
+
+def test_init_needs_a_package(tmp_path, capsys) -> None:
+    assert rs2gpu_main(["cargo", "init", str(tmp_path)]) == 2
+    assert "no Cargo.toml" in capsys.readouterr().err
+    (tmp_path / "Cargo.toml").write_text('[workspace]\nmembers = ["a"]\n')
+    assert rs2gpu_main(["cargo", "init", str(tmp_path)]) == 2
+    assert "no [package]" in capsys.readouterr().err
+
+
+def test_support_crate_path_is_relative_inside_one_repository() -> None:
+    assert hook.support_dependency(EXAMPLE) == "../../rs2gpu/support"
+
+
+def test_build_script_outside_cargo_is_a_usage_error(monkeypatch, capsys) -> None:
+    monkeypatch.delenv("OUT_DIR", raising=False)
+    monkeypatch.delenv("CARGO_MANIFEST_DIR", raising=False)
+    assert rs2gpu_main(["cargo", "build-script"]) == 2
+    assert "--crate-dir" in capsys.readouterr().err
+
+
+def test_build_script_writes_the_module_and_watches_the_sources(tmp_path) -> None:
+    root = crate(tmp_path / "crate")
+    out_dir = tmp_path / "out"
+    stdout, stderr = io.StringIO(), io.StringIO()
+    assert hook.run_build_script(root, out_dir, stdout, stderr) == 0
+    lines = stdout.getvalue().splitlines()
+    assert f"cargo::rerun-if-changed={root / 'src'}" in lines
+    assert f"cargo::rerun-if-changed={root / 'src' / 'lib.rs'}" in lines
+    assert f"cargo::rerun-if-changed={REPO / 'emit' / 'rust_host.py'}" in lines
+    assert f"cargo::rerun-if-changed={REPO / 'templates' / 'rust_runtime.j2'}" in lines
+    assert stderr.getvalue() == ""
+    written = sorted(p.name for p in out_dir.iterdir())
+    assert written == ["manifest.json", "rs2gpu_driver.rs", "rs2gpu_kernels.rs", "rs2gpu_runtime.rs", "triad.cu",
+                       "triad.hip.cpp"]
+    module = (out_dir / "rs2gpu_kernels.rs").read_text()
+    assert "pub fn triad(gpu: &Gpu, a: &mut [f64], b: &[f64], c: &[f64], alpha: f64) -> Result<(), Error> {" in module
+    assert "let mut a_dev = DeviceBuffer::zeroed(gpu, a.len())?; // the kernel writes all of `a`: not uploaded" in module
+    assert "LaunchSource { symbol: \"rs2gpu_triad_0\", source: \"src/lib.rs:5:5\", arguments: &[8, 8, 8, 8, 8, 8, 8, 8, 8] }" in module
+
+
+def test_build_script_turns_warnings_into_cargo_warnings(tmp_path, monkeypatch) -> None:
+    root = crate(tmp_path / "crate")
+    translate = pipeline.translate
+
+    def with_a_warning(path, targets):
+        result = translate(path, targets)
+        span = Span("src/lib.rs", 5, 5, 5, 24)
+        result.warnings.append(Diagnostic("warning", "RG9999", "a made-up warning", span, "here"))
+        return result
+
+    monkeypatch.setattr(pipeline, "translate", with_a_warning)
+    stdout = io.StringIO()
+    assert hook.run_build_script(root, tmp_path / "out", stdout, io.StringIO()) == 0
+    warnings = [line for line in stdout.getvalue().splitlines() if line.startswith("cargo::warning=")]
+    assert warnings[0] == "cargo::warning=warning[RG9999]: a made-up warning"
+    assert "cargo::warning= --> src/lib.rs:5:5" in warnings
+
+
+def test_build_script_reports_errors_on_stderr(tmp_path) -> None:
+    root = crate(tmp_path / "crate")
+    (root / "src" / "lib.rs").write_text(TRIAD_LIB_RS.replace("a[i] = b[i]", "a[i] = a[i + 1]"))
+    stderr = io.StringIO()
+    assert hook.run_build_script(root, tmp_path / "out", io.StringIO(), stderr) == 1
+    assert stderr.getvalue().startswith("error[RG0103]")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("expr, text", [
+    ({"lit": 3, "type": "usize"}, "3usize"),
+    ({"lit": -128, "type": "i8"}, "i8::MIN"),
+    ({"lit": "-inf", "type": "f32"}, "f32::NEG_INFINITY"),
+    ({"lit": 0.1, "type": "f64"}, "0.1f64"),
+    ({"op": "-", "args": [{"len": "a"}, {"lit": 1, "type": "usize"}], "type": "usize"}, "a_len.wrapping_sub(1usize)"),
+    ({"op": "/", "args": [{"param": "n"}, {"param": "k"}], "type": "u32"}, "runtime::div(n, k)?"),
+    ({"op": "/", "args": [{"param": "x"}, {"lit": 2.0, "type": "f64"}], "type": "f64"}, "x / 2.0f64"),
+    ({"op": "<<", "args": [{"param": "n"}, {"param": "s"}], "type": "u64"}, "n.wrapping_shl(s as u32)"),
+    ({"op": "neg", "args": [{"param": "n"}], "type": "i32"}, "n.wrapping_neg()"),
+    ({"op": "<", "args": [{"cast": {"param": "n"}, "from": "u32", "type": "usize"}, {"len": "a"}], "type": "usize"},
+     "(n as usize) < a_len"),
+    ({"call": "min", "args": [{"len": "a"}, {"op": "+", "args": [{"param": "n"}, {"param": "n"}], "type": "usize"}],
+      "type": "usize"}, "a_len.min(n.wrapping_add(n))"),
+    ({"call": "abs", "args": [{"lit": -5, "type": "i64"}], "type": "i64"}, "(-5i64).wrapping_abs()"),
+    ({"field": "w", "of": {"param": "dims"}}, "dims.w"),
+    ({"tuple": [{"reduction": "lo"}, {"local": "m"}]}, "(lo, m)"),
+])
+def test_host_expressions_render_with_rust_semantics(expr, text) -> None:
+    scope = Scope({"n": "n", "k": "k", "x": "x", "s": "s", "dims": "dims"}, {"a": "a_len"}, {"m": "m"},
+                  {"lo": "lo"}, "?")
+    assert HostExpr(scope).render(expr) == text
+
+
+def test_literals_are_typed() -> None:
+    assert literal(True, "bool") == ("true", True)
+    assert literal(-1, "i32") == ("-1i32", False)
+    assert literal(float("nan"), "f64") == ("f64::NAN", True)
+    assert literal(1e-5, "f64") == ("1e-05f64", True)
+
+
+def test_two_kernels_that_would_define_one_function_are_refused() -> None:
+    manifest = pipeline.translate(EXAMPLE).emitted.manifest
+    manifest["kernels"]["triad_on"] = manifest["kernels"]["dot"]
+    with pytest.raises(ValueError, match="would both define `triad_on`"):
+        render_rust_module(manifest)

@@ -1,0 +1,180 @@
+"""The Rust the hook generates for loop bounds (`kernels::ranges::<kernel>_<n>`) computes what rs2gpu's Python
+runtime computes from the same manifest: the expected values here come from `rs2gpu.runtime.hostexpr`, and a
+Rust test in the crate asserts them against the generated functions, compiled by rustc and run on the CPU."""
+from __future__ import annotations
+
+import json
+import re
+
+from rs2gpu import pipeline
+from rs2gpu.emit.rust_host import KernelModule, Types, literal
+from rs2gpu.runtime.callplan import CallPlan
+from rs2gpu.runtime.errors import RaceError
+from rs2gpu.runtime.hostexpr import Environment, HostPanic, evaluate
+
+from .conftest import cargo, hook_crate, needs_cargo
+
+BOUNDS_LIB_RS = """\
+use rs2gpu::kernel;
+
+#[kernel]
+pub fn interior(out: &mut [f32], u: &[f32], n: usize) {
+    for i in 1..n - 1 {
+        out[i] = u[i];
+    }
+}
+
+#[kernel]
+pub fn upto(out: &mut [u8], n: usize) {
+    for i in 0..=n {
+        out[i] = 1;
+    }
+}
+
+#[kernel]
+pub fn blocks(out: &mut [f64], n: usize, k: usize) {
+    let m = n / k;
+    let r = n % k;
+    for i in 0..m + r {
+        out[i] = 1.0;
+    }
+}
+
+#[kernel]
+pub fn signed_sum(lo: i32, hi: i32) -> i64 {
+    let mut s = 0i64;
+    for i in lo..=hi {
+        s += i as i64;
+    }
+    s
+}
+
+#[kernel]
+pub fn sum_to(n: u64) -> u64 {
+    let mut s = 0u64;
+    for i in 0..=n {
+        s += i;
+    }
+    s
+}
+
+#[kernel]
+pub fn shifted(out: &mut [u8], s: u32) {
+    for i in 0..(out.len() >> s) {
+        out[i] = 1;
+    }
+}
+
+#[kernel]
+pub fn rows(out: &mut [f64], w: usize, stride: usize, h: usize) {
+    for j in 0..h {
+        for i in 0..w {
+            out[j * stride + i] = 1.0;
+        }
+    }
+}
+
+#[kernel]
+pub fn clamp_len(out: &mut [f32], limit: usize, scale: f64) {
+    let cap = (limit as f64 * scale) as usize;
+    for i in 0..out.len().min(cap) {
+        out[i] = 0.0;
+    }
+}
+
+pub mod kernels {
+    include!(concat!(env!("OUT_DIR"), "/rs2gpu_kernels.rs"));
+}
+"""
+
+U64 = 2**64
+# Per kernel: argument sets, by parameter name (slice lengths as `<slice>.len`).
+CASES = {
+    "interior": [{"n": 10, "out.len": 10, "u.len": 10}, {"n": 10, "out.len": 8, "u.len": 10},
+                 {"n": 10, "out.len": 10, "u.len": 9}, {"n": 3, "out.len": 3, "u.len": 3},
+                 {"n": 2, "out.len": 0, "u.len": 0}, {"n": 1, "out.len": 0, "u.len": 0},
+                 {"n": 0, "out.len": 0, "u.len": 0}, {"n": U64 - 1, "out.len": 5, "u.len": 5}],
+    "upto": [{"n": 0, "out.len": 1}, {"n": 5, "out.len": 6}, {"n": 5, "out.len": 5}, {"n": U64 - 2, "out.len": 3},
+             {"n": U64 - 1, "out.len": 3}],
+    "blocks": [{"n": 10, "k": 3, "out.len": 4}, {"n": 10, "k": 3, "out.len": 3}, {"n": 10, "k": 0, "out.len": 4},
+               {"n": 0, "k": 5, "out.len": 0}, {"n": U64 - 1, "k": 2, "out.len": U64 - 1}],
+    "signed_sum": [{"lo": -5, "hi": 5}, {"lo": 5, "hi": -5}, {"lo": 3, "hi": 3},
+                   {"lo": -(2**31), "hi": 2**31 - 1}],
+    "sum_to": [{"n": 9}, {"n": U64 - 1}],
+    "shifted": [{"out.len": 100, "s": 2}, {"out.len": 100, "s": 66}, {"out.len": 7, "s": 64}, {"out.len": 0, "s": 0}],
+    "rows": [{"w": 4, "stride": 4, "h": 3, "out.len": 12}, {"w": 4, "stride": 4, "h": 3, "out.len": 11},
+             {"w": 4, "stride": 3, "h": 3, "out.len": 12}, {"w": 0, "stride": 0, "h": 5, "out.len": 0},
+             {"w": 3, "stride": 5, "h": 2, "out.len": 8}],
+    "clamp_len": [{"out.len": 100, "limit": 10, "scale": 2.5}, {"out.len": 100, "limit": 10, "scale": -1.0},
+                  {"out.len": 100, "limit": 10, "scale": float("nan")},
+                  {"out.len": 100, "limit": 10, "scale": float("inf")}],
+}
+TOO_MANY = '"the loop runs 2^64 iterations or more, more than one launch can"'
+OUT_OF_BOUNDS = re.compile(r"index out of bounds: the len is (\d+) but the index is (\d+)")
+
+
+def python_result(name: str, entry: dict, index: int, values: dict) -> str:
+    """What rs2gpu's Python runtime computes for this launch (its own code: the preamble, the stride
+    checks, the bounds checks, the iteration space), as the Rust value the generated function returns."""
+    launch = entry["launches"][index]
+    plan = CallPlan(name, entry).launches[index]
+    env = Environment(params={k: v for k, v in values.items() if not k.endswith(".len")},
+                      lengths={k[:-4]: v for k, v in values.items() if k.endswith(".len")})
+    try:
+        for let in entry["preamble"]:
+            env.locals[let["name"]] = evaluate(let["expr"], env)
+        plan.check_strides(env, name)
+        failure = plan.check_bounds(env)
+        if failure is not None:
+            length, at = OUT_OF_BOUNDS.fullmatch(failure[0]).groups()
+            return f"Err(RangeError::OutOfBounds {{ len: {length}, index: {at}, source: {json.dumps(failure[1])} }})"
+        starts, counts = plan.iteration_space(env)
+    except HostPanic as e:
+        return f"Err(RangeError::Panic({json.dumps(str(e))}))"
+    except RaceError:
+        return f"Err(RangeError::Race({json.dumps(launch['checks'][0]['source'])}))"
+    dims = []
+    for dim in launch["dims"]:
+        if counts[dim["axis"]] >= U64:
+            return f"Err(RangeError::Panic({TOO_MANY}))"
+        dims.append(f"Dim {{ start: {literal(starts[dim['axis']], dim['index_type'])[0]}, "
+                    f"count: {counts[dim['axis']]} }}")
+    return f"Ok({dims[0]})" if len(dims) == 1 else f"Ok(({', '.join(dims)}))"
+
+
+def rust_assertions(manifest: dict) -> list[str]:
+    lines = []
+    for name, cases in CASES.items():
+        entry = manifest["kernels"][name]
+        module = KernelModule(name, entry, Types({}))
+        types = {p["name"]: p.get("layout", {}).get("type") for p in entry["params"]}
+        for index, launch in enumerate(entry["launches"]):
+            spec = module.range_function(index, launch)
+            for values in cases:
+                args = [literal(values[f"{param}.len"], "usize")[0] if kind == "len"
+                        else literal(values[param], types[param])[0] for kind, param in spec["arguments"]]
+                expected = python_result(name, entry, index, values)
+                lines.append(f"    assert_eq!(ranges::{spec['name']}({', '.join(args)}), {expected});")
+    return lines
+
+
+@needs_cargo
+def test_rust_ranges_match_the_python_runtime(tmp_path, cargo_target) -> None:
+    crate = hook_crate(tmp_path / "bounds", BOUNDS_LIB_RS, name="bounds")
+    manifest = pipeline.translate(crate).emitted.manifest
+    assertions = rust_assertions(manifest)
+    assert len(assertions) == sum(len(c) for c in CASES.values())
+    # every kind of outcome is among them: a division by zero, a refused stride, a 2^64-iteration range,
+    # a wrapped bound, an i32 index from i32::MIN, an index out of bounds
+    text = "\n".join(assertions)
+    for outcome in ('Panic("attempt to divide by zero")', "RangeError::Race(", TOO_MANY,
+                    "count: 18446744073709551614", "start: i32::MIN, count: 4294967296", "OutOfBounds"):
+        assert outcome in text, outcome
+    (crate / "tests").mkdir()
+    (crate / "tests" / "ranges.rs").write_text(
+        "use bounds::kernels::{ranges, Dim, RangeError};\n\n#[test]\nfn ranges_match_the_python_runtime() {\n"
+        + "\n".join(assertions) + "\n}\n")
+    tested = cargo(["test", "--test", "ranges"], crate, cargo_target)
+    assert tested.returncode == 0, tested.stderr + tested.stdout + "\n".join(assertions)
+    assert "test result: ok. 1 passed" in tested.stdout
+
