@@ -85,7 +85,10 @@ def hip_python():
     except ImportError:
         return hip
     chip.DLL = name.encode()
-    if _first_loadable(HIPRTC_LIBRARIES) is None and hasattr(runtime, "hiprtcCompileProgram"):
+    hiprtc = _first_loadable(HIPRTC_LIBRARIES)
+    if hiprtc is not None:
+        chiprtc.DLL = hiprtc[0].encode()
+    elif hasattr(runtime, "hiprtcCompileProgram"):
         chiprtc.DLL = name.encode()
     return hip
 
@@ -172,9 +175,9 @@ class HipQueue:
         self._host_buffers: list = []
         self._events: list = []
 
-    def launch(self, function, grid: int, block: int, params_address: int) -> None:
+    def launch(self, function, grid: tuple[int, int, int], block: tuple[int, int, int], params_address: int) -> None:
         """hipModuleLaunchKernel with the `void**` argument array at `params_address`."""
-        (status,) = self._launch(function, grid, 1, 1, block, 1, 1, 0, self.stream, params_address, None)
+        (status,) = self._launch(function, *grid, *block, 0, self.stream, params_address, None)
         if status:
             raise HipError("hipModuleLaunchKernel", status, error_text(self.hip, status))
 
@@ -289,6 +292,11 @@ class HipBackend(DeviceBackend):
         return check(self.hip, self.hip.hipModuleGetFunction(module.handle, symbol.encode()),
                      f"hipModuleGetFunction({symbol})")
 
+    def global_address(self, module: Module, name: str) -> int:
+        pointer, _ = check(self.hip, self.hip.hipModuleGetGlobal(module.handle, name.encode()),
+                           f"hipModuleGetGlobal({name})")
+        return int(pointer)
+
     def device_ordinal(self) -> int:
         return self.device
 
@@ -306,7 +314,8 @@ class HipBackend(DeviceBackend):
 
     # ------------------------------------------------------------ launch
 
-    def launch_packed(self, function, grid: int, block: int, params_address: int) -> None:
+    def launch_packed(self, function, grid: tuple[int, int, int], block: tuple[int, int, int],
+                      params_address: int) -> None:
         self.queue.launch(function, grid, block, params_address)
 
     def synchronize(self) -> None:

@@ -63,14 +63,27 @@ class HipClangToolchain:
         return f"{self.clang_version}; HIP {'.'.join(map(str, self.hip_version))}"
 
 
+def _has_lld(clang: str) -> bool:
+    """Whether `clang` finds the lld it links AMDGPU code objects with (Debian's clang-N does not depend on
+    lld-N, and prints the bare name when it has none)."""
+    done = subprocess.run([clang, "-print-prog-name=lld"], capture_output=True, text=True)
+    found = done.stdout.strip()
+    return done.returncode == 0 and Path(found).is_absolute() and Path(found).is_file()
+
+
 def _find_clang(requested: str | None) -> str:
+    tried = []
     for candidate in (requested,) if requested else CLANG_CANDIDATES:
         found = shutil.which(candidate)
-        if found:
+        if not found:
+            tried.append(candidate)
+        elif not _has_lld(found):
+            tried.append(f"{candidate} (no lld)")
+        else:
             return found
     raise ToolchainUnavailable(
-        f"no clang for HIP found (tried {', '.join((requested,) if requested else CLANG_CANDIDATES)}): "
-        "`apt-get install clang-15 hipcc libamdhip64-dev rocm-device-libs`, or install ROCm"
+        f"no clang for HIP found (tried {', '.join(tried)}): "
+        "`apt-get install clang-15 lld-15 hipcc libamdhip64-dev rocm-device-libs`, or install ROCm"
     )
 
 

@@ -38,7 +38,8 @@ class KernelResources:
     shared_bytes: int                   # static shared memory (CUDA) / LDS (AMD) per block
     scalar_registers: int | None = None     # AMD: SGPRs per wave
     accumulation_registers: int | None = None  # AMD CDNA: AGPRs per lane
-    spilled_registers: int | None = None    # AMD: VGPRs + SGPRs spilled
+    spilled_vgprs: int | None = None        # AMD: VGPRs spilled to scratch memory
+    spilled_sgprs: int | None = None        # AMD: SGPRs spilled (to VGPR lanes, or to scratch)
     spill_store_bytes: int | None = None    # CUDA: from the ptxas log only
     spill_load_bytes: int | None = None
     wave_size: int | None = None
@@ -48,8 +49,10 @@ class KernelResources:
             parts = [f"{self.registers} VGPRs", f"{self.scalar_registers} SGPRs"]
             if self.accumulation_registers is not None:
                 parts.append(f"{self.accumulation_registers} AGPRs")
-            parts.append(f"{self.spilled_registers} spilled" if self.spilled_registers is not None
-                         else "spills unknown")
+            if self.spilled_vgprs is not None:
+                parts.append(f"{self.spilled_vgprs}/{self.spilled_sgprs} VGPRs/SGPRs spilled")
+            else:
+                parts.append("spills not recorded")
             parts += [f"{self.stack_bytes} B scratch", f"{self.shared_bytes} B LDS"]
             if self.wave_size:
                 parts.append(f"wave{self.wave_size}")
@@ -72,7 +75,7 @@ def _nv_info_entries(section: bytes):
         fmt, attr = section[offset], section[offset + 1]
         if fmt == _EIFMT_NVAL:
             yield attr, None
-            offset += 2
+            offset += 4
         elif fmt in (_EIFMT_BVAL, _EIFMT_HVAL):
             yield attr, struct.unpack_from("<H", section, offset + 2)[0]
             offset += 4
@@ -102,25 +105,44 @@ def cubin_resources(binary: bytes, log: str = "") -> list[KernelResources]:
                 index, value = struct.unpack_from("<II", payload)
                 if 0 < index <= len(symbols):  # symbol 0 is the null entry that elf_symbols leaves out
                     per_symbol.setdefault(symbols[index - 1].name, {})[attr] = value
+    # The section of a kernel's static shared memory; from sm_90 on it also holds the 1 KiB the system
+    # reserves per block, so ptxas's own figure is preferred when the log has it.
     shared = {s.name.removeprefix(".nv.shared."): s.size for s in sections if s.name.startswith(".nv.shared.")}
-    spills = ptxas_function_properties(log)
+    reported = ptxas_function_properties(log)
     found = []
     for name in cubin_symbols(binary):
         attrs = per_symbol.get(name, {})
         stack = max(attrs.get(_EIATTR_FRAME_SIZE, 0), attrs.get(_EIATTR_MAX_STACK_SIZE, 0))
-        stores, loads = spills.get(name, (None, None))
-        found.append(KernelResources(name, attrs.get(_EIATTR_REGCOUNT, 0), stack, shared.get(name, 0),
+        stores, loads, smem = reported.get(name, (None, None, None))
+        found.append(KernelResources(name, attrs.get(_EIATTR_REGCOUNT, 0), stack,
+                                     shared.get(name, 0) if smem is None else smem,
                                      spill_store_bytes=stores, spill_load_bytes=loads))
     return found
 
 
-_PTXAS_FUNCTION = re.compile(r"Function properties for (\S+)\s*\n.*?(\d+) bytes stack frame, (\d+) bytes spill "
-                             r"stores, (\d+) bytes spill loads")
+_PTXAS_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+_PTXAS_PROPERTIES = re.compile(r"Function properties for (\S+)")
+_PTXAS_SPILLS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_PTXAS_SMEM = re.compile(r"Used \d+ registers.*?(\d+) bytes smem")
 
 
-def ptxas_function_properties(log: str) -> dict[str, tuple[int, int]]:
-    """Spill store and load bytes per function, from a ptxas `-v` log."""
-    return {m[1]: (int(m[3]), int(m[4])) for m in _PTXAS_FUNCTION.finditer(log)}
+def ptxas_function_properties(log: str) -> dict[str, tuple[int, int, int | None]]:
+    """Spill store bytes, spill load bytes and static shared memory bytes per function, from a ptxas `-v`
+    log (shared memory only for entry functions)."""
+    found: dict[str, list] = {}
+    entry = described = None
+    for line in log.splitlines():
+        if m := _PTXAS_ENTRY.search(line):
+            entry = m[1]
+        elif m := _PTXAS_PROPERTIES.search(line):
+            described = m[1]
+        elif (m := _PTXAS_SPILLS.search(line)) and described is not None:
+            found.setdefault(described, [0, 0, None])[:2] = [int(m[2]), int(m[3])]
+            described = None
+        elif (m := _PTXAS_SMEM.search(line)) and entry is not None:
+            found.setdefault(entry, [0, 0, None])[2] = int(m[1])
+            entry = None
+    return {name: tuple(values) for name, values in found.items()}
 
 
 # ---------------------------------------------------------------- AMDGPU code objects
@@ -221,9 +243,6 @@ def code_object_resources(binary: bytes) -> list[KernelResources]:
     """The resources of every kernel of an AMDGPU code object, from its metadata note."""
     found = []
     for kernel in code_object_metadata(binary).get("amdhsa.kernels", []):
-        spills = None
-        if ".vgpr_spill_count" in kernel or ".sgpr_spill_count" in kernel:
-            spills = kernel.get(".vgpr_spill_count", 0) + kernel.get(".sgpr_spill_count", 0)
         found.append(KernelResources(
             symbol=kernel[".name"],
             registers=kernel.get(".vgpr_count", 0),
@@ -231,7 +250,8 @@ def code_object_resources(binary: bytes) -> list[KernelResources]:
             shared_bytes=kernel.get(".group_segment_fixed_size", 0),
             scalar_registers=kernel.get(".sgpr_count", 0),
             accumulation_registers=kernel.get(".agpr_count"),
-            spilled_registers=spills,
+            spilled_vgprs=kernel.get(".vgpr_spill_count"),
+            spilled_sgprs=kernel.get(".sgpr_spill_count"),
             wave_size=kernel.get(".wavefront_size"),
         ))
     return found

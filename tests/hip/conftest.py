@@ -1,0 +1,61 @@
+"""Shared inputs of the HIP tests: the kernel corpus (found by glob), its translations, and the kernel
+that covers the launch ABI. None of these tests needs an AMD GPU: they run hiprtc, clang and hip-python
+up to the first call that needs a device.
+
+(This folder is not a package: a package named `hip` would shadow hip-python's.)
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from rs2gpu import pipeline
+from rs2gpu.ir.diagnostics import CompileFailed
+
+REPO = Path(__file__).resolve().parents[2]
+ABI_SOURCE = Path(__file__).resolve().parent / "data" / "abi.rs"
+CORPUS = [*sorted(m.parent for m in (REPO / "examples").glob("*/Cargo.toml")),
+          *sorted((REPO / "tests" / "cases").glob("*.rs"))]
+
+
+def _source_id(path: Path) -> str:
+    return path.relative_to(REPO).as_posix()
+
+
+@lru_cache(maxsize=None)
+def _translate(path: Path) -> pipeline.Translation:
+    return pipeline.translate(path)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """`corpus_kernel` is (source, kernel name) for every kernel of the corpus; a source that does not
+    translate yields one entry, so that its failure shows in the tests instead of at collection."""
+    if "corpus_kernel" not in metafunc.fixturenames:
+        return
+    params = []
+    for source in CORPUS:
+        try:
+            names = sorted(_translate(source).emitted.manifest["kernels"])
+        except CompileFailed:
+            names = ["<does not translate>"]
+        params += [pytest.param((source, name), id=f"{_source_id(source)}::{name}") for name in names]
+    metafunc.parametrize("corpus_kernel", params)
+
+
+@pytest.fixture
+def kernel_source(corpus_kernel) -> tuple[str, dict, str]:
+    """The corpus kernel's name, manifest entry and generated HIP text."""
+    source, name = corpus_kernel
+    try:
+        result = _translate(source)
+    except CompileFailed as err:
+        pytest.fail(f"{_source_id(source)} does not translate:\n{err}")
+    entry = result.emitted.manifest["kernels"][name]
+    return name, entry, result.emitted.files[entry["files"]["hip"]]
+
+
+@pytest.fixture(scope="session")
+def abi_translation() -> pipeline.Translation:
+    return _translate(ABI_SOURCE)
