@@ -2,7 +2,7 @@
 
 Generates a realistic Rust kernel file (default 10 000 lines: element-wise loops with `let`s and
 `if`/`else`, f32/f64 math methods, reductions, helper functions, consts, `#[repr(C)]` structs,
-stencils, sequential inner loops, 2-D grids, integer kernels with `match` and wrapping arithmetic),
+stencils, sequential inner loops, 2-D grids (nested and flattened), integer kernels with `match` and wrapping arithmetic),
 then times `rs2gpu.pipeline.translate` on it (frontend + checker + CUDA and HIP emission of every
 kernel): one warm-up run, then the median of `--reps` runs, in total and per stage.
 
@@ -73,7 +73,8 @@ class KernelFileGenerator:
         self._struct()
         families = [
             (self._elementwise, 6), (self._reduction, 3), (self._helper_and_kernel, 3), (self._stencil, 2),
-            (self._struct_kernel, 2), (self._matvec, 2), (self._grid2d, 1), (self._integer_kernel, 2),
+            (self._struct_kernel, 2), (self._matvec, 2), (self._grid2d, 1), (self._grid2d_nested, 1),
+            (self._integer_kernel, 2),
             (self._while_kernel, 1), (self._two_phase, 1), (self._consts, 1), (self._struct, 0.3),
         ]
         funcs, weights = zip(*families)
@@ -92,6 +93,7 @@ class KernelFileGenerator:
     # ------------------------------------------------------------ pieces
 
     def _lit(self, ty: str = "f64") -> str:
+        """An unsuffixed float literal (the same text works for f32 and f64)."""
         r = self.rng.random()
         if r < 0.5:
             value = self.rng.choice(("0.5", "1.0", "2.0", "0.25", "3.0", "1.5", "0.125", "4.0", "10.0"))
@@ -171,11 +173,9 @@ class KernelFileGenerator:
             cond += f" && {rng.choice(reads)} != {rng.choice(reads)}"
         return cond
 
-    def _signature(self, outs, ins, scalars, ty, extra="") -> str:
+    def _signature(self, outs, ins, scalars, ty) -> str:
         params = [f"{o}: &mut [{ty}]" for o in outs] + [f"{i}: &[{ty}]" for i in ins] + \
                  [f"{s}: {ty}" for s in scalars]
-        if extra:
-            params.append(extra)
         return ", ".join(params)
 
     def _pick(self, pool, lo, hi) -> list[str]:
@@ -344,7 +344,8 @@ class KernelFileGenerator:
         sname, ty, width = rng.choice(self.structs)
         name = self._name(rng.choice(("advance", "kick", "drift", "damp")))
         dt = rng.choice(("dt", "h", "step"))
-        lines = [f"        let mut p = ps[i];\n", f"        let inv = 1.0 / (p.mass.abs() + {self._lit(ty)});\n"]
+        # The element is updated through a local copy and stored back whole, plus a direct scalar-field write.
+        lines = ["        let mut p = ps[i];\n", f"        let inv = 1.0 / (p.mass.abs() + {self._lit(ty)});\n"]
         for d in range(width):
             if rng.random() < 0.8:
                 lines.append(f"        p.vel[{d}] += {dt} * f[i * {width}{f' + {d}' if d else ''}] * inv;\n")
@@ -381,11 +382,11 @@ class KernelFileGenerator:
         rng = self.rng
         ty = self._ty()
         name = self._name(rng.choice(("matvec", "gemv", "band_mult", "row_norm")))
-        body = [f"        let mut acc = 0.0;\n", f"        for j in 0..n {{\n"]
+        body = ["        let mut acc = 0.0;\n", "        for j in 0..n {\n"]
         if rng.random() < 0.5:
-            body.append(f"            acc += a[i * n + j] * x[j];\n")
+            body.append("            acc += a[i * n + j] * x[j];\n")
         else:
-            body.append(f"            let v = a[i * n + j];\n            acc += v * v * x[j];\n")
+            body.append("            let v = a[i * n + j];\n            acc += v * v * x[j];\n")
         body.append("        }\n")
         fin = rng.choice(("alpha * acc", "acc.sqrt() + alpha", "alpha * acc + y[i]", "acc.abs().sqrt() * alpha"))
         body.append(f"        y[i] = {fin};\n")
@@ -409,6 +410,18 @@ class KernelFileGenerator:
                    f"        out[k] = {expr};\n    }}\n}}\n\n")
         self.kernels += 1
 
+    def _grid2d_nested(self) -> None:
+        """A 2-D grid as two nested range loops (one 2-D launch), with a row-wise term."""
+        rng = self.rng
+        ty = self._ty()
+        name = self._name(rng.choice(("scale_rows", "add_outer", "grid_relax", "mask_grid")))
+        expr = rng.choice(("alpha * a[j * nx + i] + r[j]", "a[j * nx + i] * r[j] + alpha",
+                           "(a[j * nx + i] - r[j]).abs().sqrt() * alpha"))
+        self._emit(f"#[kernel]\npub fn {name}(out: &mut [{ty}], a: &[{ty}], r: &[{ty}], alpha: {ty}, nx: usize, "
+                   f"ny: usize) {{\n    for j in 0..ny {{\n        for i in 0..nx {{\n"
+                   f"            out[j * nx + i] = {expr};\n        }}\n    }}\n}}\n\n")
+        self.kernels += 1
+
     def _integer_kernel(self) -> None:
         rng = self.rng
         name = self._name(rng.choice(("hash", "classify", "bucket", "mix_bits", "histogram_key")))
@@ -417,17 +430,17 @@ class KernelFileGenerator:
         mult = rng.choice((40503, 31, 97, 7919) if ty == "i32" else (40503, 31, 97, 2654435761))
         lines = [f"        let mut h = keys[i].wrapping_mul({mult});\n",
                  f"        h ^= h >> {rng.randint(3, 15)};\n"]
-        lines.append(f"        h = h.wrapping_add(seed);\n" if rng.random() < 0.5 else "        h ^= seed;\n")
+        lines.append("        h = h.wrapping_add(seed);\n" if rng.random() < 0.5 else "        h ^= seed;\n")
         if rng.random() < 0.6:
             arms = ["            0 => 1,\n", f"            1 | 2 | 3 => h % {rng.randint(5, 50)},\n",
-                    f"            4..=15 => h / 2,\n"]
+                    "            4..=15 => h / 2,\n"]
             if signed:
                 arms.insert(0, f"            {ty}::MIN..=-1 => 0,\n")
             arms.append("            _ => h,\n")
             lines.append(f"        out[i] = match h & 31 {{\n{''.join(arms)}        }};\n")
         else:
-            lines.append(f"        if h % 2 == 0 {{\n            out[i] = h / 2;\n        }} else {{\n"
-                         f"            out[i] = h.wrapping_mul(3).wrapping_add(1);\n        }}\n")
+            lines.append("        if h % 2 == 0 {\n            out[i] = h / 2;\n        } else {\n"
+                         "            out[i] = h.wrapping_mul(3).wrapping_add(1);\n        }\n")
         self._emit(f"#[kernel]\npub fn {name}(out: &mut [{ty}], keys: &[{ty}], seed: {ty}) {{\n"
                    f"    for i in 0..out.len() {{\n{''.join(lines)}    }}\n}}\n\n")
         self.kernels += 1
@@ -488,7 +501,7 @@ def check_with_rustc(text: str, workdir: Path) -> bool:
     src.write_text(plain, encoding="utf-8")
     start = time.perf_counter()
     proc = subprocess.run([rustc, "--edition", "2021", "--crate-type", "lib", "--crate-name", "generated_kernels",
-                           "--emit", "metadata", "-o", str(workdir / "libgenerated_kernels.rmeta"), str(src)],
+                           "-o", str(workdir / "libgenerated_kernels.rlib"), str(src)],
                           capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     warnings = proc.stderr.count("\nwarning") + proc.stderr.startswith("warning")

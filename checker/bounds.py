@@ -61,7 +61,7 @@ def hoist_bounds(body: ir.Block, analysis: AffineAnalysis, dims) -> tuple[list[B
         if bounds is None:
             continue
         low, high, extents = bounds
-        hoisted.add(index)
+        hoisted.add(id(index))
         if _provably_inside(low, high, index.base.binding, analysis):
             continue  # e.g. a[i] for i in 0..a.len(): no check at all, on either side
         terms = analysis_terms(analysis)

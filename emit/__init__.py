@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 import jinja2
+from functools import lru_cache
 
 from rs2gpu.emit.cxx_types import PRIM_CXX
 from rs2gpu.emit.dialect import DIALECTS, Dialect
@@ -95,6 +96,12 @@ def _tuple_types(functions) -> list[TupleType]:
     return list(found)
 
 
+@lru_cache(maxsize=None)
+def render_prelude(dialect: Dialect) -> str:
+    """The vendor prelude and the shared one: the same text in every file of a dialect, rendered once."""
+    return environment().get_template("prelude.j2").render(dialect=dialect, int_types=_int_types())
+
+
 def render_kernel(checked: CheckedCrate, plan: KernelPlan, dialect: Dialect, version: str,
                   sites: PanicSites | None = None) -> str:
     """The C++ of one kernel for one dialect; `sites` collects the places that can panic."""
@@ -106,7 +113,7 @@ def render_kernel(checked: CheckedCrate, plan: KernelPlan, dialect: Dialect, ver
         "version": version,
         "dialect": dialect,
         "block_size": BLOCK_SIZE,
-        "int_types": _int_types(),
+        "prelude": render_prelude(dialect),
         "structs": [struct_context(s.ty) for s in crate.structs],
         "tuples": [tuple_context(t) for t in _tuple_types([plan.function, *helpers])],
         "consts": [const_context(c, crate) for c in crate.consts],

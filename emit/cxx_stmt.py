@@ -143,7 +143,7 @@ class BodyEmitter(ExprRenderer):
 
     def _checks_on_device(self, target) -> bool:
         while isinstance(target, (ir.Index, ir.Field)):
-            if isinstance(target, ir.Index) and self.sites is not None and target not in self.hoisted:
+            if isinstance(target, ir.Index) and self.sites is not None and id(target) not in self.hoisted:
                 return True
             target = target.base
         return False
@@ -153,7 +153,7 @@ class BodyEmitter(ExprRenderer):
         its check added to `guards`."""
         if isinstance(e, ir.Index):
             base = self._place(e.base, guards)
-            if self.sites is None or e in self.hoisted:
+            if self.sites is None or id(e) in self.hoisted:
                 return f"{base}[{self.expr(e.index)}]"
             slot = self.names.fresh("index")
             self.hoist(f"const usize {slot} = {self.expr(e.index)};")

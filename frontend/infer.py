@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from rs2gpu.frontend.irwalk import CHILD_FIELDS, FIELDS
+from rs2gpu.ir.walk import CHILD_FIELDS, FIELDS
 from rs2gpu.ir import nodes
 from rs2gpu.ir.types import F64, I32, ArrayType, PrimType, RefType, SliceType, TupleType, Type
 

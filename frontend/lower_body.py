@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from rs2gpu.frontend import infer, irwalk
+from rs2gpu.frontend import infer
+from rs2gpu.ir import walk as irwalk
 from rs2gpu.frontend.constants import associated_constant, literal_text
 from rs2gpu.frontend.consteval import NotConstant, evaluate, int_range, round_float
 from rs2gpu.frontend.infer import InferVar, TypeMismatch, find

@@ -1,4 +1,9 @@
-"""Generic traversal of IR nodes, so that analyses need not list every node class."""
+"""Generic traversal of IR nodes, so that analyses need not list every node class.
+
+Each node class's field names are read once (not with `dataclasses.fields` per node), and node-ness is
+one dict lookup on the exact class (the IR's node classes are never subclassed): every pass walks
+every function, so on a large crate these loops are a good part of the translation time.
+"""
 from __future__ import annotations
 
 import dataclasses
@@ -6,57 +11,112 @@ from typing import Callable, Iterator
 
 from rs2gpu.ir import nodes
 
-_NODE_TYPES = tuple(
-    cls for cls in vars(nodes).values()
+# Node class -> its field names, in declaration order (the order `ir.walk` visits them in). The node
+# classes are the ones `ir.walk` treats as nodes: every dataclass of `ir.nodes` but Span and Binding.
+FIELDS: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in dataclasses.fields(cls))
+    for cls in vars(nodes).values()
     if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls not in (nodes.Span, nodes.Binding)
-)
+}
+
+# Field annotations that can never hold a node; fields declared with any other annotation are
+# looked into (by value, the way `ir.walk` does).
+LEAF_ANNOTATIONS = frozenset({
+    "Span", "Type", "Binding", "str", "str | None", "bool", "int | None", "int | float | bool",
+    "dict[str, str]", "tuple[str, ...]", "tuple[Type, ...]", "tuple[Binding, ...]",
+    "tuple[int | tuple[int, int], ...]",
+})
+
+# Node class -> the names of its fields that may hold nodes, in declaration order.
+CHILD_FIELDS: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in dataclasses.fields(cls) if f.type not in LEAF_ANNOTATIONS) for cls in FIELDS
+}
 
 
 def is_node(value: object) -> bool:
-    return isinstance(value, _NODE_TYPES)
+    return type(value) in FIELDS
 
 
 def children(node: object) -> Iterator[object]:
     """The IR nodes directly inside `node`, in source order."""
-    for f in dataclasses.fields(node):
-        yield from _nodes_in(getattr(node, f.name))
+    for name in CHILD_FIELDS[type(node)]:
+        yield from _nodes_in(getattr(node, name))
 
 
 def _nodes_in(value: object) -> Iterator[object]:
-    if is_node(value):
+    kind = type(value)
+    if kind in FIELDS:
         yield value
-    elif isinstance(value, tuple):
+    elif kind is tuple:
         for item in value:
             yield from _nodes_in(item)
 
 
-def walk(node: object, *, into: Callable[[object], bool] = lambda n: True) -> Iterator[object]:
+def walk(node: object, *, into: Callable[[object], bool] | None = None) -> Iterator[object]:
     """Every node under `node` (itself included), pre-order; `into(n)` false skips n's children."""
-    yield node
-    if into(node):
-        for child in children(node):
-            yield from walk(child, into=into)
+    if into is None:
+        yield from preorder(node)
+        return
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if into(current):
+            stack.extend(reversed(list(children(current))))
+
+
+def preorder(root: object, classes: tuple[type, ...] | None = None) -> list:
+    """Every node under `root` (itself included) in pre-order, the order of `ir.walk.walk(root)`;
+    only the nodes of `classes` when given."""
+    found: list = []
+    child_fields = CHILD_FIELDS
+    wanted = set(classes) if classes is not None else None
+    append = found.append
+
+    def visit(node) -> None:
+        cls = type(node)
+        if wanted is None or cls in wanted:
+            append(node)
+        for name in child_fields[cls]:
+            value = getattr(node, name)
+            kind = type(value)
+            if kind in child_fields:
+                visit(value)
+            elif kind is tuple:
+                visit_tuple(value)
+
+    def visit_tuple(items: tuple) -> None:
+        for value in items:
+            kind = type(value)
+            if kind in child_fields:
+                visit(value)
+            elif kind is tuple:
+                visit_tuple(value)
+
+    visit(root)
+    return found
 
 
 def rebuild(node: object, rewrite: Callable[[object], object | None]) -> object:
-    """A copy of `node` where `rewrite(n)` replaced every sub-node it returned non-None for.
-
-    Children are rewritten first, so `rewrite` sees nodes whose children are already rebuilt.
-    """
-    changes = {}
-    for f in dataclasses.fields(node):
-        old = getattr(node, f.name)
+    """Same as `ir.walk.rebuild`: a copy of `node` where `rewrite(n)` replaced every sub-node it
+    returned non-None for, children first; unchanged sub-trees are shared, not copied."""
+    cls = type(node)
+    names = FIELDS[cls]
+    values = [getattr(node, name) for name in names]
+    changed = False
+    for i, old in enumerate(values):
         new = _rebuild_value(old, rewrite)
         if new is not old:
-            changes[f.name] = new
-    if changes:
-        node = dataclasses.replace(node, **changes)
+            values[i] = new
+            changed = True
+    if changed:
+        node = cls(*values)
     replaced = rewrite(node)
     return node if replaced is None else replaced
 
 
 def _rebuild_value(value: object, rewrite: Callable[[object], object | None]) -> object:
-    if is_node(value):
+    if type(value) in FIELDS:
         return rebuild(value, rewrite)
     if isinstance(value, tuple):
         items = tuple(_rebuild_value(v, rewrite) for v in value)

@@ -6,6 +6,7 @@ shared library: cargo builds it, or it is taken from RS2GPU_CACHE_DIR when it wa
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,10 @@ import pytest
 
 import rs2gpu
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rajaperf"
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "rajaperf"
+if str(REPO) not in sys.path:
+    sys.path.append(str(REPO))  # for `bench` (the benchmark table); appended, so the installed rs2gpu wins
 SIZES = (1, 255, 256, 257, 1_000_003)
 
 

@@ -1,0 +1,51 @@
+"""Run every corpus kernel once through the cuda backend, for compute-sanitizer to watch.
+
+    compute-sanitizer --tool memcheck  python3 bench/sanitize.py
+    compute-sanitizer --tool racecheck python3 bench/sanitize.py
+
+The inputs are the benchmark table's, at a small size. Each generated kernel runs on cupy arrays (no
+transfers, so the sanitizer sees only the kernels and the runtime's own small copies), then once on numpy
+arrays (the staged path). Prints one line per kernel; exits 1 if a call raised.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))  # appended: an installed rs2gpu takes precedence over the source tree
+
+from bench.harness import generated_arguments, prepare  # noqa: E402
+from bench.kernels import KERNELS  # noqa: E402
+
+
+def main() -> int:
+    import cupy as cp
+
+    import rs2gpu
+
+    kernels = rs2gpu.load(ROOT / "examples" / "rajaperf", backend="cuda")
+    failures = 0
+    for k in KERNELS:
+        if k.rust not in kernels.manifest["kernels"]:
+            continue
+        entry = kernels.manifest["kernels"][k.rust]
+        dims = k.dims(20_000)
+        for xp in (cp, np):
+            sides = prepare(k, dims, xp, seed=3)
+            try:
+                getattr(kernels, k.rust)(*generated_arguments(entry, sides.gen, dims))
+                kernels.synchronize()
+                status = "ok"
+            except Exception as e:  # report and go on: the sanitizer's summary is what this run is for
+                failures += 1
+                status = f"FAILED: {type(e).__name__}: {e}"
+            print(f"{k.rust:<24} {xp.__name__:<6} {status}", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""GPU timing, two ways.
+
+events: CUDA events around one call, median of many reps. Before each rep the stream first overwrites a
+  256 MB scratch buffer (so no input is left in the 60 MB L2) and then runs a short spin kernel, so that the
+  host has queued the start event, the call and the end event before the GPU reaches them: the events then
+  time the kernel on the device, cold L2, without the host's launch cost.
+back_to_back: RAJAPerf's way: many calls between two synchronizations, host clock, divided by the count;
+  the minimum of a few passes. At RAJAPerf's default sizes the data stays in L2 from one call to the next,
+  and for short kernels the host's launch rate is part of the figure, as it is in RAJAPerf's.
+"""
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from bench.data import address
+
+FLUSH_BYTES = 256 << 20
+SPIN_NS = 100_000
+
+_SPIN_SOURCE = r"""
+extern "C" __global__ void bench_spin(unsigned long long ns)
+{
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        __nanosleep(1000);
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < ns);
+}
+"""
+
+
+def load_cubin(cp, binary: bytes, folder: Path, name: str):
+    """A cupy RawModule of a cubin (cupy loads modules from files)."""
+    path = Path(folder) / f"{name}.cubin"
+    path.write_bytes(binary)
+    return cp.RawModule(path=str(path))
+
+
+class Timer:
+    def __init__(self, cp, stream, arch: str = "sm_90") -> None:
+        from rs2gpu.runtime.nvrtc import compile_cuda
+
+        self.cp = cp
+        self.stream = stream
+        self.scratch = cp.empty(FLUSH_BYTES, dtype=cp.uint8)
+        self._folder = tempfile.mkdtemp(prefix="bench-spin-")
+        module = load_cubin(cp, compile_cuda(_SPIN_SOURCE, "spin.cu", arch).binary, Path(self._folder), "spin")
+        self._spin = module.get_function("bench_spin")
+        self._start = cp.cuda.Event()
+        self._end = cp.cuda.Event()
+
+    def occupy(self) -> None:
+        """Evict L2 and keep the GPU busy for a while, asynchronously on the stream."""
+        self.cp.cuda.runtime.memsetAsync(address(self.scratch), 0, FLUSH_BYTES, self.stream.ptr)
+        self._spin((1,), (1,), (self.cp.uint64(SPIN_NS),), stream=self.stream)
+
+    def once(self, call) -> float:
+        """Microseconds of one call between events, without the flush (a quick estimate)."""
+        self.stream.synchronize()
+        self._start.record(self.stream)
+        call()
+        self._end.record(self.stream)
+        self._end.synchronize()
+        return self.cp.cuda.get_elapsed_time(self._start, self._end) * 1e3
+
+    def events(self, call, reps: int) -> list[float]:
+        """Microseconds of each of `reps` calls between CUDA events, each after a flush and a spin."""
+        times = []
+        for _ in range(reps):
+            self.occupy()
+            self._start.record(self.stream)
+            call()
+            self._end.record(self.stream)
+            self._end.synchronize()
+            times.append(self.cp.cuda.get_elapsed_time(self._start, self._end) * 1e3)
+        return times
+
+    def back_to_back(self, call, count: int, passes: int) -> float:
+        """Microseconds per call of `count` calls between two synchronizations, the best of `passes`."""
+        best = float("inf")
+        for _ in range(passes):
+            self.stream.synchronize()
+            started = time.perf_counter()
+            for _ in range(count):
+                call()
+            self.stream.synchronize()
+            best = min(best, (time.perf_counter() - started) / count)
+        return best * 1e6
+
+
+def plan_reps(estimate_us: float, rajaperf_reps: int, quick: bool) -> tuple[int, int, int]:
+    """(event reps, back-to-back count, passes) that keep one side of one kernel to about a second."""
+    if estimate_us > 20_000:
+        return 3, 3, 1
+    event_budget = 0.15 if quick else 0.3
+    events = max(5, min(15 if quick else 50, int(event_budget * 1e6 / (estimate_us + 250))))
+    count = max(3, min(max(rajaperf_reps, 3), int((0.1 if quick else 0.25) * 1e6 / max(estimate_us, 5.0))))
+    return events, count, 2 if quick else 3
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def copy_bandwidth(cp, stream, nbytes: int = 2 << 30, reps: int = 10) -> float:
+    """Device-to-device copy rate in bytes/s, counting bytes read plus bytes written."""
+    src = cp.empty(nbytes, dtype=cp.uint8)
+    dst = cp.empty(nbytes, dtype=cp.uint8)
+    src.fill(1)
+    cp.cuda.runtime.deviceSynchronize()
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for k in range(reps + 2):
+        start.record(stream)
+        cp.cuda.runtime.memcpyAsync(address(dst), address(src), nbytes, cp.cuda.runtime.memcpyDeviceToDevice,
+                                    stream.ptr)
+        end.record(stream)
+        end.synchronize()
+        if k >= 2:
+            times.append(cp.cuda.get_elapsed_time(start, end) / 1e3)
+    del src, dst
+    return 2 * nbytes / statistics.median(times)
