@@ -126,7 +126,7 @@ class ParallelLoop:
     span: Span
     index_lists: tuple[IndexListCheck, ...] = ()
     bounds: tuple[BoundsCheck, ...] = ()
-    hoisted: frozenset = frozenset()  # the ir.Index nodes `bounds` covers; every other access is checked on the device
+    hoisted: frozenset = frozenset()  # ids of the ir.Index nodes (of `body`) checked on the host; the rest on the device
 
 
 @dataclass(frozen=True, slots=True)

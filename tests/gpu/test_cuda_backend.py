@@ -81,7 +81,7 @@ def test_dot_matches_rustc_within_reordering_bound(cuda_kernels, cpu_kernels, n)
 @pytest.mark.parametrize("name", ELEMENTWISE)
 def test_shared_inputs_are_left_untouched(cuda_kernels, cpu_kernels, name):
     entry = cuda_kernels.manifest["kernels"][name]
-    args = random_arguments(entry, 1000, np.random.default_rng(7), input_extra_for(cpu_kernels, name, n))
+    args = random_arguments(entry, 1000, np.random.default_rng(7), input_extra_for(cpu_kernels, name, 1000))
     before = {p["name"]: a.tobytes() for p, a in zip(entry["params"], args) if p["kind"] == "slice" and not p["mutable"]}
     getattr(cuda_kernels, name)(*args)
     for p, a in zip(entry["params"], args):
