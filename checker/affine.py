@@ -117,6 +117,7 @@ class AffineAnalysis:
         self.definitions = definitions
         self.atoms: dict[str, ir.Expr] = {}  # atom name → an IR expression of its value, for launch checks
         self.gathers: dict[int, Gather] = {}  # pseudo loop variables: values loaded from an index list
+        self._names: dict[str, str] = {}
         self.non_negative: set[str] = set()
 
     def set_loop_vars(self, loop_vars: list[LoopVar]) -> None:
@@ -124,7 +125,12 @@ class AffineAnalysis:
         bound that mentions a loop variable has no invariant extent."""
         self.loop_vars = {id(v.binding): v for v in loop_vars}
 
-    def _atom(self, name: str, expr: ir.Expr, non_negative: bool) -> Affine:
+    def _atom(self, key: str, expr: ir.Expr, non_negative: bool) -> Affine:
+        # Atoms are named in order of first use (`key` tells bindings apart by identity), so the order of
+        # factors in the polynomials, and in the manifest, is the same on every run.
+        name = self._names.get(key)
+        if name is None:
+            name = self._names[key] = f"{len(self._names):04d} {key.split('@')[0]}"
         self.atoms.setdefault(name, expr)
         if non_negative:
             self.non_negative.add(name)
@@ -210,7 +216,8 @@ class AffineAnalysis:
         missing = [v.binding.name for v in thread_vars if not form.coeff(id(v.binding))]
         if missing:
             return Injectivity(False, independent_of=missing)
-        used = [(self.loop_vars[k], c) for k, c in form.coeffs if k in self.loop_vars]
+        coeffs = dict(form.coeffs)  # in loop order (not id order), so the choice below is the same every run
+        used = [(v, coeffs[k]) for k, v in self.loop_vars.items() if k in coeffs]
         if len(used) == 1 and used[0][0].thread:
             c = constant_value(used[0][1])
             if c is not None:

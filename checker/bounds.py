@@ -78,7 +78,11 @@ def _range(form: Affine | None, analysis: AffineAnalysis, starts: dict) -> tuple
         return None
     low = high = form.rest
     extents = []
-    for var_id, coeff in form.coeffs:
+    coeffs = dict(form.coeffs)
+    if any(k not in analysis.loop_vars for k in coeffs):
+        return None
+    for var_id in [k for k in analysis.loop_vars if k in coeffs]:  # loop order, the same on every run
+        coeff = coeffs[var_id]
         var = analysis.loop_vars.get(var_id)
         start = starts.get(var_id)
         if var is None or var.extent is None or start is None or start.coeffs:

@@ -102,48 +102,58 @@ def render_prelude(dialect: Dialect) -> str:
     return environment().get_template("prelude.j2").render(dialect=dialect, int_types=_int_types())
 
 
-def render_kernel(checked: CheckedCrate, plan: KernelPlan, dialect: Dialect, version: str,
-                  sites: PanicSites | None = None) -> str:
-    """The C++ of one kernel for one dialect; `sites` collects the places that can panic."""
-    sites = sites if sites is not None else PanicSites()
-    crate = checked.crate
+class CrateContext:
+    """What every file of a crate shares, computed once: reserved names, struct and const definitions."""
+
+    def __init__(self, checked: CheckedCrate) -> None:
+        crate = checked.crate
+        self.checked = checked
+        self.reserved = global_names(crate)
+        self.structs = [struct_context(s.ty) for s in crate.structs]
+        self.consts = [const_context(c, crate) for c in crate.consts]
+        self.const_defs = {c.name: c for c in crate.consts}
+
+
+def kernel_context(shared: CrateContext, plan: KernelPlan, sites: PanicSites) -> dict:
+    """Everything one kernel's file holds except the dialect: it is the same C++ for every target."""
+    crate = shared.checked.crate
     helpers = reachable_helpers(crate, plan.function)
-    reserved = global_names(crate)
-    context = {
-        "version": version,
-        "dialect": dialect,
+    return {
         "block_size": BLOCK_SIZE,
-        "prelude": render_prelude(dialect),
-        "structs": [struct_context(s.ty) for s in crate.structs],
+        "structs": shared.structs,
         "tuples": [tuple_context(t) for t in _tuple_types([plan.function, *helpers])],
-        "consts": [const_context(c, crate) for c in crate.consts],
-        "helpers": [helper_context(f, sites, reserved) for f in helpers],
+        "consts": shared.consts,
+        "helpers": [helper_context(f, sites, shared.reserved) for f in helpers],
         "kernel": {
             "name": plan.name,
             "source": str(plan.function.span),
             "params": [{"name": p.binding.name, "rust_type": str(p.binding.ty), "transfer": p.transfer,
                         "reason": p.reason} for p in plan.params],
-            "launches": [launch_context(plan, i, loop, sites, reserved) for i, loop in enumerate(plan.loops)],
+            "launches": [launch_context(plan, i, loop, sites, shared.reserved) for i, loop in enumerate(plan.loops)],
         },
     }
-    return environment().get_template("kernel.j2").render(context)
+
+
+def render_kernel(context: dict, dialect: Dialect, version: str) -> str:
+    """The C++ of one kernel for one dialect: the shared context with the dialect's prelude."""
+    return environment().get_template("kernel.j2").render(context, dialect=dialect, version=version,
+                                                          prelude=render_prelude(dialect))
 
 
 def emit_crate(checked: CheckedCrate, targets: tuple[str, ...] = ("cuda", "hip"), version: str = "0") -> EmittedCrate:
     files: dict[str, str] = {}
     kernels = {}
-    consts = {c.name: c for c in checked.crate.consts}
+    shared = CrateContext(checked)
     for plan in checked.kernels:
+        sites = PanicSites()
+        context = kernel_context(shared, plan, sites)
         names = {}
-        panics: list[dict] = []
         for target in targets:
             dialect = DIALECTS[target]
             file_name = plan.name + dialect.file_suffix
-            sites = PanicSites()  # every dialect numbers the same sites in the same order
-            files[file_name] = render_kernel(checked, plan, dialect, version, sites)
+            files[file_name] = render_kernel(context, dialect, version)
             names[target] = file_name
-            panics = sites.sites
-        kernels[plan.name] = manifest_entry(plan, names, consts, panics, global_names(checked.crate))
+        kernels[plan.name] = manifest_entry(plan, names, shared.const_defs, sites.sites, shared.reserved)
     manifest = {"manifest_version": MANIFEST_VERSION, "rs2gpu_version": version, "crate": checked.crate.name,
                 "block_size": BLOCK_SIZE, "targets": list(targets), "kernels": kernels}
     return EmittedCrate(files, manifest)

@@ -88,6 +88,14 @@ fn make_mixed(flag: u8, x: f64) -> Mixed {
     Mixed { flag, x, tag: 7, y: 1.5, small: -3, big: -1, last: 255 }
 }
 
+fn bump(mut x: f64, mut n: u32) -> f64 {
+    while n > 0 {
+        x += 0.5;
+        n -= 1;
+    }
+    x
+}
+
 fn first_even(limit: u32) -> u32 {
     let mut k = 1;
     loop {
@@ -736,8 +744,8 @@ pub fn arrays(out: &mut [f64], a: &[f64]) {
     }
 }
 
-/// Helper fns: a generic one, one returning a tuple, one taking a slice, one taking `&S`, and one with an
-/// early `return` from a `loop`.
+/// Helper fns: a generic one, one returning a tuple, one taking a slice, one taking `&S`, one with an
+/// early `return` from a `loop`, and one that assigns its `mut` parameters.
 #[kernel]
 pub fn helpers(out: &mut [f64], a: &[f64], p: &Params, n: u32) {
     for i in 0..out.len() {
@@ -746,7 +754,8 @@ pub fn helpers(out: &mut [f64], a: &[f64], p: &Params, n: u32) {
         let hi = bounds.1;
         let pair = min_max(hi, lo);
         let sq = square(a[i]) + square(2.0f32) as f64 + square(3i64) as f64;
-        out[i] = lo + hi + pair.0 * pair.1 + sq + sum_window(a, i, 3) + apply(p, a[i]) + first_even(n) as f64;
+        out[i] = lo + hi + pair.0 * pair.1 + sq + sum_window(a, i, 3) + apply(p, a[i]) + first_even(n) as f64
+            + bump(a[i], n);
     }
 }
 
@@ -894,4 +903,58 @@ pub fn two_launches(a: &mut [f64], b: &mut [f64], c: &[f64]) {
         b[2 * j] = a[2 * j] + a[2 * j + 1];
         b[2 * j + 1] = a[2 * j] - a[2 * j + 1];
     }
+}
+
+/// Where the smallest element is (first on ties) and where the largest is (last on ties).
+#[kernel]
+pub fn locate_extremes(a: &[f64]) -> (f64, usize, f64, usize) {
+    let mut lowest = f64::INFINITY;
+    let mut at_lowest = 0;
+    let mut highest = f64::NEG_INFINITY;
+    let mut at_highest = 0;
+    for i in 0..a.len() {
+        if a[i] < lowest {
+            lowest = a[i];
+            at_lowest = i;
+        }
+        if a[i] >= highest {
+            highest = a[i];
+            at_highest = i;
+        }
+    }
+    (lowest, at_lowest, highest, at_highest)
+}
+
+/// Location reductions of integers, with the accumulator on either side of the comparison.
+#[kernel]
+pub fn locate_extremes_i32(a: &[i32]) -> (i32, u32, i32, u32) {
+    let mut lowest = i32::MAX;
+    let mut at_lowest = 0u32;
+    let mut highest = i32::MIN;
+    let mut at_highest = 0u32;
+    for i in 0..a.len() {
+        if lowest > a[i] {
+            lowest = a[i];
+            at_lowest = i as u32;
+        }
+        if highest <= a[i] {
+            at_highest = i as u32;
+            highest = a[i];
+        }
+    }
+    (lowest, at_lowest, highest, at_highest)
+}
+
+/// Reductions written with the wrapping methods, which is what `+=` and `*=` do in a release build.
+#[kernel]
+pub fn reduce_wrapping(a: &[i64], b: &[u32]) -> (i64, i64, u32) {
+    let mut sum = 0i64;
+    let mut product = 1i64;
+    let mut total = 0u32;
+    for i in 0..a.len() {
+        sum = sum.wrapping_add(a[i]);
+        product = a[i].wrapping_mul(product);
+        total = total.wrapping_add(b[i]);
+    }
+    (sum, product, total)
 }

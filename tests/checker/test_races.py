@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.diagnostics import CompileFailed
 
 
@@ -86,14 +87,24 @@ pub fn squares(a: &mut [f64], b: &[f64]) {
 }
 """, (Expected("RG0102", "write distinct elements of `a`", "a[i * i]"),)),
 
-    Racy("index_read_from_another_slice", """
+    Racy("index_computed_from_another_slice", """
 #[kernel]
-pub fn scatter(a: &mut [f64], idx: &[usize], b: &[f64]) {
+pub fn halve_scatter(a: &mut [f64], idx: &[usize], b: &[f64]) {
     for i in 0..b.len() {
-        a[idx[i]] = b[i];
+        a[idx[i] / 2] = b[i];
     }
 }
-""", (Expected("RG0102", "write distinct elements of `a`", "a[idx[i]]"),)),
+""", (Expected("RG0102", "write distinct elements of `a`", "a[idx[i] / 2]"),)),
+
+    Racy("index_list_written_by_the_same_loop", """
+#[kernel]
+pub fn scatter_and_clear(a: &mut [f64], idx: &mut [usize], b: &[f64]) {
+    for i in 0..b.len() {
+        a[idx[i]] = b[i];
+        idx[i] = 0;
+    }
+}
+""", (Expected("RG0102", "write distinct elements of `a`", "a[idx[i]] = b[i]"),)),
 
     Racy("scalar_carried_to_the_next_iteration", """
 #[kernel]
@@ -125,16 +136,6 @@ pub fn stride_two(a: &mut [f64], b: &[f64]) {
     }
 }
 """, (Expected("RG0105", "iteration `i` and iteration `i + 1` write the same element of `a`", "a[2 * i + 2]"),)),
-
-    Racy("writes_at_i_and_i_plus_a_parameter_may_overlap", """
-#[kernel]
-pub fn offset_pair(a: &mut [f64], b: &[f64], w: usize) {
-    for i in 0..b.len() {
-        a[i] = b[i];
-        a[i + w] = b[i];
-    }
-}
-""", (Expected("RG0105", "two writes to `a` may hit one element from different iterations", "a[i + w]"),)),
 
     Racy("read_of_the_written_slice_at_i_minus_one", """
 #[kernel]
@@ -181,15 +182,6 @@ pub fn stop_at_negative(a: &mut [f64], b: &[f64]) {
     }
 }
 """, (Expected("RG0108", "`break` out of a parallel loop", "break"),)),
-
-    Racy("symbolic_stride_may_be_zero", """
-#[kernel]
-pub fn strided(a: &mut [f64], b: &[f64], w: usize) {
-    for i in 0..b.len() {
-        a[w * i] = b[i];
-    }
-}
-""", (Expected("RG0102", "write distinct elements of `a`", "a[w * i]"),)),
 
     Racy("reduction_read_inside_its_loop", """
 #[kernel]
@@ -295,17 +287,6 @@ pub fn shadowed(a: &mut [f64], b: &[f64]) {
     }
 }
 """, (Expected("RG0101", "every iteration writes the same element of `a`", "a[i] = b[i]"),)),
-
-    Racy("inner_loop_variable_in_the_write_index", """
-#[kernel]
-pub fn smear(a: &mut [f64], b: &[f64]) {
-    for i in 0..b.len() {
-        for k in 0..2 {
-            a[i + k] = b[i];
-        }
-    }
-}
-""", (Expected("RG0102", "write distinct elements of `a`", "a[i + k]"),)),
 
     Racy("narrowing_cast_in_the_write_index", """
 #[kernel]
@@ -425,15 +406,6 @@ pub fn reverse(a: &mut [f64], b: &[f64]) {
     }
 }
 """,
-    "signed_loop_index_cast_to_usize": """
-#[kernel]
-pub fn fill(a: &mut [f64], n: i32) {
-    for i in 0..n {
-        a[2 * i as usize] = a[2 * i as usize] + i as f64;
-        a[(2 * i + 1) as usize] = -1.0;
-    }
-}
-""",
     "read_at_the_written_index": """
 #[kernel]
 pub fn double(a: &mut [f64]) {
@@ -496,6 +468,98 @@ def test_race_free_kernel_passes_without_diagnostics(name: str, check_source) ->
     result = check_source(SAFE[name])
     assert len(result.checked.kernels) == 1
     assert result.warnings == []
+
+
+# ---------------------------------------------------------------- accepted with a check at launch
+#
+# Some writes are race-free only for some argument values. The checker accepts them and hands the runtime
+# conditions `Σ coefficient · Π factors ≥ 0` to verify before launching. Whatever form they take, they
+# must hold for arguments where the iterations cannot collide, and fail where they do collide.
+
+
+def holds(checks, values: dict[str, int]) -> bool:
+    """Whether every launch check holds for these argument values (factors named as in Rust)."""
+
+    def factor(e) -> int:
+        if isinstance(e, ir.Var):
+            return values[e.binding.name]
+        if isinstance(e, ir.Intrinsic) and e.name == "len":
+            return values[f"{e.args[0].binding.name}.len()"]
+        raise AssertionError(f"unexpected factor {e}")
+
+    for check in checks:
+        total = 0
+        for coefficient, factors in check.terms:
+            term = coefficient
+            for f in factors:
+                term *= factor(f)
+            total += term
+        if total < 0:
+            return False
+    return True
+
+
+LAUNCH_CHECKED = {
+    # A stride of 0 makes every iteration write a[0]; any stride >= 1 is injective.
+    "symbolic_stride": ("""
+#[kernel]
+pub fn strided(a: &mut [f64], b: &[f64], w: usize) {
+    for i in 0..b.len() {
+        a[w * i] = b[i];
+    }
+}
+""", "a[w * i]", [{"w": 1, "b.len()": 8}, {"w": 3, "b.len()": 8}], [{"w": 0, "b.len()": 8}]),
+    # a[i + w] is another iteration's a[i'] when 0 < w < b.len(); an offset past the range is safe.
+    "second_write_offset_by_a_parameter": ("""
+#[kernel]
+pub fn offset_pair(a: &mut [f64], b: &[f64], w: usize) {
+    for i in 0..b.len() {
+        a[i] = b[i];
+        a[i + w] = b[i];
+    }
+}
+""", "a[i + w]", [{"w": 8, "b.len()": 8}, {"w": 20, "b.len()": 8}], [{"w": 1, "b.len()": 8}, {"w": 7, "b.len()": 8}]),
+    # Iteration i writes a[i] and a[i + 1], iteration i + 1 writes a[i + 1]: any two iterations collide.
+    "inner_loop_writes_overlap_the_next_iteration": ("""
+#[kernel]
+pub fn smear(a: &mut [f64], b: &[f64]) {
+    for i in 0..b.len() {
+        let x = b[i];
+        for k in 0..2 {
+            a[i + k] = x;
+        }
+    }
+}
+""", "a[i + k]", [], [{"b.len()": 2}, {"b.len()": 100}]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAUNCH_CHECKED))
+def test_write_that_is_race_free_only_for_some_arguments_gets_a_launch_check(name: str, check_source) -> None:
+    source, write, safe, racy = LAUNCH_CHECKED[name]
+    [loop] = check_source(source).checked.kernels[0].loops
+    assert loop.launch_checks
+    assert all((c.span.line, c.span.col) == locate(source, write) for c in loop.launch_checks)
+    for values in safe:
+        assert holds(loop.launch_checks, values), values
+    for values in racy:
+        assert not holds(loop.launch_checks, values), values
+
+
+def test_write_through_an_index_list_is_checked_injective_at_launch(check_source) -> None:
+    source = """
+#[kernel]
+pub fn scatter(a: &mut [f64], idx: &[usize], b: &[f64]) {
+    for i in 0..b.len() {
+        a[idx[i]] = b[i];
+    }
+}
+"""
+    [loop] = check_source(source).checked.kernels[0].loops
+    assert loop.launch_checks == ()
+    [check] = loop.index_lists
+    assert (check.list_param.name, check.target.name, check.scale) == ("idx", "a", 1)
+    assert (check.span.line, check.span.col) == locate(source, "a[idx[i]] = b[i]")
 
 
 # ---------------------------------------------------------------- reductions
@@ -562,6 +626,35 @@ def test_reductions_of_every_operation_returned_as_a_tuple(check_source) -> None
         ("parity", "^")]
 
 
+LOCATION_REDUCTION = """
+#[kernel]
+pub fn extremes(a: &[f32]) -> (f32, usize, f32, usize) {
+    let mut lowest = f32::INFINITY;
+    let mut at_lowest = 0;
+    let mut highest = f32::NEG_INFINITY;
+    let mut at_highest = 0;
+    for i in 0..a.len() {
+        if lowest > a[i] {
+            lowest = a[i];
+            at_lowest = i;
+        }
+        if a[i] >= highest {
+            at_highest = i;
+            highest = a[i];
+        }
+    }
+    (lowest, at_lowest, highest, at_highest)
+}
+"""
+
+
+def test_location_reductions_in_either_statement_order(check_source) -> None:
+    # `lowest > a[i]` is `a[i] < lowest`: strict, so ties keep the first position; `>=` keeps the last.
+    plan = check_source(LOCATION_REDUCTION).checked.kernels[0]
+    found = {(r.binding.name, r.op, r.location.name, r.first) for r in plan.loops[0].reductions}
+    assert found == {("lowest", "minloc", "at_lowest", True), ("highest", "maxloc", "at_highest", False)}
+
+
 # ---------------------------------------------------------------- the cases are Rust
 
 
@@ -569,8 +662,10 @@ def test_every_case_is_valid_rust(tmp_path) -> None:
     """rustc accepts every kernel above, so each rejection is rs2gpu's race proof, not a broken source."""
     sources = {f"racy_{case.id}": case.source for case in RACY}
     sources |= {f"safe_{name}": text for name, text in SAFE.items()}
+    sources |= {f"checked_{name}": case[0] for name, case in LAUNCH_CHECKED.items()}
     sources |= {f"reduce_{i}": _scalar_reduction(op) for i, op in enumerate(sorted(REDUCTIONS))}
     sources["reduce_tuple"] = TUPLE_REDUCTION
+    sources["reduce_location"] = LOCATION_REDUCTION
     crate = "\n".join(f"pub mod {name} {{\n{text.replace('#[kernel]', '')}\n}}" for name, text in sources.items())
     (tmp_path / "lib.rs").write_text(crate)
     rustc = subprocess.run(["rustc", "--edition", "2021", "--crate-type", "lib", "--cap-lints", "allow",

@@ -146,14 +146,15 @@ pub fn sparse(a: &mut [f64], b: &[f64]) {
     assert plan["a"] == "inout"
 
 
-def test_write_inside_an_inner_loop_is_inout(check_source) -> None:
+def test_write_inside_a_sequential_inner_loop_is_inout(check_source) -> None:
     # The inner loop may run zero times.
     plan = plan_of(check_source, """
 #[kernel]
-pub fn maybe(a: &mut [f64], m: usize) {
+pub fn maybe(a: &mut [f64], b: &[f64], m: usize) {
     for i in 0..a.len() {
+        let x = b[i];
         for _k in 0..m {
-            a[i] = 1.0;
+            a[i] = x;
         }
     }
 }

@@ -42,7 +42,7 @@ def generated_files(suffix: str) -> list:
     for source in SOURCES:
         try:
             names = [n for n in translate(source).emitted.files if n.endswith(suffix)]
-        except CompileFailed:
+        except Exception:  # a diagnostic or a crash: reported by the test, not at collection
             names = ["<does not translate>"]
         out += [pytest.param(source, name, id=f"{source_id(source)}/{name}") for name in names]
     return out
@@ -69,9 +69,10 @@ def test_every_kernel_of_the_source_translates(source: Path) -> None:
         result = translate(source)
     except CompileFailed as err:
         pytest.fail(str(err))
-    assert result.checked.kernels
+    files = sorted(source.glob("src/**/*.rs")) if source.is_dir() else [source]
+    declared = [name for f in files for name in re.findall(r"#\[kernel[^\]]*\]\s*pub fn (\w+)", f.read_text())]
     kernels = result.emitted.manifest["kernels"]
-    assert sorted(kernels) == sorted(plan.name for plan in result.checked.kernels)
+    assert declared and sorted(kernels) == sorted(declared)
     for name, entry in kernels.items():
         assert entry["files"] == {"cuda": f"{name}.cu", "hip": f"{name}.hip.cpp"}
     json.dumps(result.emitted.manifest)  # the manifest is plain JSON
@@ -130,8 +131,8 @@ def test_case_file_builds_with_rustc(case: Path, tmp_path: Path, cargo_target_di
 
 
 def _prelude_definitions() -> dict[str, str]:
-    """Each `rs2gpu_*` function or struct the common prelude defines, with the text of its definitions
-    (all overloads and specializations), found by splitting the prelude at top-level braces."""
+    """Each `rs2gpu_*` function, struct or device variable the common prelude defines, with the text of its
+    definitions (all overloads and specializations), found by splitting the prelude at top-level braces."""
     definitions: dict[str, str] = {}
     chunk, depth = [], 0
     for line in PRELUDE.read_text().splitlines():
@@ -141,9 +142,10 @@ def _prelude_definitions() -> dict[str, str]:
         depth += line.count("{") - line.count("}")
         if depth == 0 and line.rstrip().endswith(("}", ";")):
             text = "\n".join(chunk)
-            name = re.search(r"RS2GPU_DEVICE[^(]*\b(rs2gpu_\w+)\s*\(|struct\s+(rs2gpu_\w+)", text)
+            name = re.search(r"RS2GPU_DEVICE[^(]*\b(rs2gpu_\w+)\s*\(|struct\s+(rs2gpu_\w+)|"
+                             r"^__device__\s+\w+\s+(rs2gpu_\w+)\s*;", text)
             if name:
-                key = name.group(1) or name.group(2)
+                key = next(g for g in name.groups() if g)
                 definitions[key] = definitions.get(key, "") + text + "\n"
             chunk = []
     return definitions
@@ -166,3 +168,41 @@ def test_cases_use_every_helper_of_the_prelude() -> None:
             used.add(other)
             frontier.add(other)
     assert sorted(set(definitions) - used) == []
+
+
+INT_TYPES = ["i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "usize"]
+
+
+def _expected_intrinsic_uses() -> set[tuple[str, str]]:
+    """(method, receiver type) for every intrinsic of the table on every type that has it in Rust."""
+    from rs2gpu.ir.intrinsics import INTRINSICS
+
+    expected = set()
+    for kind, name in INTRINSICS:
+        if kind == "float":
+            expected |= {(name, "f32"), (name, "f64")}
+        elif kind == "int":
+            # Rust defines is_power_of_two on unsigned integers only.
+            types = [t for t in INT_TYPES if t.startswith("u")] if name == "is_power_of_two" else INT_TYPES
+            expected |= {(name, t) for t in types}
+        elif kind == "signed":
+            expected |= {(name, t) for t in INT_TYPES if t.startswith("i")} | {(name, "f32"), (name, "f64")}
+        elif kind == "seq":
+            expected.add((name, "slice"))
+    return expected
+
+
+def test_cases_call_every_intrinsic_on_every_type() -> None:
+    from rs2gpu.ir import nodes as ir
+    from rs2gpu.ir.types import RefType, SliceType
+    from rs2gpu.ir.walk import walk
+
+    used = set()
+    for case in CASES:
+        for fn in translate(case).crate.functions:
+            for node in walk(fn.body):
+                if isinstance(node, ir.Intrinsic):
+                    ty = node.args[0].ty
+                    is_slice = isinstance(ty, RefType) and isinstance(ty.target, SliceType)
+                    used.add((node.name, "slice" if is_slice else str(ty)))
+    assert sorted(_expected_intrinsic_uses() - used) == []

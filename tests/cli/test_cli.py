@@ -1,0 +1,353 @@
+"""The `rs2gpu` command line, run as a user runs it: a separate process, exit status, stdout and stderr.
+
+Exit status: 0 success, 1 errors in the Rust source (diagnostics on stderr), 2 usage or internal error.
+Expected kernel names come from the example's Rust source, positions from the test's own source text.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "rajaperf"
+STREAM = EXAMPLE / "src" / "stream.rs"  # RAJAPerf's Stream kernels, among them triad and dot
+EXAMPLE_KERNELS = sorted(
+    name for rs in (EXAMPLE / "src").glob("*.rs")
+    for name in re.findall(r"#\[kernel\]\s*pub fn (\w+)", rs.read_text()))
+
+RACY = """\
+#[kernel]
+pub fn shift(a: &mut [f64]) {
+    for i in 0..a.len() - 1 {
+        a[i] = a[i + 1];
+    }
+}
+"""
+
+TWO_RACES = RACY + """
+#[kernel]
+pub fn first(a: &mut [f64], b: &[f64]) {
+    for i in 0..b.len() {
+        a[0] = b[i];
+    }
+}
+"""
+
+
+def rs2gpu(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1"}
+    env.pop("CLICOLOR_FORCE", None)
+    return subprocess.run([sys.executable, "-m", "rs2gpu.cli", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=300)
+
+
+def write_crate(root: Path, source: str) -> Path:
+    (root / "src").mkdir(parents=True)
+    (root / "Cargo.toml").write_text('[package]\nname = "probe"\nversion = "0.1.0"\nedition = "2021"\n')
+    (root / "src" / "lib.rs").write_text(source)
+    return root
+
+
+def no_traceback(result: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result.stderr
+
+
+def test_example_crate_has_kernels() -> None:
+    assert len(EXAMPLE_KERNELS) >= 10
+
+
+# ---------------------------------------------------------------- translate
+
+
+def test_translate_writes_cuda_hip_and_a_manifest_for_every_kernel(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = rs2gpu("translate", EXAMPLE / "src", "-o", out)
+    assert result.returncode == 0, result.stderr
+    expected = {f"{k}.cu" for k in EXAMPLE_KERNELS} | {f"{k}.hip.cpp" for k in EXAMPLE_KERNELS} | {"manifest.json"}
+    assert {p.name for p in out.iterdir()} == expected
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert sorted(manifest["kernels"]) == EXAMPLE_KERNELS
+    for name, entry in manifest["kernels"].items():
+        assert entry["files"] == {"cuda": f"{name}.cu", "hip": f"{name}.hip.cpp"}
+    assert manifest["targets"] == ["cuda", "hip"]
+
+
+def test_translate_accepts_the_crate_folder_and_a_single_file(tmp_path: Path) -> None:
+    from_crate = rs2gpu("translate", EXAMPLE, "-o", tmp_path / "crate", "--quiet")
+    assert from_crate.returncode == 0, from_crate.stderr
+    assert from_crate.stdout == ""
+    assert sorted(json.loads((tmp_path / "crate" / "manifest.json").read_text())["kernels"]) == EXAMPLE_KERNELS
+    single = rs2gpu("translate", STREAM, "-o", tmp_path / "file", "-q")
+    assert single.returncode == 0, single.stderr
+    stream = re.findall(r"#\[kernel\]\s*pub fn (\w+)", STREAM.read_text())
+    assert sorted(json.loads((tmp_path / "file" / "manifest.json").read_text())["kernels"]) == sorted(stream)
+
+
+def test_translate_reports_each_kernel_on_stdout(tmp_path: Path) -> None:
+    result = rs2gpu("translate", EXAMPLE / "src", "-o", tmp_path / "out")
+    assert result.returncode == 0
+    for kernel in EXAMPLE_KERNELS:
+        assert re.search(rf"Translated {kernel} \(", result.stdout), kernel
+    assert f"Finished {len(EXAMPLE_KERNELS)} kernels" in result.stdout
+
+
+def test_target_cuda_writes_no_hip_files(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = rs2gpu("translate", EXAMPLE / "src", "-o", out, "--target", "cuda")
+    assert result.returncode == 0, result.stderr
+    names = {p.name for p in out.iterdir()}
+    assert names == {f"{k}.cu" for k in EXAMPLE_KERNELS} | {"manifest.json"}
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["targets"] == ["cuda"]
+    assert all(entry["files"] == {"cuda": f"{k}.cu"} for k, entry in manifest["kernels"].items())
+
+
+def test_target_hip_writes_no_cuda_files(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert rs2gpu("translate", EXAMPLE / "src", "-o", out, "--target", "hip").returncode == 0
+    assert {p.name for p in out.iterdir()} == {f"{k}.hip.cpp" for k in EXAMPLE_KERNELS} | {"manifest.json"}
+
+
+def test_racy_input_exits_1_with_the_diagnostic_and_writes_nothing(tmp_path: Path) -> None:
+    crate = write_crate(tmp_path / "racy", RACY)
+    out = tmp_path / "out"
+    result = rs2gpu("translate", crate, "-o", out)
+    assert result.returncode == 1
+    assert "error[RG0103]" in result.stderr
+    assert result.stdout == ""
+    assert not out.exists() or list(out.iterdir()) == []
+    no_traceback(result)
+
+
+def test_translating_into_an_existing_folder_replaces_only_the_generated_files(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    (out / "triad.cu").write_text("// stale")
+    (out / "manifest.json").write_text("{}")
+    result = rs2gpu("translate", EXAMPLE / "src", "-o", out, "-q")
+    assert result.returncode == 0, result.stderr
+    assert (out / "notes.txt").read_text() == "mine"
+    assert (out / "triad.cu").read_text() != "// stale" and "rs2gpu_triad_0" in (out / "triad.cu").read_text()
+    assert sorted(json.loads((out / "manifest.json").read_text())["kernels"]) == EXAMPLE_KERNELS
+    generated = {f"{k}.cu" for k in EXAMPLE_KERNELS} | {f"{k}.hip.cpp" for k in EXAMPLE_KERNELS}
+    assert {p.name for p in out.iterdir()} == generated | {"manifest.json", "notes.txt"}  # no temporaries left
+
+
+def test_translate_output_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("")
+    result = rs2gpu("translate", EXAMPLE / "src", "-o", tmp_path / "taken")
+    assert result.returncode == 2
+    assert "not a directory" in result.stderr
+    no_traceback(result)
+
+
+# ---------------------------------------------------------------- usage errors
+
+
+@pytest.mark.parametrize("command", ["translate", "check", "inspect"])
+def test_missing_path_exits_2_without_a_traceback(tmp_path: Path, command: str) -> None:
+    extra = {"translate": ["-o", tmp_path / "out"], "check": [], "inspect": ["--kernel", "triad"]}[command]
+    result = rs2gpu(command, tmp_path / "nowhere", *extra)
+    assert result.returncode == 2
+    assert "no such file or directory" in result.stderr
+    no_traceback(result)
+
+
+@pytest.mark.parametrize("command", ["translate", "check"])
+def test_a_file_that_is_not_rust_exits_2(tmp_path: Path, command: str) -> None:
+    (tmp_path / "kernels.txt").write_text("fn main() {}\n")
+    extra = ["-o", tmp_path / "out"] if command == "translate" else []
+    result = rs2gpu(command, tmp_path / "kernels.txt", *extra)
+    assert result.returncode == 2
+    assert "is not a .rs file" in result.stderr
+    no_traceback(result)
+
+
+def test_a_folder_without_rust_files_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = rs2gpu("check", tmp_path / "empty")
+    assert result.returncode == 2
+    assert "no .rs files" in result.stderr
+    no_traceback(result)
+
+
+def test_a_missing_argument_exits_2_with_usage() -> None:
+    result = rs2gpu("translate", EXAMPLE / "src")  # no -o
+    assert result.returncode == 2
+    assert "usage:" in result.stderr and "--output" in result.stderr
+
+
+def test_an_unknown_command_exits_2() -> None:
+    result = rs2gpu("frobnicate")
+    assert result.returncode == 2
+    assert "usage:" in result.stderr
+
+
+# ---------------------------------------------------------------- check
+
+
+def test_check_of_a_clean_crate_exits_0(tmp_path: Path) -> None:
+    result = rs2gpu("check", EXAMPLE)
+    assert result.returncode == 0, result.stderr
+    assert f"Checked {len(EXAMPLE_KERNELS)} kernels" in result.stdout
+
+
+def test_check_prints_a_rustc_style_diagnostic(tmp_path: Path) -> None:
+    crate = write_crate(tmp_path / "racy", RACY)
+    result = rs2gpu("check", crate)
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    line_no = RACY[:RACY.index("a[i] = a[i + 1]")].count("\n") + 1
+    source_line = RACY.splitlines()[line_no - 1]
+    column = source_line.index("a[i + 1]") + 1
+    header = lines.index("error[RG0103]: this reads an element of `a` that another iteration may write")
+    gutter = " " * len(str(line_no))
+    assert lines[header + 1] == f"{gutter}--> src/lib.rs:{line_no}:{column}"
+    assert lines[header + 2] == f"{gutter} |"
+    assert lines[header + 3] == f"{line_no} | {source_line}"
+    caret = lines[header + 4]
+    assert caret.startswith(f"{gutter} | " + " " * (column - 1) + "^" * len("a[i + 1]") + " ")
+    assert any(line.strip().startswith("= help:") for line in lines[header:])
+    assert "error: could not check" in result.stderr and "due to 1 previous error" in result.stderr
+    assert "rs2gpu explain RG0103" in result.stderr
+    assert "\x1b[" not in result.stderr  # NO_COLOR
+    no_traceback(result)
+
+
+def test_check_reports_every_error_of_every_kernel(tmp_path: Path) -> None:
+    crate = write_crate(tmp_path / "racy", TWO_RACES)
+    result = rs2gpu("check", crate)
+    assert result.returncode == 1
+    assert "error[RG0103]" in result.stderr and "error[RG0101]" in result.stderr
+    assert "due to 2 previous errors" in result.stderr
+
+
+def test_a_syntax_error_is_rg0001_and_exit_1(tmp_path: Path) -> None:
+    crate = write_crate(tmp_path / "broken", "#[kernel]\npub fn broken(a: &mut [f64] {\n    for i in 0..a.len() {\n")
+    for command in (["check", crate], ["translate", crate, "-o", tmp_path / "out"]):
+        result = rs2gpu(*command)
+        assert result.returncode == 1, result.stderr
+        assert "error[RG0001]" in result.stderr
+        no_traceback(result)
+    assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------- inspect
+
+
+def test_inspect_shows_the_hip_source_and_the_transfer_plan() -> None:
+    result = rs2gpu("inspect", STREAM, "--kernel", "triad", "--target", "hip")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "HIP C++" in out and 'extern "C" __global__' in out and "rs2gpu_triad_0(" in out
+    assert "\x1b[" not in out  # not a terminal: no colours
+    plan = out[out.index("Transfer plan:"):].splitlines()[1:5]
+    # triad writes every a[i] over 0..a.len() and never reads it; b and c are shared; alpha is a scalar.
+    assert [line.split(":")[0].strip() + ":" + line.split(":")[1].split()[0] for line in plan] == [
+        "a:out", "b:in", "c:in", "alpha:value"]
+    assert "Launches:" in out and "rs2gpu_triad_0" in out[out.index("Launches:"):]
+
+
+def test_inspect_defaults_to_cuda() -> None:
+    result = rs2gpu("inspect", STREAM, "--kernel", "dot")
+    assert result.returncode == 0, result.stderr
+    assert "CUDA C++" in result.stdout and "rs2gpu_dot_0(" in result.stdout
+    assert "reduces dot (+)" in result.stdout
+
+
+def test_inspect_json_prints_the_manifest_entry() -> None:
+    result = rs2gpu("inspect", STREAM, "--kernel", "triad", "--json")
+    assert result.returncode == 0, result.stderr
+    entry = json.loads(result.stdout)
+    assert [(p["name"], p["transfer"]) for p in entry["params"]] == [
+        ("a", "out"), ("b", "in"), ("c", "in"), ("alpha", "value")]
+
+
+def test_inspect_of_an_unknown_kernel_exits_2_and_lists_the_kernels() -> None:
+    result = rs2gpu("inspect", STREAM, "--kernel", "no_such_kernel")
+    assert result.returncode == 2
+    assert "no_such_kernel" in result.stderr
+    for kernel in re.findall(r"#\[kernel\]\s*pub fn (\w+)", STREAM.read_text()):
+        assert kernel in result.stderr
+    no_traceback(result)
+
+
+# ---------------------------------------------------------------- explain, support-crate, help
+
+
+def test_explain_prints_the_long_explanation() -> None:
+    result = rs2gpu("explain", "RG0103")
+    assert result.returncode == 0
+    assert result.stdout.startswith("RG0103: read of an element another iteration writes")
+    assert "a[i] = a[i + 1]" in result.stdout
+
+
+def test_explain_agrees_with_the_documentation() -> None:
+    docs = (REPO / "docs" / "diagnostics.md").read_text()
+    for code, title in re.findall(r"^## (RG\d{4}): (.+)$", docs, re.M):
+        result = rs2gpu("explain", code.lower())
+        assert result.returncode == 0 and result.stdout.startswith(f"{code}: {title}"), code
+
+
+def test_explain_of_an_unknown_code_exits_2() -> None:
+    result = rs2gpu("explain", "RG9999")
+    assert result.returncode == 2
+    assert "unknown error code" in result.stderr and "RG0103" in result.stderr
+
+
+def test_support_crate_prints_the_folder_of_the_rust_crate() -> None:
+    result = rs2gpu("support-crate")
+    assert result.returncode == 0
+    folder = Path(result.stdout.strip())
+    assert (folder / "Cargo.toml").is_file()
+    assert re.search(r'^name = "rs2gpu"$', (folder / "Cargo.toml").read_text(), re.M)
+    assert (folder / "src" / "lib.rs").is_file()
+
+
+HELP_OPTIONS = {
+    "translate": ["PATH", "--output", "--target", "--quiet"],
+    "check": ["PATH"],
+    "inspect": ["PATH", "--kernel", "--target", "--json"],
+    "explain": ["CODE"],
+    "support-crate": [],
+}
+
+
+@pytest.mark.parametrize("command", sorted(HELP_OPTIONS))
+def test_help_of_every_command_exits_0_and_lists_its_options(command: str) -> None:
+    result = rs2gpu(command, "--help")
+    assert result.returncode == 0
+    assert result.stdout.startswith(f"usage: rs2gpu {command}")
+    for option in HELP_OPTIONS[command]:
+        assert option in result.stdout, option
+
+
+def test_top_level_help_lists_every_command() -> None:
+    result = rs2gpu("--help")
+    assert result.returncode == 0
+    for command in HELP_OPTIONS:
+        assert command in result.stdout
+    assert "Exit status" in result.stdout
+
+
+def test_version() -> None:
+    result = rs2gpu("--version")
+    assert result.returncode == 0 and result.stdout.startswith("rs2gpu ")
+
+
+def test_the_console_script_is_installed() -> None:
+    script = Path(sys.executable).parent / "rs2gpu"
+    if not script.exists():
+        import shutil
+        found = shutil.which("rs2gpu")
+        assert found, "the rs2gpu console script is not installed"
+        script = Path(found)
+    result = subprocess.run([str(script), "explain", "RG0101"], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.startswith("RG0101")
