@@ -13,7 +13,8 @@ class NotConstant(Exception):
 
 
 def evaluate(expr, crate_lowerer=None):
-    """The value of a constant IR expression, with Rust's wrapping for integers."""
+    """The value of a constant IR expression. Casts wrap integers as `as` does; arithmetic that overflows
+    or divides by zero panics in Rust, and raises NotConstant here."""
     if isinstance(expr, nodes.Lit):
         return round_float(expr.value, expr.ty) if isinstance(expr.value, float) else expr.value
     if isinstance(expr, nodes.ConstRef) and crate_lowerer is not None:
@@ -21,7 +22,7 @@ def evaluate(expr, crate_lowerer=None):
     if isinstance(expr, nodes.Unary):
         v = evaluate(expr.operand, crate_lowerer)
         if expr.op == "-":
-            return wrap(-v, expr.ty)
+            return _checked(-v, expr.ty)
         return (not v) if isinstance(v, bool) else wrap(~v, expr.ty)
     if isinstance(expr, nodes.Cast):
         v = evaluate(expr.operand, crate_lowerer)
@@ -63,10 +64,18 @@ def _binary(op, a, b, ty):
         r = abs(a) % abs(b)  # Rust's remainder truncates: it has the sign of the dividend
         return wrap(r if a >= 0 else -r, ty)
     if op in ("<<", ">>"):
-        shift = b % ty.bits
-        return wrap(a << shift, ty) if op == "<<" else wrap(a >> shift, ty)
+        if not 0 <= b < ty.bits:
+            raise NotConstant()  # rustc: "attempt to shift left with overflow", an error in a constant
+        return wrap(a << b, ty) if op == "<<" else a >> b
     value = {"+": a + b, "-": a - b, "*": a * b, "&": a & b, "|": a | b, "^": a ^ b}[op]
-    return value if isinstance(value, bool) else wrap(value, ty)
+    return value if isinstance(value, bool) else _checked(value, ty)
+
+
+def _checked(value, ty):
+    """`value` if `ty` holds it: arithmetic that overflows in a constant is an error in rustc (E0080)."""
+    if isinstance(value, int) and wrap(value, ty) != value:
+        raise NotConstant()
+    return value
 
 
 def _float_binary(op: str, a: float, b: float) -> float:

@@ -78,6 +78,7 @@ class FunctionLowerer:
         self.ret: object = UNIT
         self.generic_calls: dict[str, tuple[RawItem, list]] = {}
         self.deferred: set[ir.Binding] = set()  # `let x;`: immutable, but initialized by a later `x = ...`
+        self.cast_targets: dict[int, PrimType] = {}  # literal node id → the type a cast gives it
 
     @classmethod
     def for_const(cls, crate, item: RawItem) -> "FunctionLowerer":
@@ -341,8 +342,11 @@ class FunctionLowerer:
             lit = parse_number(text)
         except ValueError as e:
             self.error(node, f"invalid number literal: {e}", code="RG0001")
+        target = self.cast_targets.get(node.id)
         if lit.suffix is not None:
             ty = PrimType(lit.suffix)
+        elif target is not None and (target.is_float if lit.is_float else target.is_int):
+            ty = target  # rustc: `300 as u8` is a u8 literal (out of range), `0.1 as f32` an f32 one
         else:
             ty = InferVar("float" if lit.is_float else "int")
         value = -lit.value if negate else lit.value
@@ -430,8 +434,11 @@ class FunctionLowerer:
         return lhs.ty
 
     def _expr_type_cast_expression(self, node):
-        operand = self.expr(node.child_by_field_name("value"))
         target = self.type(node.child_by_field_name("type"))
+        literal = _cast_literal(node.child_by_field_name("value"))
+        if literal is not None and isinstance(target, PrimType):
+            self.cast_targets[literal.id] = target
+        operand = self.expr(node.child_by_field_name("value"))
         source = find(operand.ty)
         if not isinstance(target, PrimType) or not isinstance(source, (PrimType, InferVar)) or \
                 (target.is_bool and source != BOOL) or \
@@ -636,6 +643,10 @@ class FunctionLowerer:
                 self.error(node.child_by_field_name("value"), "non-exhaustive patterns: `_` not covered",
                            code="RG0005", help="add a `_ => ...` arm")
             # Arms that cover every value (`0..=127`, `128..=255` on u8): the last takes what is left.
+            # Its patterns are dropped here, so they are range-checked now (`256 =>` on a u8 is an error).
+            for pattern in arms[-1].patterns:
+                for value in pattern if isinstance(pattern, tuple) else (pattern,):
+                    self._check_literal(value, str(value), find(scrutinee.ty), arms[-1].span)
             arms[-1] = ir.MatchArm((), arms[-1].body, arms[-1].span)
         return ir.Match(scrutinee, tuple(arms), ty, self.span(node))
 
@@ -823,10 +834,18 @@ class FunctionLowerer:
     # ------------------------------------------------------------ checks after inference
 
     def _check_literal_ranges(self, root) -> None:
-        """rustc's `overflowing_literals` (deny by default) and E0600 for negated unsigned literals."""
-        for node in irwalk.preorder(root, (ir.Lit, ir.Match)):
+        """rustc's `overflowing_literals` (deny by default), and E0600 for negated unsigned literals and
+        for unary operators on operands whose type inference decided (`let z = 5; let w: u32 = -z;`)."""
+        for node in irwalk.preorder(root, (ir.Lit, ir.Match, ir.Unary)):
             if isinstance(node, ir.Lit) and isinstance(node.ty, PrimType) and not node.ty.is_bool:
                 self._check_literal(node.value, node.text, node.ty, node.span)
+            elif isinstance(node, ir.Unary):
+                ty = node.operand.ty
+                ok = isinstance(ty, NeverType) or isinstance(ty, PrimType) and (
+                    ty.is_signed if node.op == "-" else ty.is_int or ty.is_bool)
+                if not ok:
+                    self.crate.diagnostics.error("RG0005", f"cannot apply unary operator `{node.op}` to type `{ty}`",
+                                                 node.span)
             elif isinstance(node, ir.Match) and isinstance(node.scrutinee.ty, PrimType):
                 for arm in node.arms:
                     for pattern in arm.patterns:
@@ -854,6 +873,33 @@ def _describe(node: Node) -> str:
     if node.type == "macro_invocation":
         return f"the macro `{text_of(node.child_by_field_name('macro'))}!`"
     return _CONSTRUCT_NAMES.get(node.type, f"the construct `{node.type.replace('_', ' ')}`")
+
+
+def _cast_literal(node: Node) -> Node | None:
+    """The literal whose type a cast decides. rustc passes the cast's type down to an unsuffixed literal
+    through parentheses, `-`, `!` and a block's tail (not through operators, `if` or `match`); returns
+    the node `_number` lowers (for `-1`, the unary expression)."""
+    while True:
+        if node.type in ("integer_literal", "float_literal"):
+            return node
+        if node.type == "unary_expression" and node.children[0].type in ("-", "!"):
+            operand = node.named_children[0]
+            if node.children[0].type == "-" and operand.type in ("integer_literal", "float_literal"):
+                return node
+            node = operand
+        elif node.type == "parenthesized_expression" and node.named_children:
+            node = node.named_children[0]
+        elif node.type == "block":
+            children = [c for c in node.named_children if c.type not in _IGNORED]
+            if not children:
+                return None
+            node = children[-1]
+            if node.type == "expression_statement":
+                if node.children[-1].type == ";":
+                    return None
+                node = node.named_children[0]
+        else:
+            return None
 
 
 def _covers_every_value(arms, ty) -> bool:

@@ -212,11 +212,14 @@ class CrateLowerer:
 
     def const_usize(self, node: Node, file: SourceFile) -> int:
         """Evaluate an array length or similar `usize` constant expression."""
-        from rs2gpu.frontend.consteval import evaluate
+        from rs2gpu.frontend.consteval import NotConstant, evaluate
         from rs2gpu.frontend.lower_body import FunctionLowerer
 
         value = FunctionLowerer.for_file(self, file).lower_const_value(node, PrimType("usize"))
-        result = evaluate(value, self)
+        try:
+            result = evaluate(value, self)
+        except NotConstant:  # a call, or arithmetic that divides by zero or overflows
+            result = None
         if not isinstance(result, int):
             self.error("RG0003", "this array length is not a constant integer", file, node)
         return result

@@ -23,6 +23,7 @@ class SourceFile:
     name: str
     text: str
     tree: Tree
+    not_utf8: Span | None = None  # where the first byte that is not UTF-8 was, in a file read from disk
 
     def span(self, node: Node) -> Span:
         (start_row, start_byte), (end_row, end_byte) = node.start_point, node.end_point
@@ -61,8 +62,20 @@ def read_sources(path: Path) -> tuple[str, list[SourceFile]]:
         search = path / "src" if (path / "Cargo.toml").exists() and (path / "src").is_dir() else path
         files = sorted(p for p in search.rglob("*.rs") if "target" not in p.relative_to(search).parts)
     name = _crate_name(root) or (path.stem if path.is_file() else path.name)
-    parsed = [parse_text(_display_name(f, root), f.read_text(encoding="utf-8")) for f in files]
+    parsed = [_parse_file(_display_name(f, root), f.read_bytes()) for f in files]
     return name, parsed
+
+
+def _parse_file(name: str, data: bytes) -> SourceFile:
+    try:
+        return parse_text(name, data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        # rustc refuses such a file; parse it with U+FFFD for the bad bytes, so the error shows the line.
+        before = data[:e.start].decode("utf-8")
+        line, col = before.count("\n") + 1, len(before) - before.rfind("\n")
+        file = parse_text(name, data.decode("utf-8", errors="replace"))
+        file.not_utf8 = Span(name, line, col, line, col + 1)
+        return file
 
 
 def _crate_root(start: Path) -> Path | None:

@@ -8,6 +8,10 @@ _MAX_PER_FILE = 5
 
 
 def report_syntax_errors(file: SourceFile, sink: DiagnosticSink) -> None:
+    if file.not_utf8 is not None:
+        sink.error("RG0001", "the file is not valid UTF-8", file.not_utf8, "this byte is not UTF-8",
+                   help="rustc reads source files as UTF-8; save the file in that encoding")
+        return
     if not file.tree.root_node.has_error:
         return
     found = 0

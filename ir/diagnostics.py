@@ -86,7 +86,9 @@ def _excerpt(span: Span, label: str, sources: dict[str, str], c: dict[str, str],
     arrow = "-->" if primary else ":::"
     out = [f"{gutter}{c['blue']}{arrow}{c['reset']} {span.file}:{span.line}:{span.col}"]
     text = sources.get(span.file)
-    source_lines = text.splitlines() if text is not None else []
+    # Lines end at "\n" only, as in tree-sitter's rows and rustc's line numbers (`splitlines` would also
+    # break at "\r", form feeds and U+2028, and show the wrong line after one).
+    source_lines = [line.removesuffix("\r") for line in text.split("\n")] if text is not None else []
     if not 0 < span.line <= len(source_lines):
         return out
     line = source_lines[span.line - 1].expandtabs(4)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Callable
@@ -18,7 +19,10 @@ from rs2gpu.runtime.arguments import (PRIM_PACK, ArrayArg, array_argument, check
 from rs2gpu.runtime.errors import KernelPanic, RaceError
 from rs2gpu.runtime.hostexpr import Environment, HostPanic, evaluate
 
-_CUPY_NDARRAY: list = []
+def _cupy_ndarray() -> type | None:
+    """cupy's array type if cupy is imported (a caller passing cupy arrays has imported it)."""
+    module = sys.modules.get("cupy")
+    return getattr(module, "ndarray", None) if module is not None else None
 
 
 def struct_fields(layout: dict, data: bytes, offset: int = 0) -> dict:
@@ -77,18 +81,6 @@ def _product(values) -> int:
     for v in values:
         out *= v
     return out
-
-
-def _cupy_ndarray() -> type | None:
-    """cupy's array type if cupy is already imported (a caller passing cupy arrays has imported it)."""
-    if not _CUPY_NDARRAY:
-        import sys
-
-        module = sys.modules.get("cupy")
-        if module is None:
-            return None
-        _CUPY_NDARRAY.append(module.ndarray)
-    return _CUPY_NDARRAY[0]
 
 
 @dataclass(frozen=True)
@@ -206,7 +198,8 @@ class CallPlan:
         if kind is _cupy_ndarray() and allow_device and value.dtype == spec.dtype and spec.kind == "slice" \
                 and value.flags.c_contiguous:
             memory = value.data
-            return ArrayArg(spec.name, memory.ptr, value.nbytes, value.size, memory.device_id, None, True)
+            if hasattr(memory, "ptr"):  # cupy's MemoryPointer; anything else takes the general path
+                return ArrayArg(spec.name, memory.ptr, value.nbytes, value.size, memory.device_id, None, True)
         if kind is self._np_ndarray and value.dtype == spec.dtype and value.flags.c_contiguous and value.flags.aligned \
                 and spec.kind == "slice" and (value.flags.writeable or not spec.mutable) and not spec.dtype.fields:
             return ArrayArg(spec.name, value.ctypes.data, value.nbytes, value.size, None, value.reshape(-1),

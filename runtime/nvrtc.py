@@ -72,23 +72,27 @@ def _compiler_version() -> str:
     return version
 
 
+# NVRTC writes into the buffers it is given, so they must be mutable: `b" " * 1` is Python's shared
+# one-byte object, and writing a log's terminating NUL into it changes `b" "` for the whole process.
+
+
 def _program_log(nvrtc: Any, program: Any) -> str:
     size = _check(nvrtc.nvrtcGetProgramLogSize(program), "nvrtcGetProgramLogSize")
-    buffer = b" " * size
+    buffer = bytearray(size)
     _check(nvrtc.nvrtcGetProgramLog(program, buffer), "nvrtcGetProgramLog")
-    return buffer.rstrip(b"\0").decode("utf-8", errors="replace")
+    return bytes(buffer).rstrip(b"\0").decode("utf-8", errors="replace")
 
 
 def _program_binary(nvrtc: Any, program: Any, ptx: bool) -> bytes:
     if ptx:
         size = _check(nvrtc.nvrtcGetPTXSize(program), "nvrtcGetPTXSize")
-        buffer = b" " * size
+        buffer = bytearray(size)
         _check(nvrtc.nvrtcGetPTX(program, buffer), "nvrtcGetPTX")
     else:
         size = _check(nvrtc.nvrtcGetCUBINSize(program), "nvrtcGetCUBINSize")
-        buffer = b" " * size
+        buffer = bytearray(size)
         _check(nvrtc.nvrtcGetCUBIN(program, buffer), "nvrtcGetCUBIN")
-    return buffer
+    return bytes(buffer)
 
 
 def nvcc_command(source_name: str, opts: CudaOptions, extra: Sequence[str] = ()) -> str:

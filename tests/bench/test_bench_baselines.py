@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the source tree
 
 from bench.cubin import kernel_resources  # noqa: E402
 from bench.kernels import KERNELS  # noqa: E402

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the source tree
 
 from bench import corpus as corpus_module  # noqa: E402
 from bench import emulate, harness  # noqa: E402

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the source tree
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 pytest.importorskip("tree_sitter_rust")

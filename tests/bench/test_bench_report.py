@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the source tree
 
 from bench import report  # noqa: E402
 from bench.png import bar_chart_png, write_png  # noqa: E402

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the source tree
 
 from bench.anchor import H200  # noqa: E402
 from bench.data import Rand, domain2d, domain3d  # noqa: E402

@@ -42,3 +42,9 @@ def test_binary_records_target_arch_and_compiler(nvrtc_triad):
 def test_arch_nvrtc_does_not_know_is_a_compile_error(triad_source):
     with pytest.raises(GpuCompileError, match="NVRTC_ERROR_INVALID_OPTION"):
         compile_cuda(triad_source, "triad.cu", "sm_99")
+
+
+def test_compiling_leaves_pythons_shared_byte_objects_alone() -> None:
+    # A clean compile has a one-byte log (its NUL); NVRTC must not write it into Python's shared b" ".
+    compile_cuda('extern "C" __global__ void k() {}', "k.cu", "sm_90")
+    assert b" " == bytes([0x20])
