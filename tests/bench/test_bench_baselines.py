@@ -15,7 +15,7 @@ from bench.kernels import KERNELS  # noqa: E402
 
 BASELINES = sorted((REPO / "bench" / "baselines").glob("*.cu"))
 
-nvrtc = pytest.importorskip("rs2gpu.runtime.nvrtc")
+from rs2gpu.runtime import nvrtc  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def cubins() -> dict[str, bytes]:
     try:
         nvrtc.nvrtc_version()
     except Exception as e:  # noqa: BLE001
-        pytest.skip(f"NVRTC is not available: {e}")
+        pytest.fail(f"NVRTC is required (pip install '.[test]'): {e}")
     return {path.stem: nvrtc.compile_cuda(path.read_text(encoding="utf-8"), path.name, "sm_90").binary
             for path in BASELINES}
 

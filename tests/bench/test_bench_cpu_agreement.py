@@ -17,7 +17,6 @@ from bench import corpus as corpus_module  # noqa: E402
 from bench import emulate, harness  # noqa: E402
 from bench.kernels import BY_NAME, KERNELS  # noqa: E402
 
-pytest.importorskip("tree_sitter_rust")
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +28,7 @@ def corpus(tmp_path_factory):
 @pytest.fixture(scope="module")
 def cpu(corpus):
     if shutil.which("cargo") is None:
-        pytest.skip("cargo is not installed")
+        pytest.fail("cargo is required: the generated side runs on the rustc-built CPU backend")
     import rs2gpu
 
     return rs2gpu.load(corpus.root, backend="cpu")
@@ -38,7 +37,7 @@ def cpu(corpus):
 @pytest.fixture(scope="module")
 def libraries(tmp_path_factory):
     if emulate.unavailable():
-        pytest.skip(emulate.unavailable())
+        pytest.fail(emulate.unavailable())
     work = tmp_path_factory.mktemp("emulated")
     return {path.stem: emulate.Library(path, work) for path in (REPO / "bench" / "baselines").glob("*.cu")}
 

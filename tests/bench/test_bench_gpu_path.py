@@ -15,21 +15,20 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the source tree
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-pytest.importorskip("tree_sitter_rust")
 
 
 @pytest.fixture
 def fake_gpu(monkeypatch, tmp_path):
     if shutil.which("cargo") is None:
-        pytest.skip("cargo is not installed (the generated side runs on rs2gpu's CPU backend)")
+        pytest.fail("cargo is required (the generated side runs on rs2gpu's CPU backend)")
     from bench import emulate
     if emulate.unavailable():
-        pytest.skip(emulate.unavailable())
+        pytest.fail(emulate.unavailable())
     try:
         from rs2gpu.runtime.nvrtc import nvrtc_version
         nvrtc_version()
     except Exception as e:  # noqa: BLE001
-        pytest.skip(f"NVRTC is not available: {e}")
+        pytest.fail(f"NVRTC is required: {e}")
     import bench_fakes
 
     return bench_fakes.install(monkeypatch, tmp_path)

@@ -20,7 +20,6 @@ CRATE = REPO / "examples" / "rajaperf"
 
 
 def crate_items():
-    pytest.importorskip("tree_sitter_rust")
     from bench.corpus import rust_items
 
     return [item for path in sorted((CRATE / "src").rglob("*.rs"))
