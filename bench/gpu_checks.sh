@@ -2,35 +2,48 @@
 # Everything that needs an NVIDIA GPU, in one run: the GPU tests, compute-sanitizer over the corpus, the
 # call-overhead and transfer bench, the cargo-hook example binary (if built), and the benchmark suite.
 #   bench/gpu_checks.sh OUT_DIR [extra bench/run.py options]
+# GPU_CHECKS chooses the steps (default: all, in this order): tests,memcheck,racecheck,overhead,cargo,bench.
+# bench/gpu_prepare.sh builds, on a machine with rustc, what a GPU machine without it needs.
 # Every step runs even if an earlier one fails; the exit status says whether all passed.
 set -uo pipefail
 out=${1:-bench/results}
 shift || true
+steps=",${GPU_CHECKS:-tests,memcheck,racecheck,overhead,cargo,bench},"
 mkdir -p "$out"
 log="$out/gpu-checks.log"
 : > "$log"
 status=0
 step() { echo "=== $*" | tee -a "$log"; }
+wanted() { [[ "$steps" == *",$1,"* ]]; }
 
-step "GPU tests: python3 -m pytest -m gpu tests/gpu"
-python3 -P -m pytest -m gpu tests/gpu -q -p no:cacheprovider -rf 2>&1 | tee -a "$log" | tail -25 || status=1
+if wanted tests; then
+    step "GPU tests: python3 -m pytest -m gpu tests/gpu"
+    python3 -P -m pytest -m gpu tests/gpu -q -p no:cacheprovider -rf 2>&1 | tee -a "$log" | tail -25 || status=1
+fi
 
 for tool in memcheck racecheck; do
-    step "compute-sanitizer --tool $tool python3 bench/sanitize.py"
-    compute-sanitizer --tool "$tool" --print-limit 20 python3 -P bench/sanitize.py 2>&1 | tee -a "$log" \
-        | grep -E "SUMMARY|FAILED|Error" || status=1
+    wanted "$tool" || continue
+    size=20000
+    [ "$tool" = racecheck ] && size=2000  # racecheck instruments every shared-memory access
+    step "compute-sanitizer --tool $tool python3 bench/sanitize.py --size $size"
+    timeout 300 compute-sanitizer --tool "$tool" --print-limit 20 python3 -P bench/sanitize.py --size "$size" 2>&1 \
+        | tee -a "$log" | grep -E "SUMMARY|FAILED|Error|RACE" || status=1
 done
 
-step "python3 bench/call_overhead.py"
-python3 -P bench/call_overhead.py 2>&1 | tee -a "$log" | tail -12 || status=1
+if wanted overhead; then
+    step "python3 bench/call_overhead.py"
+    python3 -P bench/call_overhead.py 2>&1 | tee -a "$log" | tail -12 || status=1
+fi
 
 binary=build/cargo-hook/rs2gpu-cargo-hook
-if [ -x "$binary" ]; then
+if wanted cargo && [ -x "$binary" ]; then
     step "$binary (the cargo-hook example, built on a machine with rustc)"
     RS2GPU_NVRTC=$(python3 -c 'import nvidia; print(nvidia.__path__[0])' 2>/dev/null) "$binary" 2>&1 \
         | tee -a "$log" | tail -15 || status=1
 fi
 
-step "python3 bench/run.py --out $out $*"
-python3 -P bench/run.py --out "$out" "$@" 2>&1 | tee -a "$log" | tail -70 || status=1
+if wanted bench; then
+    step "python3 bench/run.py --out $out $*"
+    python3 -P bench/run.py --out "$out" "$@" 2>&1 | tee -a "$log" | tail -70 || status=1
+fi
 exit $status

@@ -1,9 +1,10 @@
 """Run every corpus kernel once through the cuda backend, for compute-sanitizer to watch.
 
     compute-sanitizer --tool memcheck  python3 bench/sanitize.py
-    compute-sanitizer --tool racecheck python3 bench/sanitize.py
+    compute-sanitizer --tool racecheck python3 bench/sanitize.py --size 2000
 
-The inputs are the benchmark table's, at a small size. Each generated kernel runs on cupy arrays (no
+The inputs are the benchmark table's, at a small size (`--size`, default 20000; racecheck instruments every
+shared-memory access, so it wants a smaller one). Each generated kernel runs on cupy arrays (no
 transfers, so the sanitizer sees only the kernels and the runtime's own small copies), then once on numpy
 arrays (the staged path). Prints one line per kernel; exits 1 if a call raised.
 """
@@ -23,17 +24,22 @@ from bench.kernels import KERNELS  # noqa: E402
 
 
 def main() -> int:
+    import argparse
+
     import cupy as cp
 
     import rs2gpu
 
+    parser = argparse.ArgumentParser(description="Run every corpus kernel once, for compute-sanitizer.")
+    parser.add_argument("--size", type=int, default=20_000, help="problem size of each kernel (default 20000)")
+    size = parser.parse_args().size
     kernels = rs2gpu.load(ROOT / "examples" / "rajaperf", backend="cuda")
     failures = 0
     for k in KERNELS:
         if k.rust not in kernels.manifest["kernels"]:
             continue
         entry = kernels.manifest["kernels"][k.rust]
-        dims = k.dims(20_000)
+        dims = k.dims(size)
         for xp in (cp, np):
             sides = prepare(k, dims, xp, seed=3)
             try:

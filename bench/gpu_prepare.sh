@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Prepare, on a machine with rustc and PyPI, what a GPU machine without them needs for bench/gpu_checks.sh:
+#   - .whl/: wheels of rs2gpu itself and of tree-sitter (built for the GPU machine's Python, default 3.12);
+#   - .gpu-cache/: the cpu backend's shared libraries (the rustc oracle of the GPU tests), keyed by the crates'
+#     sources, so the GPU machine finds them through RS2GPU_CACHE_DIR instead of running cargo;
+#   - build/cargo-hook/rs2gpu-cargo-hook: the cargo-hook example's release binary.
+# Then, on the GPU machine, from the repository root (with .whl, .gpu-cache and build carried there):
+#   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+#   RS2GPU_CACHE_DIR=$PWD/.gpu-cache bench/gpu_checks.sh OUT_DIR
+#   bench/gpu_prepare.sh [PYTHON_VERSION]
+set -euo pipefail
+top=$(git rev-parse --show-toplevel)
+cd "$top"
+python_version=${1:-3.12}
+for ignored in /.whl/ /.gpu-cache/; do
+    grep -qxF "$ignored" .git/info/exclude 2>/dev/null || echo "$ignored" >> .git/info/exclude
+done
+mkdir -p .whl
+rm -f .whl/rs2gpu-*.whl .whl/tree_sitter*.whl
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$python_version" --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+    --platform manylinux1_x86_64 -d .whl 'tree-sitter==0.26.1' 'tree-sitter-rust==0.24.2'
+python3 -m pip wheel -q --no-deps -w .whl . >/dev/null
+echo "wheels: $(cd .whl && ls | tr '\n' ' ')"
+
+rm -rf .gpu-cache
+RS2GPU_CACHE_DIR="$top/.gpu-cache" python3 - <<'EOF'
+import time
+from pathlib import Path
+
+import rs2gpu
+
+# The crates the GPU tests compare against (tests/gpu: conftest.py and test_differential.py).
+for crate in ("examples/rajaperf", "tests/cases/semantics.rs", "tests/gpu/kernels/language.rs"):
+    started = time.perf_counter()
+    module = rs2gpu.load(Path(crate), backend="cpu")
+    print(f"cpu library of {crate}: {len(module.kernels)} kernels, {time.perf_counter() - started:.1f} s")
+EOF
+
+cargo build -q --offline --release --manifest-path examples/cargo-hook/Cargo.toml
+mkdir -p build/cargo-hook
+cp examples/cargo-hook/target/release/rs2gpu-cargo-hook build/cargo-hook/
+echo "cargo-hook binary: build/cargo-hook/rs2gpu-cargo-hook"
+du -sh .whl .gpu-cache build/cargo-hook | sed 's/^/size: /'
