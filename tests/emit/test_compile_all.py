@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from rs2gpu import pipeline, support_crate_path
+from rs2gpu.emit.kernels import entry_points
 from rs2gpu.ir.diagnostics import CompileFailed
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,14 +50,14 @@ def generated_files(suffix: str) -> list:
 
 
 def generated(source: Path, name: str) -> tuple[str, list[str]]:
-    """The text of one generated file and the symbols of the launches it defines, from the manifest."""
+    """The text of one generated file and the entry points of the launches it defines, from the manifest."""
     try:
         result = translate(source)
     except CompileFailed as err:
         pytest.fail(f"{source_id(source)} does not translate:\n{err}")
     manifest = result.emitted.manifest
     kernel = next(k for k in manifest["kernels"].values() if name in k["files"].values())
-    return result.emitted.files[name], [launch["symbol"] for launch in kernel["launches"]]
+    return result.emitted.files[name], [symbol for launch in kernel["launches"] for symbol in entry_points(launch)]
 
 
 def test_there_is_something_to_compile() -> None:
