@@ -6,7 +6,6 @@ counterpart (Rust runs the iterations one after another), so its text is the run
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -20,72 +19,14 @@ from emulated_device import EmulatedBackend, EmulatedDeviceArray, compiler
 
 REPO = Path(__file__).resolve().parents[2]
 
-CHECKS_LIB_RS = """\
-use rs2gpu::kernel;
-
-#[kernel]
-pub fn roots(x1: &mut [f64], x2: &mut [f64], s: &[f64]) {
-    for i in 0..x1.len() {
-        x1[i] = s[i];
-        if s[i] >= 0.0 {
-            x2[i] = s[i].sqrt();
-        }
-    }
-}
-
-#[kernel]
-pub fn next_positive(out: &mut [f64], a: &[f64]) {
-    for i in 0..out.len() {
-        out[i] = if i + 1 < a.len() && a[i + 1] > 0.0 { 1.0 } else { 0.0 };
-    }
-}
-
-#[kernel]
-pub fn repeat_sum(out: &mut [f64], a: &[f64], m: usize) {
-    for i in 0..out.len() {
-        let mut s = 0.0;
-        for k in 0..m {
-            s += a[i];
-        }
-        out[i] = s;
-    }
-}
-
-#[kernel]
-pub fn scatter(out: &mut [f64], x: &[f64], zones: &[usize], shift: usize) {
-    for ii in 0..zones.len() {
-        let i = zones[ii];
-        out[i] = x[i] + x[i + shift];
-    }
-}
-
-#[kernel]
-pub fn scatter_where(out: &mut [f64], zones: &[usize], keep: &[u8]) {
-    for ii in 0..zones.len() {
-        if keep[ii] != 0 {
-            out[zones[ii]] = ii as f64;
-        }
-    }
-}
-"""
+CHECKS = Path(__file__).resolve().parent / "data" / "checks.rs"
 
 
 @pytest.fixture(scope="module")
-def crate(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("checks-crate")
-    (root / "src").mkdir()
-    (root / "Cargo.toml").write_text(
-        '[package]\nname = "checks"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
-        f"rs2gpu = {{ path = {json.dumps(rs2gpu.support_crate_path().as_posix())} }}\n")
-    (root / "src" / "lib.rs").write_text(CHECKS_LIB_RS)
-    return root
-
-
-@pytest.fixture(scope="module")
-def rust(crate: Path, tmp_path_factory: pytest.TempPathFactory):
+def rust(tmp_path_factory: pytest.TempPathFactory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RS2GPU_CACHE_DIR", str(tmp_path_factory.mktemp("cpu-cache")))
-        return rs2gpu.load(crate, backend="cpu")
+        return rs2gpu.load(CHECKS, backend="cpu")
 
 
 class Device:
@@ -109,8 +50,8 @@ class Device:
 
 
 @pytest.fixture(scope="module")
-def device(crate: Path, tmp_path_factory: pytest.TempPathFactory) -> Device:
-    return Device(crate, tmp_path_factory.mktemp("emulated"))
+def device(tmp_path_factory: pytest.TempPathFactory) -> Device:
+    return Device(CHECKS, tmp_path_factory.mktemp("emulated"))
 
 
 def rust_panic(call) -> rs2gpu.KernelPanic:
