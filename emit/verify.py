@@ -8,8 +8,12 @@ stamp already there means another iteration writes the same element: it records 
 (the element, and this thread's position in the list). The runtime gives every verification a new stamp,
 so the marks need zeroing only when the stamp wraps. It also checks, from the same list values, the
 indices the loop would otherwise check itself: the written index (when the write, or an access at its
-index, happens in every iteration) and the gathers through the list (`x[list[ii] + jp]`). A failure is
-recorded in the module's panic record, and the loop's kernel then returns at entry, writing nothing.
+index, happens in every iteration) and the gathers through the list (`x[list[ii] + jp]`): the gathers' offsets are the same in every thread,
+so their smallest and largest and the shortest of the slices they read, computed before the grid loop,
+clear all of them in two comparisons per list value (a value they do not clear has its gathers checked
+one by one, in Rust's order); the runtime launches fewer threads
+than the loop has iterations (`VERIFY_ITERATIONS_PER_THREAD`), each taking several list values. A failure
+is recorded in the module's panic record, and the loop's kernel then returns at entry, writing nothing.
 """
 from __future__ import annotations
 
@@ -56,7 +60,8 @@ def verify_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites, rese
     body = BodyEmitter(names, indent=2, sites=sites)
     position = names.name(loop.dims[0].index)
     for number, check in enumerate(loop.index_lists):
-        _verify_list(body, check, names, position, index, number)
+        ranges = _read_ranges(emitter, check, names)
+        _verify_list(body, check, names, position, index, number, ranges)
     summary = "; ".join(_summary(check) for check in loop.index_lists)
     return {"symbol": verify_symbol(symbol(plan.name, index)), "params": params, "summary": summary,
             "preamble": emitter.lines, "loop_open": loop_open, "loop_close": loop_close, "body": body.lines,
@@ -70,19 +75,51 @@ def _polys(check: IndexListCheck):
         yield gather.offset
 
 
+def _read_ranges(emitter: BodyEmitter, check: IndexListCheck, names: LocalNames) -> list[tuple[str, int, str]]:
+    """Before the grid loop (the same in every thread): for the gathers through the list at one scale, the
+    range of their offsets and the shortest of the slices they read. Returns (the range's name, the scale,
+    the shortest length's name)."""
+    groups: dict[int, list] = {}
+    for gather in check.gathers:
+        groups.setdefault(gather.scale, []).append(gather)
+    ranges = []
+    for scale, gathers in groups.items():
+        offsets, name, length = names.fresh("gather_offsets"), names.fresh("gathers"), names.fresh("gather_len")
+        emitter.locate(gathers[0].span)
+        items = ", ".join(f"(i64)(0ULL{_sum(g.offset, emitter)})" for g in gathers)
+        emitter.hoist(f"const i64 {offsets}[] = {{{items}}};")
+        emitter.hoist(f"const rs2gpu_offsets {name} = rs2gpu_offset_range({offsets});")
+        lengths = list(dict.fromkeys(emitter.length_of(ir.Var(g.param, g.span)) for g in gathers))
+        shortest = lengths[0]
+        for other in lengths[1:]:
+            shortest = f"rs2gpu_min({shortest}, {other})"
+        emitter.hoist(f"const u64 {length} = {shortest};")
+        ranges.append((name, scale, length))
+    return ranges
+
+
 def _verify_list(body: BodyEmitter, check: IndexListCheck, names: LocalNames, position: str, launch: int,
-                 number: int) -> None:
+                 number: int, ranges: list[tuple[str, int, str]]) -> None:
     list_name = names.name(check.list_param)
     at = names.fresh("position")
     value = names.fresh("value")
     body.locate(check.span)
     body.hoist(f"const u64 {at} = (u64){position}{_sum(check.position, body)};")
     body.hoist(f"const u64 {value} = (u64){list_name}[{at}];")
-    for gather in check.gathers:
-        body.locate(gather.span)
-        site = body.site("bounds", gather.span)
-        body.hoist(f"rs2gpu_in_bounds({_index(gather.scale, value, gather.offset, body)}, "
-                   f"{body.length_of(ir.Var(gather.param, gather.span))}, {site});")
+    if check.gathers:
+        # the common case in a few instructions; only an index that may be out of bounds takes the reads one by
+        # one, in Rust's order, so that the first one out of bounds is the one recorded
+        fast = " && ".join(f"rs2gpu_reads_in_bounds({value if scale == 1 else f'{_u64(scale)} * {value}'}, "
+                           f"{name}, {length})" for name, scale, length in ranges)  # into the shortest slice
+        body.hoist(f"if (!({fast})) {{")
+        body.indent += 1
+        for gather in check.gathers:
+            body.locate(gather.span)
+            site = body.site("bounds", gather.span)
+            body.hoist(f"rs2gpu_in_bounds({_index(gather.scale, value, gather.offset, body)}, "
+                       f"{body.length_of(ir.Var(gather.param, gather.span))}, {site});")
+        body.indent -= 1
+        body.hoist_brace("}")
     body.locate(check.span)
     marks, stamp = mark_names(names, check.target)
     bounds_site = body.site("bounds", check.bounds) if check.bounds is not None else 0

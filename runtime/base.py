@@ -19,6 +19,9 @@ from rs2gpu.runtime.hostexpr import Environment, evaluate
 MAX_GRID_X = 2**31 - 1
 MAX_GRID_YZ = 65535
 _NONE: dict = {}  # shared empty mapping for launches without reductions (never written)
+# Each thread of an index-list verification takes this many list values (grid-stride), so that what every
+# thread computes once (the range of the gathers' offsets) is shared by several values.
+VERIFY_ITERATIONS_PER_THREAD = 4
 
 
 @dataclass(frozen=True)
@@ -244,7 +247,8 @@ class DeviceKernel:
         for target in verify.targets:
             marks[("marks", target)], marks[("stamp", target)] = \
                 self._marks.setdefault(target, MarkArray(self.backend)).next(bound.arrays[target].count)
-        grid, block = launch_geometry(counts, self.backend.block_size)
+        threads = {"x": -(-counts["x"] // VERIFY_ITERATIONS_PER_THREAD)}  # index lists are 1-D loops
+        grid, block = launch_geometry(threads, self.backend.block_size)
         with verify.lock:
             struct.pack_into(verify.format, verify.buffer, 0, *verify.values(bound, device_ptrs, starts, counts, marks))
             try:

@@ -193,6 +193,28 @@ def test_a_gather_through_the_list_past_its_slice_panics_as_rust_does(device, ru
     assert np.all(out == 0.0)
 
 
+def test_gathers_at_offsets_that_wrap_below_zero_are_checked_as_rust_wraps_them(device, rust) -> None:
+    minus_one = (1 << 64) - 1  # x[i + shift] is x[i - 1]
+    out, x = np.zeros(1000), np.random.default_rng(4).uniform(-1.0, 1.0, 1000)
+    zones = np.random.default_rng(4).permutation(999).astype(np.uint64) + 1
+    want = out.copy()
+    rust.scatter(want, x, zones, minus_one)
+    device.scatter(out, x, zones, minus_one)
+    assert out.tobytes() == want.tobytes()
+    zones[500] = 0  # x[0 - 1] wraps to the largest index
+    expected = rust_panic(lambda: rust.scatter(np.zeros(1000), x, zones, minus_one))
+    assert expected.message.endswith(f"the index is {minus_one}")
+    assert same_panic(rust_panic(lambda: device.scatter(np.zeros(1000), x, zones, minus_one)), expected)
+
+
+def test_a_huge_list_value_fails_at_the_first_access_rust_makes(device, rust) -> None:
+    out, x, zones = zones_input(1000, 5)
+    zones[300] = 1 << 63
+    expected = rust_panic(lambda: rust.scatter(out.copy(), x, zones, 5))
+    assert expected.message.endswith(f"the index is {1 << 63}")
+    assert same_panic(rust_panic(lambda: device.scatter(out, x, zones, 5)), expected)
+
+
 def test_every_call_verifies_the_list_again_with_the_same_marks_and_a_new_stamp(device) -> None:
     out, x, zones = zones_input(800, 5)
     device.scatter(out, x, zones, 5)
