@@ -63,3 +63,25 @@ def kernel_resources(cubin: bytes) -> dict[str, Resources]:
                     (registers if attr == EIATTR_REGCOUNT else frames)[symbols[index]] = value
             pos += 4 + size
     return {name: Resources(count, frames.get(name, 0)) for name, count in registers.items()}
+
+
+NOP = 0x7918        # the low 64-bit word of an sm_70+ NOP, which pads each function's code to 128 bytes
+INSTRUCTION_BYTES = 16  # every Volta-and-later SASS instruction is 128 bits
+
+
+def sass_instructions(cubin: bytes) -> dict[str, int]:
+    """The number of SASS instructions of every function of a cubin, by symbol name: its `.text.<name>`
+    section in 16-byte instructions, without the NOPs that pad the section at its end (the count
+    `cuobjdump -sass` lists, less that padding)."""
+    from rs2gpu.runtime.elf import elf_sections
+
+    counts = {}
+    for section in elf_sections(cubin):
+        if not section.name.startswith(".text."):
+            continue
+        code = section.data(cubin)
+        words = [struct.unpack_from("<Q", code, k)[0] for k in range(0, len(code), INSTRUCTION_BYTES)]
+        while words and words[-1] == NOP:
+            words.pop()
+        counts[section.name[len(".text."):]] = len(words)
+    return counts

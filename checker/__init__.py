@@ -5,8 +5,8 @@ diagnostics explaining every kernel that did not.
 """
 from __future__ import annotations
 
-from rs2gpu.checker.affine import AffineAnalysis, LoopVar
-from rs2gpu.checker.bounds import hoist_bounds
+from rs2gpu.checker.affine import Affine, AffineAnalysis, LoopVar, constant
+from rs2gpu.checker.bounds import IndexListWrite, plan_bounds
 from rs2gpu.checker.races import Nest, check_carried, check_exits, check_reads, check_writes, collect_accesses, private_definitions
 from rs2gpu.checker.reductions import find_reductions
 from rs2gpu.checker.structure import split_kernel
@@ -88,11 +88,15 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.
         check_exits(innermost, sink)
         dims = tuple(LoopDim(d.var, d.start, d.end, d.inclusive, d.span) for d in nest.dims)
         launch_checks = tuple(_launch_check(poly, span, analysis) for poly, span in dict.fromkeys(checks))
+        writes = [IndexListWrite(g.key, target, Affine(((g.key, constant(scale)),), offset))
+                  for g, scale, offset, target, _ in index_lists]
+        where = plan_bounds(innermost.body, analysis, nest.dims, writes)
         lists = tuple(IndexListCheck(g.list_param, _terms(g.offset, analysis), scale, _terms(offset, analysis),
-                                     target, span) for g, scale, offset, target, span in index_lists)
-        bounds, hoisted = hoist_bounds(innermost.body, analysis, nest.dims)
-        loops.append(ParallelLoop(dims, innermost.body, reductions, launch_checks, loop.span, lists, tuple(bounds),
-                                  hoisted))
+                                     target, span, where.list_bounds[k], tuple(where.list_gathers[k]))
+                      for k, (g, scale, offset, target, span) in enumerate(index_lists))
+        loops.append(ParallelLoop(dims, innermost.body, reductions, launch_checks, loop.span, lists,
+                                  tuple(sorted(where.bounds, key=lambda c: c.order)), frozenset(where.hoisted),
+                                  tuple(where.guarded), frozenset(where.optional)))
         accesses_per_loop.append((loop if len(nest.dims) == 1 else None, accesses))
     for acc, let in shape.accumulators.items():
         if acc not in reduced_somewhere:

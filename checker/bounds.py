@@ -1,17 +1,27 @@
 """Where each index is checked against its slice's length: on the host before the launch, or on the device.
 
-Rust panics on an out-of-bounds index. An access whose index is affine in the loop variables, and that
-every iteration performs (not under an `if`, a `match`, a `while`, or after a `continue`), spans a range
-whose ends are polynomials in the parameters: the runtime evaluates them before launching and raises the
-panic Rust would raise, so the device code needs no check at all. Every other access (gathers through
-an index list, conditional accesses, accesses in helper functions) is checked on the device, which
-records the first violation for the host to raise after the launch.
+Rust panics on an out-of-bounds index. An index that is affine in the loop variables spans a range whose
+ends are polynomials in the parameters, which the host evaluates before launching:
+- an access every iteration performs (not under an `if`, a `match`, a `while` or `loop`, nor on the right
+  of `&&`/`||`, nor after a `continue` that may skip it): if its range leaves the slice, Rust panics, so
+  the host raises that panic and the device code needs no check at all;
+- a conditional access: a range that leaves the slice does not mean Rust panics, since the branch may
+  never be taken there. Its range is a *guarded* check: when every guarded range of a launch is in
+  bounds, the launch runs the loop's variant without those checks; otherwise it runs the variant that
+  checks them on the device. A conditional access at the index of an earlier unconditional access of
+  the same slice needs neither, the earlier one's host check covers it.
+Accesses through the index list a loop writes through (`x[list[ii] + c]` while writing `out[list[ii]]`)
+are checked from the list's values by the kernel that verifies the list before the loop runs. Every other
+access (other gathers, indices of mutable locals, accesses in helper functions) is checked on the device,
+which records the first violation for the host to raise after the launch.
 """
 from __future__ import annotations
 
-from rs2gpu.checker.affine import Affine, AffineAnalysis, Poly, add, constant, mul, sub
+from dataclasses import dataclass, field
+
+from rs2gpu.checker.affine import Affine, AffineAnalysis, Poly, add, constant, constant_value, mul, sub
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.plan import BoundsCheck
+from rs2gpu.ir.plan import BoundsCheck, ListGather
 from rs2gpu.ir.types import USIZE, RefType
 from rs2gpu.ir.walk import children, walk
 
@@ -21,63 +31,178 @@ def _param_index(node) -> bool:
         and isinstance(node.base.ty, RefType)
 
 
-def unconditional_indices(body: ir.Block) -> list[tuple[ir.Index, tuple]]:
-    """The parameter accesses every iteration performs, with a key that orders them as Rust evaluates
-    them (an assignment's value before its place). Empty if the body can skip ahead."""
-    if any(isinstance(n, (ir.Continue, ir.Break, ir.Return)) for n in walk(body)):
-        return []
-    found: list[tuple[ir.Index, tuple]] = []
+@dataclass(frozen=True)
+class ParamAccess:
+    """One `p[index]` of a slice parameter in a loop body. `order` sorts the accesses as Rust evaluates
+    them (an assignment's value before its place); `every_iteration` is false when the access is
+    conditional; `loops` are the sequential `for` loops around it, innermost last."""
 
-    def visit(node, order: tuple) -> None:
-        if isinstance(node, (ir.If, ir.Match, ir.While, ir.Loop)):
-            cond = node.cond if isinstance(node, (ir.If, ir.While)) else getattr(node, "scrutinee", None)
-            if cond is not None and not isinstance(node, ir.While):
-                visit(cond, order)
+    node: ir.Index
+    order: tuple
+    every_iteration: bool
+    loops: tuple[ir.Binding, ...]
+
+
+def param_accesses(body: ir.Block) -> list[ParamAccess]:
+    """Every access to a slice parameter in `body`, in evaluation order."""
+    found: list[ParamAccess] = []
+    skipped = [False]  # per loop level, innermost last: a `continue` or `break` of that loop may have run
+    loops: list[ir.Binding] = []
+
+    def visit(node, order: tuple, conditional: bool) -> None:
+        if isinstance(node, (ir.Continue, ir.Break)):
+            for child in children(node):
+                visit(child, order, conditional)
+            skipped[-1] = True
+            return
+        if isinstance(node, (ir.If, ir.Match)):
+            first = node.cond if isinstance(node, ir.If) else node.scrutinee
+            visit(first, order, conditional)
+            for child in children(node):
+                if child is not first:
+                    visit(child, order, True)
+            return
+        if isinstance(node, ir.Binary) and node.op in ("&&", "||"):
+            visit(node.lhs, order, conditional)
+            visit(node.rhs, order, True)
+            return
+        if isinstance(node, (ir.For, ir.While, ir.Loop)):
+            if isinstance(node, ir.For):
+                visit(node.start, order, conditional)
+                visit(node.end, order, conditional)
+                loops.append(node.var)
+            skipped.append(False)
+            for child in ([node.body] if isinstance(node, ir.For) else children(node)):
+                visit(child, order, conditional or not isinstance(node, ir.For))
+            skipped.pop()
+            if isinstance(node, ir.For):
+                loops.pop()
             return
         if isinstance(node, ir.Assign):
-            visit(node.value, order)
-            end = (node.span.end_line, node.span.end_col)
-            visit(node.target, end)
+            visit(node.value, order, conditional)
+            visit(node.target, (node.span.end_line, node.span.end_col), conditional)
             return
         if _param_index(node):
-            found.append((node, order or (node.span.line, node.span.col)))
+            found.append(ParamAccess(node, order or (node.span.line, node.span.col),
+                                     not conditional and not any(skipped), tuple(loops)))
         for child in children(node):
-            visit(child, order)
+            visit(child, order, conditional)
 
-    visit(body, ())
+    visit(body, (), False)
     return found
 
 
-def hoist_bounds(body: ir.Block, analysis: AffineAnalysis, dims) -> tuple[list[BoundsCheck], frozenset]:
-    """Host checks for the accesses whose range can be computed, and the set of those accesses (the
-    emitter checks every other access on the device)."""
+@dataclass(frozen=True)
+class IndexListWrite:
+    """A write `target[scale * list[i + position] + offset]` whose list the runtime verifies; `key` names
+    the list value (`Gather.key`) in affine forms."""
+
+    key: int
+    target: ir.Binding
+    form: Affine
+
+
+@dataclass
+class BoundsPlan:
+    """Where each access of one parallel loop is checked.
+
+    `bounds` the host raises on; `guarded` the host evaluates to choose the loop's variant; `hoisted`
+    holds the ids of the accesses the device never checks, `optional` those it checks only in the
+    checked variant. Per index-list write (in the order given): the access whose panic the list's
+    verification raises for a written index out of bounds (the write, or an access at its index, that
+    happens in every iteration; None: the verification leaves the bounds to the loop's own device
+    check), and the gathers through the list that the verification checks."""
+
+    bounds: list[BoundsCheck] = field(default_factory=list)
+    guarded: list[BoundsCheck] = field(default_factory=list)
+    hoisted: set[int] = field(default_factory=set)
+    optional: set[int] = field(default_factory=set)
+    list_bounds: list[ir.Span | None] = field(default_factory=list)
+    list_gathers: list[list[ListGather]] = field(default_factory=list)
+
+
+def plan_bounds(body: ir.Block, analysis: AffineAnalysis, dims, lists: list[IndexListWrite]) -> BoundsPlan:
+    """The host checks of the accesses whose range can be computed, and which accesses the device checks."""
     starts = {id(d.var): analysis.form(d.start) for d in dims}
+    thread_vars = [id(d.var) for d in dims]
     for node in walk(body):
         if isinstance(node, ir.For):
             starts[id(node.var)] = analysis.form(node.start)
-    checks, hoisted = [], set()
-    for index, order in unconditional_indices(body):
-        bounds = _range(analysis.form(index.index), analysis, starts)
-        if bounds is None:
+    accesses = sorted(param_accesses(body), key=lambda a: a.order)
+    forms = {id(a.node): analysis.form(a.node.index) for a in accesses}
+    plan = BoundsPlan(list_bounds=[None] * len(lists), list_gathers=[[] for _ in lists])
+    for k, write in enumerate(lists):
+        plan.list_bounds[k] = next((a.node.span for a in accesses if a.every_iteration and a.node.base.binding
+                                    is write.target and forms[id(a.node)] == write.form), None)
+    terms = analysis_terms(analysis)
+    list_keys = {w.key: k for k, w in enumerate(lists)}
+    checked: list[tuple[tuple, ParamAccess]] = []  # ((param, form), access) of the host-checked unconditional accesses
+    guarded: dict[tuple, BoundsCheck] = {}
+    for access in accesses:
+        index, param, form = access.node, access.node.base.binding, forms[id(access.node)]
+        if any(w.target is param and w.form == form and plan.list_bounds[k] is not None for k, w in enumerate(lists)):
+            plan.hoisted.add(id(index))
             continue
-        low, high, extents = bounds
-        hoisted.add(id(index))
-        if _provably_inside(low, high, index.base.binding, analysis):
-            continue  # e.g. a[i] for i in 0..a.len(): no check at all, on either side
-        terms = analysis_terms(analysis)
-        checks.append(BoundsCheck(index.base.binding, terms(low), terms(high), tuple(terms(e) for e in extents),
-                                  index.span, order, _step(analysis.form(index.index), analysis)))
-    checks.sort(key=lambda c: c.order)
-    return checks, frozenset(hoisted)
+        through = _list_gather(form, list_keys)
+        if through is not None:
+            if access.every_iteration:
+                scale, offset, owner = through
+                plan.list_gathers[owner].append(ListGather(param, scale, terms(offset), index.span))
+                plan.hoisted.add(id(index))
+            continue
+        key = (param, form)
+        if any(k == key and set(earlier.loops) <= set(access.loops) for k, earlier in checked):
+            plan.hoisted.add(id(index))  # an earlier access at this index, made whenever this one is, is checked
+            continue
+        extents = _extents(access, thread_vars, analysis)
+        bounds = _range(form, analysis, starts)
+        if bounds is None or extents is None:
+            continue
+        low, high = bounds
+        if _provably_inside(low, high, param, analysis):
+            plan.hoisted.add(id(index))
+            continue
+        check = BoundsCheck(param, terms(low), terms(high), tuple(terms(e) for e in extents), index.span,
+                            access.order, _step(form, analysis))
+        if access.every_iteration:
+            checked.append((key, access))
+            plan.hoisted.add(id(index))
+            plan.bounds.append(check)
+        else:
+            plan.optional.add(id(index))
+            guarded.setdefault((param, form, access.loops), check)
+    plan.guarded = list(guarded.values())
+    return plan
 
 
-def _range(form: Affine | None, analysis: AffineAnalysis, starts: dict) -> tuple[Poly, Poly, list[Poly]] | None:
-    """The lowest and highest index over all iterations, and the extents that must be non-zero for
-    the access to happen at all."""
+def _list_gather(form: Affine | None, list_keys: dict[int, int]) -> tuple[int, Poly, int] | None:
+    """(scale, offset, list number) for an index `scale * list[i + position] + offset` through a verified list."""
+    if form is None or len(form.coeffs) != 1 or form.coeffs[0][0] not in list_keys:
+        return None
+    scale = constant_value(form.coeffs[0][1])
+    return None if scale is None else (scale, form.rest, list_keys[form.coeffs[0][0]])
+
+
+def _extents(access: ParamAccess, thread_vars: list[int], analysis: AffineAnalysis) -> list[Poly] | None:
+    """The iteration counts that must all be non-zero for the access to happen: the thread dimensions' and
+    those of the sequential loops around it (None when one of those is not invariant)."""
+    extents: list[Poly] = []
+    for var_id in [*thread_vars, *(id(b) for b in access.loops)]:
+        var = analysis.loop_vars.get(var_id)
+        if var is None or var.extent is None:
+            if var_id in thread_vars:
+                continue  # the launch's own count: no launch, no access
+            return None
+        if var.extent not in extents:
+            extents.append(var.extent)
+    return extents
+
+
+def _range(form: Affine | None, analysis: AffineAnalysis, starts: dict) -> tuple[Poly, Poly] | None:
+    """The lowest and highest index over all iterations."""
     if form is None:
         return None
     low = high = form.rest
-    extents = []
     coeffs = dict(form.coeffs)
     if any(k not in analysis.loop_vars for k in coeffs):
         return None
@@ -96,8 +221,7 @@ def _range(form: Affine | None, analysis: AffineAnalysis, starts: dict) -> tuple
         if signs == {False}:
             first, last = last, first
         low, high = add(low, first), add(high, last)
-        extents.append(var.extent)
-    return low, high, extents
+    return low, high
 
 
 def _provably_inside(low: Poly, high: Poly, param: ir.Binding, analysis: AffineAnalysis) -> bool:
@@ -113,8 +237,6 @@ def _step(form: Affine, analysis: AffineAnalysis) -> int | None:
     """The distance between consecutive indices in iteration order: c for `c * i + d`, and 1 for a
     row-major index whose strides are exactly the products of the inner extents (`j * w + i`, i < w).
     With it the runtime reports the first out-of-bounds index, as Rust's panic does."""
-    from rs2gpu.checker.affine import constant_value
-
     if len(form.coeffs) == 1:
         c = constant_value(form.coeffs[0][1])
         return c if c is not None and c > 0 else None

@@ -22,7 +22,7 @@ from rs2gpu.ir.types import TupleType
 from rs2gpu.ir.walk import walk
 
 BLOCK_SIZE = 256
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -63,20 +63,22 @@ def _int_types() -> list[dict]:
     return [t for t in out if t["name"] not in ("isize", "usize")]
 
 
-def reachable_helpers(crate: ir.Crate, kernel: ir.Function) -> list[ir.Function]:
-    """The helper fns `kernel` calls, directly or not, callees first."""
+def reachable_helpers(crate: ir.Crate, *roots) -> list[ir.Function]:
+    """The helper fns that the IR under `roots` (a kernel's body, a loop's) calls, directly or not, callees
+    first."""
     order: list[ir.Function] = []
     seen: set[str] = set()
 
-    def visit(fn: ir.Function) -> None:
-        for node in walk(fn.body):
-            if isinstance(node, ir.Call) and node.func not in seen:
-                seen.add(node.func)
-                callee = crate.function(node.func)
-                visit(callee)
+    def visit(node) -> None:
+        for call in walk(node):
+            if isinstance(call, ir.Call) and call.func not in seen:
+                seen.add(call.func)
+                callee = crate.function(call.func)
+                visit(callee.body)
                 order.append(callee)
 
-    visit(kernel)
+    for root in roots:
+        visit(root)
     return order
 
 
@@ -114,22 +116,29 @@ class CrateContext:
         self.const_defs = {c.name: c for c in crate.consts}
 
 
-def kernel_context(shared: CrateContext, plan: KernelPlan, sites: PanicSites) -> dict:
-    """Everything one kernel's file holds except the dialect: it is the same C++ for every target."""
+def kernel_context(shared: CrateContext, plan: KernelPlan, sites: PanicSites | None) -> dict:
+    """Everything one kernel's file holds except the dialect: it is the same C++ for every target.
+    `sites` None renders every access and division unchecked (only to measure what the checks cost)."""
     crate = shared.checked.crate
-    helpers = reachable_helpers(crate, plan.function)
+    helpers = reachable_helpers(crate, plan.function.body)
+    rendered = {f.name: helper_context(f, sites, shared.reserved) for f in helpers}
+    launches = []
+    for i, loop in enumerate(plan.loops):
+        called = reachable_helpers(crate, loop.body, *(let.init for let in plan.preamble if let.init is not None))
+        helper_sites = {site for f in called for site in rendered[f.name]["sites"]}
+        launches.append(launch_context(plan, i, loop, sites, helper_sites, shared.reserved))
     return {
         "block_size": BLOCK_SIZE,
         "structs": shared.structs,
         "tuples": [tuple_context(t) for t in _tuple_types([plan.function, *helpers])],
         "consts": shared.consts,
-        "helpers": [helper_context(f, sites, shared.reserved) for f in helpers],
+        "helpers": list(rendered.values()),
         "kernel": {
             "name": plan.name,
             "source": str(plan.function.span),
             "params": [{"name": p.binding.name, "rust_type": str(p.binding.ty), "transfer": p.transfer,
                         "reason": p.reason} for p in plan.params],
-            "launches": [launch_context(plan, i, loop, sites, shared.reserved) for i, loop in enumerate(plan.loops)],
+            "launches": launches,
         },
     }
 
@@ -140,20 +149,24 @@ def render_kernel(context: dict, dialect: Dialect, version: str) -> str:
                                                           prelude=render_prelude(dialect))
 
 
-def emit_crate(checked: CheckedCrate, targets: tuple[str, ...] = ("cuda", "hip"), version: str = "0") -> EmittedCrate:
+def emit_crate(checked: CheckedCrate, targets: tuple[str, ...] = ("cuda", "hip"), version: str = "0",
+               device_checks: bool = True) -> EmittedCrate:
+    """`device_checks=False` leaves out every check on the device (bounds, divisions, index-list
+    verification): code that is not safe to run, for measuring what the checks cost (bench/check_cost.py)."""
     files: dict[str, str] = {}
     kernels = {}
     shared = CrateContext(checked)
     for plan in checked.kernels:
         sites = PanicSites()
-        context = kernel_context(shared, plan, sites)
+        context = kernel_context(shared, plan, sites if device_checks else None)
         names = {}
         for target in targets:
             dialect = DIALECTS[target]
             file_name = plan.name + dialect.file_suffix
             files[file_name] = render_kernel(context, dialect, version)
             names[target] = file_name
-        kernels[plan.name] = manifest_entry(plan, names, shared.const_defs, sites.sites, shared.reserved)
+        kernels[plan.name] = manifest_entry(plan, names, shared.const_defs, sites.sites,
+                                            context["kernel"]["launches"], shared.reserved)
     manifest = {"manifest_version": MANIFEST_VERSION, "rs2gpu_version": version, "crate": checked.crate.name,
                 "block_size": BLOCK_SIZE, "targets": list(targets), "kernels": kernels}
     return EmittedCrate(files, manifest)

@@ -139,7 +139,7 @@ class ExprRenderer:
         if e.op in WRAPPING_OPS and _needs_wrapping(ty):
             return f"rs2gpu_wrapping_{WRAPPING_OPS[e.op]}({lhs}, {rhs})"
         if e.op in ("/", "%") and isinstance(ty, PrimType) and ty.is_int:
-            return self.int_division(e.op, lhs, rhs, e.span)
+            return self.int_division(e.op, lhs, rhs, e.span, e.rhs, ty)
         if e.op in ("&", "|", "^") and isinstance(ty, PrimType) and ty.is_int and ty.bits < 32:
             return f"(({cxx_type(ty)})({lhs} {e.op} {rhs}))"
         return f"({lhs} {e.op} {rhs})"
@@ -171,18 +171,26 @@ class ExprRenderer:
 
     # ------------------------------------------------------------ places and aggregates
 
-    def int_division(self, op: str, lhs: str, rhs: str, span) -> str:
-        """Integer `/` and `%` panic on a zero divisor and on MIN / -1, as in Rust."""
+    def int_division(self, op: str, lhs: str, rhs: str, span, divisor, ty: PrimType) -> str:
+        """Integer `/` and `%` panic on a zero divisor and on MIN / -1, as in Rust; a literal divisor other
+        than 0 (and -1 of a signed type) cannot make them panic."""
         kind = "div" if op == "/" else "rem"
-        if self.sites is None:
-            return f"rs2gpu_{kind}({lhs}, {rhs}, 0u)"
-        return f"rs2gpu_{kind}({lhs}, {rhs}, {self.sites.site(kind, span)})"
+        safe = isinstance(divisor, ir.Lit) and divisor.value not in (0, -1 if ty.is_signed else 0)
+        if self.sites is None or safe:
+            return f"(({cxx_type(ty)})({lhs} {op} {rhs}))"
+        return f"rs2gpu_{kind}({lhs}, {rhs}, {self.site(kind, span)})"
+
+    def site(self, kind: str, span, **about) -> int:
+        """The number of a place that can panic, remembered in `used_sites`."""
+        number = self.sites.site(kind, span, **about)
+        self.used_sites.add(number)
+        return number
 
     def _Index(self, e: ir.Index) -> str:
         base, index = self.expr(e.base), self.expr(e.index)
         if self.sites is None or id(e) in self.hoisted:
             return f"{base}[{index}]"
-        return f"{base}[rs2gpu_checked({index}, {self.length_of(e.base)}, {self.sites.site('bounds', e.span)})]"
+        return f"{base}[rs2gpu_checked({index}, {self.length_of(e.base)}, {self.site('bounds', e.span)})]"
 
     def _Field(self, e: ir.Field) -> str:
         base_ty = e.base.ty

@@ -23,10 +23,11 @@ class BodyEmitter(ExprRenderer):
     def __init__(self, names: LocalNames, indent: int = 1, line_directives: bool = True,
                  sites=None, hoisted: frozenset = frozenset()) -> None:
         """`sites` (a `kernels.PanicSites`) numbers the places that can panic (None: render without checks,
-        as for consts);
-        `hoisted` holds the accesses the host bounds-checks before the launch."""
+        as for consts); `hoisted` holds the accesses not to check (the host or an index list's verification
+        checks them). `used_sites` collects the panic sites of the rendered code."""
         self.sites = sites
         self.hoisted = hoisted
+        self.used_sites: set[int] = set()
         self.names = names
         self.indent = indent
         self.line_directives = line_directives
@@ -157,7 +158,7 @@ class BodyEmitter(ExprRenderer):
                 return f"{base}[{self.expr(e.index)}]"
             slot = self.names.fresh("index")
             self.hoist(f"const usize {slot} = {self.expr(e.index)};")
-            guards.append(f"rs2gpu_in_bounds({slot}, {self.length_of(e.base)}, {self.sites.site('bounds', e.span)})")
+            guards.append(f"rs2gpu_in_bounds({slot}, {self.length_of(e.base)}, {self.site('bounds', e.span)})")
             return f"{base}[{slot}]"
         if isinstance(e, ir.Field):
             base = self._place(e.base, guards)
@@ -178,7 +179,7 @@ class BodyEmitter(ExprRenderer):
         elif op in WRAPPING_OPS and _needs_wrapping(ty):
             self.hoist(f"{target} = rs2gpu_wrapping_{WRAPPING_OPS[op]}({target}, {value});")
         elif op in ("/", "%") and isinstance(ty, PrimType) and ty.is_int:
-            self.hoist(f"{target} = {self.int_division(op, target, value, stmt.span)};")
+            self.hoist(f"{target} = {self.int_division(op, target, value, stmt.span, stmt.value, ty)};")
         elif isinstance(ty, PrimType) and ty.bits < 32 and not ty.is_bool:
             self.hoist(f"{target} = ({cxx_type(ty)})({target} {op} {value});")
         else:

@@ -13,6 +13,7 @@ from rs2gpu.emit.cxx_stmt import BodyEmitter
 from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_struct_name
 from rs2gpu.emit.hostexpr import host_expr
 from rs2gpu.emit.names import LocalNames, cxx_name
+from rs2gpu.emit.verify import verify_context
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.plan import KernelPlan, ParallelLoop, Reduction, is_host_evaluable
 from rs2gpu.ir.types import (ArrayType, PrimType, RefType, SliceType, StructType, TupleType, Type, align_of,
@@ -73,7 +74,8 @@ def helper_context(fn: ir.Function, sites: PanicSites | None = None, reserved=fr
     signature = f"{cxx_type(fn.ret) if fn.ret != TupleType(()) else 'void'} {cxx_name(fn.name)}({', '.join(params)})"
     emitter = BodyEmitter(names, indent=1, sites=sites)
     emitter.block(fn.body, "return")
-    return {"rust_name": fn.source_name, "source": str(fn.span), "signature": signature, "body": emitter.lines}
+    return {"rust_name": fn.source_name, "source": str(fn.span), "signature": signature, "body": emitter.lines,
+            "sites": sorted(emitter.used_sites)}
 
 
 BLOCK = 256  # threads per block; the block reductions and the runtime's launch geometry rely on it
@@ -105,10 +107,12 @@ class PanicSites:
         self.sites: list[dict] = []
         self._numbers: dict[tuple, int] = {}
 
-    def site(self, kind: str, span) -> int:
-        key = (kind, span)
+    def site(self, kind: str, span, **about) -> int:
+        """The number of the check of `kind` at `span`; `about` is what the host needs besides the kind
+        and the location to word the panic (for an index list: which launch and which list)."""
+        key = (kind, span, tuple(sorted(about.items())))
         if key not in self._numbers:
-            self.sites.append({"site": len(self.sites) + 1, "kind": kind, "source": str(span)})
+            self.sites.append({"site": len(self.sites) + 1, "kind": kind, "source": str(span), **about})
             self._numbers[key] = len(self.sites)
         return self._numbers[key]
 
@@ -121,36 +125,19 @@ def launch_axes(loop: ParallelLoop) -> list[str]:
     return list(reversed(AXES[:len(loop.dims)]))
 
 
-def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: PanicSites,
-                   reserved=frozenset()) -> dict:
-    names = parameter_names(plan.function, reserved)
-    params = []
-    for p in plan.function.params:
-        params += [a["cxx"] for a in param_abi(p, restrict=True, names=names)]
-    axes = launch_axes(loop)
-    for dim, axis in zip(loop.dims, axes):
+def loop_parameters(plan: KernelPlan, loop: ParallelLoop, names: LocalNames) -> list[str]:
+    """The C++ parameters of a launch up to its reduction results: the kernel's parameters, then each
+    dimension's start and count."""
+    params = [a["cxx"] for p in plan.function.params for a in param_abi(p, restrict=True, names=names)]
+    for dim, axis in zip(loop.dims, launch_axes(loop)):
         params += [f"const {cxx_type(dim.index.ty)} rs2gpu_start_{axis}", f"const usize rs2gpu_count_{axis}"]
-    reductions = []
-    for r in loop.reductions:
-        name, ty = names.name(r.binding), cxx_type(r.binding.ty)
-        params.append(f"{ty}* __restrict__ rs2gpu_result_{name}")
-        declarations = [f"{ty} {name} = {identity(r)};"]
-        if r.location is None:
-            finish = f"rs2gpu_reduce_block<{BLOCK}>(rs2gpu_result_{name}, {name}, rs2gpu_op_{OP_NAMES[r.op]}());"
-        else:
-            # each block writes its best (value, location) pair; the host picks among the blocks
-            loc, loc_ty = names.name(r.location), cxx_type(r.location.ty)
-            params.append(f"{loc_ty}* __restrict__ rs2gpu_result_{loc}")
-            declarations.append(f"{loc_ty} {loc} = rs2gpu_int<{loc_ty}>::{'max' if r.first else 'min'};")
-            finish = (f"rs2gpu_reduce_block_location<{BLOCK}, {str(r.op == 'minloc').lower()}, "
-                      f"{str(r.first).lower()}>(rs2gpu_result_{name}, rs2gpu_result_{loc}, {name}, {loc});")
-        reductions.append({"declarations": declarations, "finish": finish})
-    preamble = BodyEmitter(names, indent=1, sites=sites)
-    used = {n.binding for n in walk(loop.body) if isinstance(n, ir.Var)}
-    for let in _needed_preamble(plan.preamble, used):
-        preamble.statement(let)
+    return params
+
+
+def grid_loop(loop: ParallelLoop, names: LocalNames) -> tuple[list[str], list[str]]:
+    """The lines that open and close the grid-stride loops of a launch, one per dimension."""
     loop_open, loop_close = [], []
-    for depth, (dim, axis) in enumerate(zip(loop.dims, axes)):
+    for depth, (dim, axis) in enumerate(zip(loop.dims, launch_axes(loop))):
         pad = "    " * (depth + 1)
         t = f"rs2gpu_t{axis}"
         index_type = cxx_type(dim.index.ty)
@@ -160,15 +147,58 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
                       f"{t} < rs2gpu_count_{axis}; {t} += (usize)gridDim.{axis} * blockDim.{axis}) {{",
                       f"{pad}    const {index_type} {names.name(dim.index)} = {value};"]
         loop_close.insert(0, f"{pad}}}")
-    body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=loop.hoisted)
+    return loop_open, loop_close
+
+
+def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: PanicSites | None,
+                   helper_sites: set[int], reserved=frozenset()) -> dict:
+    """One launch's template context: its entry points (`variants`) and the kernel that verifies its index
+    lists (`verify`). A loop with conditional accesses that the host may find out of bounds has two
+    entry points rendered from the same body: `symbol`, without checks of those accesses, and
+    `symbol_checked`, which checks them. `helper_sites` are the panic sites of the helpers it calls."""
+    name = symbol(plan.name, index)
+    variants = [_variant(plan, loop, name, loop.hoisted | loop.optional, sites, helper_sites, reserved)]
+    if loop.optional and sites is not None:
+        variants.append(_variant(plan, loop, f"{name}_checked", loop.hoisted, sites, helper_sites, reserved))
+    verify = verify_context(plan, index, loop, sites, reserved) if loop.index_lists and sites is not None else None
+    return {"symbol": name, "source": str(loop.span), "variants": variants, "verify": verify,
+            "iteration": variants[0]["iteration"]}
+
+
+def _variant(plan: KernelPlan, loop: ParallelLoop, name: str, hoisted: frozenset, sites: PanicSites | None,
+             helper_sites: set[int], reserved) -> dict:
+    """One entry point of a launch: the loop's body with every access but `hoisted` checked on the device."""
+    names = parameter_names(plan.function, reserved)
+    params = loop_parameters(plan, loop, names)
+    reductions = []
+    for r in loop.reductions:
+        result, ty = names.name(r.binding), cxx_type(r.binding.ty)
+        params.append(f"{ty}* __restrict__ rs2gpu_result_{result}")
+        declarations = [f"{ty} {result} = {identity(r)};"]
+        if r.location is None:
+            finish = f"rs2gpu_reduce_block<{BLOCK}>(rs2gpu_result_{result}, {result}, rs2gpu_op_{OP_NAMES[r.op]}());"
+        else:
+            # each block writes its best (value, location) pair; the host picks among the blocks
+            loc, loc_ty = names.name(r.location), cxx_type(r.location.ty)
+            params.append(f"{loc_ty}* __restrict__ rs2gpu_result_{loc}")
+            declarations.append(f"{loc_ty} {loc} = rs2gpu_int<{loc_ty}>::{'max' if r.first else 'min'};")
+            finish = (f"rs2gpu_reduce_block_location<{BLOCK}, {str(r.op == 'minloc').lower()}, "
+                      f"{str(r.first).lower()}>(rs2gpu_result_{result}, rs2gpu_result_{loc}, {result}, {loc});")
+        reductions.append({"declarations": declarations, "finish": finish})
+    preamble = BodyEmitter(names, indent=1, sites=sites)
+    used = {n.binding for n in walk(loop.body) if isinstance(n, ir.Var)}
+    for let in needed_preamble(plan.preamble, used):
+        preamble.statement(let)
+    loop_open, loop_close = grid_loop(loop, names)
+    body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=hoisted)
     body.block(loop.body)
-    return {"symbol": symbol(plan.name, index), "source": str(loop.span), "params": params,
-            "preamble": preamble.lines, "reductions": reductions, "loop_open": loop_open,
-            "loop_close": loop_close, "body": body.lines,
+    return {"symbol": name, "params": params, "preamble": preamble.lines, "reductions": reductions,
+            "loop_open": loop_open, "loop_close": loop_close, "body": body.lines,
+            "checks": sorted(preamble.used_sites | body.used_sites | helper_sites),
             "iteration": ", ".join(names.name(d.index) for d in loop.dims)}
 
 
-def _needed_preamble(preamble: tuple[ir.Let, ...], used: set) -> list[ir.Let]:
+def needed_preamble(preamble: tuple[ir.Let, ...], used: set) -> list[ir.Let]:
     """The preamble `let`s a loop reads, directly or through other preamble `let`s, in order."""
     needed = set(used)
     for let in reversed(preamble):
@@ -177,8 +207,10 @@ def _needed_preamble(preamble: tuple[ir.Let, ...], used: set) -> list[ir.Let]:
     return [let for let in preamble if let.binding in needed]
 
 
-def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics: list[dict],
+def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics: list[dict], emitted: list[dict],
                    reserved=frozenset()) -> dict:
+    """The kernel's manifest entry; `emitted` are its launches' template contexts (their entry points and
+    the panic sites each contains)."""
     fn = plan.function
     params = []
     names = parameter_names(fn, reserved)
@@ -190,7 +222,8 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
         params.append(entry)
     reduction_bindings = {b for loop in plan.loops for r in loop.reductions for b in (r.binding, r.location) if b}
     launches = []
-    for i, loop in enumerate(plan.loops):
+    for i, (loop, context) in enumerate(zip(plan.loops, emitted)):
+        verify = context["verify"]
         launches.append({
             "symbol": symbol(plan.name, i), "source": str(loop.span),
             "dims": [{"index": d.index.name, "index_type": str(d.index.ty), "axis": axis,
@@ -199,13 +232,17 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
             "reductions": [_reduction_json(plan, r, consts) for r in loop.reductions],
             "checks": [{"poly": _poly_json(check.terms, consts), "source": str(check.span)}
                        for check in loop.launch_checks],
-            "bounds": [{"param": b.param.name, "low": _poly_json(b.low, consts), "high": _poly_json(b.high, consts),
-                        "extents": [_poly_json(e, consts) for e in b.extents], "source": str(b.span),
-                        "step": b.step}
-                       for b in loop.bounds],
+            "bounds": [_bounds_json(b, consts) for b in loop.bounds],
+            "guarded_bounds": [_bounds_json(b, consts) for b in loop.guarded_bounds],
+            "variants": [{"symbol": v["symbol"], "checks": v["checks"], "records_panics": bool(v["checks"])}
+                         for v in context["variants"]],
             "index_lists": [{"list": c.list_param.name, "position": _poly_json(c.position, consts), "scale": c.scale,
-                             "offset": _poly_json(c.offset, consts), "target": c.target.name, "source": str(c.span)}
+                             "offset": _poly_json(c.offset, consts), "target": c.target.name, "source": str(c.span),
+                             "bounds": None if c.bounds is None else str(c.bounds),
+                             "gathers": [{"param": g.param.name, "source": str(g.span)} for g in c.gathers]}
                             for c in loop.index_lists],
+            "verify": None if verify is None else {"symbol": verify["symbol"], "checks": verify["checks"],
+                                                   "records_panics": True},
         })
     preamble = []
     host_values: set = set()
@@ -222,6 +259,17 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
             "geometry": "one thread per iteration of each parallel loop; a loop nest of up to three dimensions "
                         "maps its innermost loop to x; blocks of block_size threads, grid = ceil(count / block) "
                         "per axis (capped), threads stride by the grid when a count exceeds it"}
+
+
+def entry_points(launch: dict) -> list[str]:
+    """Every `extern "C"` symbol a manifest launch may run: its variants and its index-list verification."""
+    return [v["symbol"] for v in launch["variants"]] + ([launch["verify"]["symbol"]] if launch["verify"] else [])
+
+
+def _bounds_json(check, consts) -> dict:
+    return {"param": check.param.name, "low": _poly_json(check.low, consts), "high": _poly_json(check.high, consts),
+            "extents": [_poly_json(e, consts) for e in check.extents], "source": str(check.span),
+            "step": check.step}
 
 
 def _reduction_json(plan: KernelPlan, r: Reduction, consts) -> dict:

@@ -438,7 +438,9 @@ class KernelModule:
         return {
             "name": self.name, "static": self.static, "source": entry["source"], "rust_path": entry["rust_path"],
             "file": entry["files"]["cuda"], "fast_math": "true" if entry["fast_math"] else "false",
-            "launches": [{"symbol": launch["symbol"], "source": launch["source"],
+            # a loop whose conditional accesses the host may find out of bounds has a variant that checks
+            # them: this module launches that one, which is right for every argument
+            "launches": [{"symbol": launch["variants"][-1]["symbol"], "source": launch["source"],
                           "arguments": ", ".join(str(s) for s in abi_sizes(entry, launch))}
                          for launch in entry["launches"]],
             "ranges": [self.range_function(i, launch) for i, launch in enumerate(entry["launches"])],

@@ -66,8 +66,9 @@ index does not depend on the loop variable is a write by every thread to one ele
 rs2gpu proves that two iterations never write the same element by showing the write index is an
 affine function of the loop variables whose strides cannot overlap: `c * i + d` with a constant c != 0,
 or row-major `j * w + i` with `i` in `0..w`. A stride it cannot compare with the row length (`j * w + i`
-with `i` in `0..n`) is checked by the runtime before the launch, and so is a write through an index list
-(`out[idx[i]]`: the list's values must be distinct). Indices like `i / 2`, `i % m` or `i * i` can map two
+with `i` in `0..n`) is checked by the runtime before the launch; a write through an index list
+(`out[idx[i]]`) is accepted, and the list's values are verified distinct on the device before the loop
+runs (`rs2gpu.RaceError` otherwise). Indices like `i / 2`, `i % m` or `i * i` can map two
 iterations to one element, so the write is rejected.
 
     for i in 0..n { out[i / 2] = a[i]; }      // rejected: i = 0 and i = 1 both write out[0]

@@ -86,10 +86,12 @@ class LaunchCheck:
 
 @dataclass(frozen=True, slots=True)
 class BoundsCheck:
-    """An access every iteration performs, whose indices all lie in [low, high]: the runtime compares
-    the ends with the slice's length before the launch (when every extent is non-zero), so the device
-    code needs no check. `low`, `high` and each of `extents` are sums of terms like `LaunchCheck.terms`;
-    `order` sorts the checks as Rust evaluates the accesses."""
+    """An access whose indices all lie in [low, high] over the whole iteration space: the runtime compares
+    the ends with the slice's length before the launch (when every extent is non-zero). For an access every
+    iteration performs, a violation is Rust's panic and the device code needs no check; for a conditional
+    one (`ParallelLoop.guarded_bounds`), a violation only means that the launch must check it on the device.
+    `low`, `high` and each of `extents` are sums of terms like `LaunchCheck.terms`; `order` sorts the checks
+    as Rust evaluates the accesses."""
 
     param: Binding
     low: tuple[tuple[int, tuple[Expr, ...]], ...]
@@ -101,10 +103,24 @@ class BoundsCheck:
 
 
 @dataclass(frozen=True, slots=True)
+class ListGather:
+    """An access `param[scale * list[i + position] + offset]` that every iteration performs, through the list
+    of an `IndexListCheck`: the list's verification checks its indices, so the loop's kernel does not."""
+
+    param: Binding
+    scale: int
+    offset: tuple[tuple[int, tuple[Expr, ...]], ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class IndexListCheck:
     """A write `target[scale * list[i + position] + offset]`: race-free only if the list's values at
-    the loop's positions are distinct (and in bounds), which the runtime verifies before the launch.
-    `position` and `offset` are sums of terms like `LaunchCheck.terms`."""
+    the loop's positions are distinct, which the runtime verifies before the loop runs.
+    `position` and `offset` are sums of terms like `LaunchCheck.terms`. `bounds` is the access whose panic
+    the verification raises for a written index out of bounds (the write, or an access at its index, made
+    in every iteration); None leaves that to the loop's own device check. `gathers` are the other accesses
+    through the list that the verification checks."""
 
     list_param: Binding
     position: tuple[tuple[int, tuple[Expr, ...]], ...]
@@ -112,6 +128,8 @@ class IndexListCheck:
     offset: tuple[tuple[int, tuple[Expr, ...]], ...]
     target: Binding
     span: Span
+    bounds: Span | None = None
+    gathers: tuple[ListGather, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +144,9 @@ class ParallelLoop:
     span: Span
     index_lists: tuple[IndexListCheck, ...] = ()
     bounds: tuple[BoundsCheck, ...] = ()
-    hoisted: frozenset = frozenset()  # ids of the ir.Index nodes (of `body`) checked on the host; the rest on the device
+    hoisted: frozenset = frozenset()  # ids of the ir.Index nodes (of `body`) the device never checks
+    guarded_bounds: tuple[BoundsCheck, ...] = ()  # conditional accesses: all in bounds → the unchecked variant
+    optional: frozenset = frozenset()  # ids of the ir.Index nodes checked on the device only in the checked variant
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,6 @@ def load(path, backend: str = "auto", device: int = 0, block_size: int = 256):
     return _load(path, backend, device, block_size)
 
 
-from rs2gpu.runtime.errors import AliasError, KernelPanic, LaunchError  # noqa: E402
+from rs2gpu.runtime.errors import AliasError, KernelPanic, LaunchError, RaceError  # noqa: E402
 
-__all__ += ["load", "AliasError", "KernelPanic", "LaunchError"]
+__all__ += ["load", "AliasError", "KernelPanic", "LaunchError", "RaceError"]

@@ -144,6 +144,17 @@ def _describe_abi(name: str, entry: dict) -> str:
                      f"{', reduces ' + red if red else ''}")
         for check in launch["checks"]:
             lines.append(f"    checked at launch: the strides of the write at {check['source']} do not overlap")
+        for check in launch["bounds"]:
+            lines.append(f"    checked at launch: `{check['param']}` at {check['source']} stays in bounds")
+        if len(launch["variants"]) > 1:
+            where = ", ".join(f"`{c['param']}` at {c['source']}" for c in launch["guarded_bounds"])
+            lines.append(f"    conditional accesses checked at launch ({where}): if one can leave its slice, "
+                         f"{launch['variants'][1]['symbol']} runs instead and checks them on the device")
+        for lists in launch["index_lists"]:
+            lines.append(f"    index list `{lists['list']}` (writes `{lists['target']}` at {lists['source']}): "
+                         f"verified distinct on the device by {launch['verify']['symbol']} before the loop")
+        device = launch["variants"][0]["checks"]
+        lines.append(f"    device checks: {len(device)}" + (" (the call waits for them)" if device else ""))
     lines.append(f"  geometry: {entry['geometry']}")
     if entry["returns"]:
         lines.append(f"Returns: {entry['returns']['type']}")

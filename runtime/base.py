@@ -7,6 +7,7 @@ A GPU backend implements `DeviceBackend` (compile, load, allocate, copy, launch,
 from __future__ import annotations
 
 import struct
+import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -18,6 +19,9 @@ from rs2gpu.runtime.hostexpr import Environment, evaluate
 MAX_GRID_X = 2**31 - 1
 MAX_GRID_YZ = 65535
 _NONE: dict = {}  # shared empty mapping for launches without reductions (never written)
+# Each thread of an index-list verification takes this many list values (grid-stride), so that what every
+# thread computes once (the range of the gathers' offsets) is shared by several values.
+VERIFY_ITERATIONS_PER_THREAD = 4
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,10 @@ class DeviceBackend(ABC):
     def download(self, host, src_ptr: int) -> None: ...
 
     @abstractmethod
+    def zero(self, dst_ptr: int, nbytes: int) -> None:
+        """Set device memory to zero bytes, in order with the launches (asynchronously)."""
+
+    @abstractmethod
     def launch_packed(self, function, grid: tuple[int, int, int], block: tuple[int, int, int],
                       params_address: int) -> None:
         """Launch with the `void**` argument array at `params_address` (see `LaunchPlan`)."""
@@ -122,11 +130,39 @@ class DeviceBackend(ABC):
         """Wait for the device; raise LaunchError for a fault of an earlier launch."""
 
 
+class MarkArray:
+    """The marks of the index-list verifications of writes to one slice: a `u32` per element, which a
+    verification sets to its own stamp. Each verification gets a new stamp, so marks left by earlier ones
+    never look like repeats; the array is zeroed only when it grows and when the stamp wraps."""
+
+    def __init__(self, backend: DeviceBackend) -> None:
+        self.backend = backend
+        self.buffer = None
+        self.capacity = 0
+        self.stamp = 0
+        self.lock = threading.Lock()
+
+    def next(self, length: int) -> tuple[int, int]:
+        """(address of the marks, stamp) for a verification of writes into `length` elements."""
+        with self.lock:
+            if self.buffer is None or length > self.capacity:
+                # the verification that used the old array ran in a call that waited for the device
+                self.capacity = max(length, 1)
+                self.buffer = self.backend.alloc(4 * self.capacity)
+                self.stamp = 0
+            if self.stamp == 0 or self.stamp == 0xFFFFFFFF:
+                self.backend.zero(self.buffer.ptr, 4 * self.capacity)
+                self.stamp = 0
+            self.stamp += 1
+            return self.buffer.ptr, self.stamp
+
+
 class DeviceKernel:
     """One translated kernel on one GPU backend: `kernel(*args)` runs it like the Rust function.
 
     Host arrays travel as the transfer plan says and the call waits for the device; a call whose
-    arrays are all device arrays and that returns nothing is asynchronous, like a cupy launch.
+    arrays are all device arrays, that returns nothing and whose launched code cannot record a panic is
+    asynchronous, like a cupy launch.
     """
 
     def __init__(self, backend: DeviceBackend, name: str, entry: dict, source: str, source_name: str) -> None:
@@ -137,48 +173,93 @@ class DeviceKernel:
         self.plan = CallPlan(name, entry)
         self.binary = backend.compile(source, source_name, entry["fast_math"])
         self._module = backend.load(self.binary)
-        self._functions = [backend.function(self._module, lp.symbol) for lp in self.plan.launches]
+        self._functions = [{v.symbol: backend.function(self._module, v.symbol) for v in lp.variants}
+                           for lp in self.plan.launches]
+        self._verifiers = [backend.function(self._module, lp.verify.symbol) if lp.verify else None
+                           for lp in self.plan.launches]
         self._ordinal = backend.device_ordinal()
         self.last_transfers: list[Transfer] = []
+        self.last_variants: list[str] = []  # the entry point each launch of the last call ran
         # Kernels that check something on the device report a panic through a module variable.
         self._panic_sites = {p["site"]: p for p in entry.get("panics", ())}
         self._panic_record = backend.global_address(self._module, "rs2gpu_panic") if self._panic_sites else None
+        self._marks: dict[str, MarkArray] = {}
 
     def __call__(self, *args, **kwargs):
         bound = self.plan.bind(args, kwargs, allow_device=True)
         bound.env.read_element = lambda name, index, source: self._read_element(bound, name, index, source)
+        variants = self._check_on_host(bound)
+        transfers: list[Transfer] = []
+        device_ptrs, staged = self._stage_arrays(bound, transfers)
+        slots = {}
+        records_panics = False
+        for lp, variant, functions, verifier in zip(self.plan.launches, variants, self._functions, self._verifiers):
+            if verifier is not None:
+                records_panics |= self._verify_index_lists(lp, verifier, bound, device_ptrs)
+            slots.update(self._launch(lp, functions[variant.symbol], bound, device_ptrs))
+            records_panics |= variant.records_panics
+        self.last_transfers = transfers
+        self.last_variants = [variant.symbol for variant in variants]
+        if staged or slots or records_panics:
+            self._synchronize()
+            if records_panics:
+                self._raise_device_panic(bound)
+            self._download_outputs(staged, transfers)
+            self._read_reductions(slots, bound)
+        return None if self.plan.result is None else self.plan.result(bound.env)
+
+    def _check_on_host(self, bound: BoundArgs) -> list:
+        """Everything the host decides before any device work, launch after launch: the strides and the
+        bounds of the accesses every iteration makes (raising Rust's panic), the positions the index lists
+        are read at, and which variant of each launch runs."""
+        variants = []
         for lp in self.plan.launches:
             lp.check_strides(bound.env, self.name)
             failure = lp.check_bounds(bound.env)
             if failure is not None:
                 raise KernelPanic(*failure, self.name)
             if lp.index_lists:
-                self._verify_index_lists(lp, bound)
-        transfers: list[Transfer] = []
-        device_ptrs, staged = self._stage_arrays(bound, transfers)
-        slots = {}
-        for lp, function in zip(self.plan.launches, self._functions):
-            slots.update(self._launch(lp, function, bound, device_ptrs))
-        self.last_transfers = transfers
-        if staged or slots or self._panic_record is not None:
-            self._synchronize()
-            self._raise_device_panic()
-            for name, (arg, buffer) in staged.items():
-                if self.plan.by_name[name].transfer in ("out", "inout"):
-                    started = time.perf_counter()
-                    self.backend.download(arg.host, buffer.ptr)
-                    transfers.append(Transfer(name, "d2h", arg.nbytes, time.perf_counter() - started))
-            for name, slot in slots.items():
-                if isinstance(slot, _LocationSlots):
-                    bound.env.reductions.update(slot.finish(self.backend))
-                else:
-                    bound.env.reductions[name] = self._read_scalar(*slot)
-        return None if self.plan.result is None else self.plan.result(bound.env)
+                self._check_list_positions(lp, bound)
+            variants.append(lp.variant(bound.env))
+        return variants
 
-    def _raise_device_panic(self) -> None:
-        """Raise the panic the device recorded, if any (nothing has been copied back yet)."""
-        if self._panic_record is None:
+    def _check_list_positions(self, lp: LaunchPlan, bound: BoundArgs) -> None:
+        """The positions an index list is read at lie inside it, as Rust's own indexing requires."""
+        starts, counts = lp.iteration_space(bound.env)
+        if not all(counts.values()):
             return
+        for name, first, end, _, _, _, source in lp.index_list_ranges(bound.env, starts, counts):
+            length = bound.arrays[name].count
+            if first < 0 or end > length:
+                bad = first % (1 << 64) if first < 0 else end - 1
+                raise KernelPanic(f"index out of bounds: the len is {length} but the index is {bad}", source,
+                                  self.name)
+
+    def _verify_index_lists(self, lp: LaunchPlan, function, bound: BoundArgs, device_ptrs: dict[str, int]) -> bool:
+        """Launch the verification of the loop's index lists before the loop (same stream): it records an
+        index-list panic for a value two iterations would write at, and a bounds panic where the loop's
+        accesses through the list would leave their slices. True when it was launched."""
+        verify = lp.verify
+        starts, counts = lp.iteration_space(bound.env)
+        if not all(counts.values()):
+            return False
+        marks = {}
+        for target in verify.targets:
+            marks[("marks", target)], marks[("stamp", target)] = \
+                self._marks.setdefault(target, MarkArray(self.backend)).next(bound.arrays[target].count)
+        threads = {"x": -(-counts["x"] // VERIFY_ITERATIONS_PER_THREAD)}  # index lists are 1-D loops
+        grid, block = launch_geometry(threads, self.backend.block_size)
+        with verify.lock:
+            struct.pack_into(verify.format, verify.buffer, 0, *verify.values(bound, device_ptrs, starts, counts, marks))
+            try:
+                self.backend.launch_packed(function, grid, block, verify.pointers_address)
+            except LaunchError as e:
+                raise LaunchError(f"launching the index-list verification of kernel `{self.name}` (loop at "
+                                  f"{lp.source}) failed: {e}") from e
+        return True
+
+    def _raise_device_panic(self, bound: BoundArgs) -> None:
+        """Raise the panic the device recorded, if any (nothing has been copied back yet)."""
         import numpy as np
 
         record = np.zeros(3, dtype=np.uint64)  # site (u32) + padding, index, len
@@ -188,43 +269,32 @@ class DeviceKernel:
             return
         self.backend.upload(self._panic_record, np.zeros(3, dtype=np.uint64))  # ready for the next call
         info = self._panic_sites[site]
+        if info["kind"] == "index list":
+            raise self._repeat_error(info, int(record[1]), int(record[2]), bound)
         raise KernelPanic(panic_message(info["kind"], int(record[1]), int(record[2])), info["source"], self.name)
 
-    def _verify_index_lists(self, lp: LaunchPlan, bound: BoundArgs) -> None:
-        """Writes like `out[idx[i]]` are race-free only if the list's values are distinct, and in bounds
-        only if they index `out`: check both before any device work, as Rust's own indexing would."""
+    def _repeat_error(self, info: dict, value: int, position: int, bound: BoundArgs) -> RaceError:
+        """The error for an index list whose value `value` the verification met twice (the second time at
+        `position`): the first two positions holding it, read from the list (unchanged: the call only
+        reads it)."""
         import numpy as np
 
+        lp = self.plan.launches[info["launch"]]
         starts, counts = lp.iteration_space(bound.env)
-        if not all(counts.values()):
-            return
-        for name, first, end, scale, offset, target, source in lp.index_list_ranges(bound.env, starts, counts):
-            arg = bound.arrays[name]
-            if first < 0 or end > arg.count:
-                bad = first if first < 0 else end - 1
-                raise KernelPanic(f"index out of bounds: the len is {arg.count} but the index is {bad}", source,
-                                  self.name)
-            values = self._list_values(arg, first, end).astype(np.int64) * scale + offset
-            length = bound.arrays[target].count
-            outside = np.flatnonzero((values < 0) | (values >= length))
-            if outside.size:
-                raise KernelPanic(f"index out of bounds: the len is {length} but the index is "
-                                  f"{int(values[outside[0]])}", source, self.name)
-            counts_per_value = np.bincount(values, minlength=0)
-            repeated = np.flatnonzero(counts_per_value > 1)
-            if repeated.size:
-                where = np.flatnonzero(values == repeated[0])[:2] + first
-                raise RaceError(f"kernel `{self.name}`: index list `{name}` holds the same value at positions "
-                                f"{where[0]} and {where[1]}, so two iterations of the loop at {source} would write "
-                                f"`{target}[{int(repeated[0])}]`; nothing was launched")
+        name, first, end, scale, offset, target, source = lp.index_list_ranges(bound.env, starts, counts)[info["list"]]
+        values = self._list_values(bound.arrays[name], first, end, self.plan.by_name[name].dtype)
+        written = values.astype(np.uint64) * np.uint64(scale % (1 << 64)) + np.uint64(offset % (1 << 64))
+        where = [int(p) + first for p in np.flatnonzero(written == np.uint64(value))[:2]]
+        positions = f"{where[0]} and {where[1]}" if len(where) == 2 else f"{position} and another one"
+        return RaceError(f"kernel `{self.name}`: index list `{name}` holds the same value at positions "
+                         f"{positions}, so two iterations of the loop at {source} would write "
+                         f"`{target}[{value}]`; nothing was launched")
 
-    def _list_values(self, arg, first: int, end: int, dtype=None):
+    def _list_values(self, arg, first: int, end: int, dtype):
         import numpy as np
 
         if arg.host is not None:
             return arg.host[first:end]
-        if dtype is None:
-            dtype = np.dtype(f"i{arg.nbytes // max(arg.count, 1)}") if arg.count else np.dtype("i8")
         values = np.empty(end - first, dtype=dtype)
         self.backend.download(values, arg.ptr + first * dtype.itemsize)
         return values
@@ -253,6 +323,20 @@ class DeviceKernel:
             device_ptrs[name] = buffer.ptr
             staged[name] = (arg, buffer)
         return device_ptrs, staged
+
+    def _download_outputs(self, staged: dict, transfers: list[Transfer]) -> None:
+        for name, (arg, buffer) in staged.items():
+            if self.plan.by_name[name].transfer in ("out", "inout"):
+                started = time.perf_counter()
+                self.backend.download(arg.host, buffer.ptr)
+                transfers.append(Transfer(name, "d2h", arg.nbytes, time.perf_counter() - started))
+
+    def _read_reductions(self, slots: dict, bound: BoundArgs) -> None:
+        for name, slot in slots.items():
+            if isinstance(slot, _LocationSlots):
+                bound.env.reductions.update(slot.finish(self.backend))
+            else:
+                bound.env.reductions[name] = self._read_scalar(*slot)
 
     def _launch(self, lp: LaunchPlan, function, bound: BoundArgs, device_ptrs: dict[str, int]) -> dict:
         starts, counts = lp.iteration_space(bound.env)

@@ -209,9 +209,74 @@ class CallPlan:
         return arg
 
 
-class LaunchPlan:
-    """The argument buffer layout of one launch: every argument at its own aligned offset, so the
-    `void**` array the driver wants is fixed and only the bytes change between calls."""
+class PackedArguments:
+    """The argument buffer layout of one entry point: every argument at its own aligned offset, so the
+    `void**` array the driver wants is fixed and only the bytes change between calls. `fields` are
+    (what, name, struct format code, size, alignment); `values(bound, device_ptrs, starts, counts, slots)`
+    gives the arguments in buffer order."""
+
+    def __init__(self, fields: list[tuple]) -> None:
+        self.format, offsets, offset = "<", [], 0
+        for _, _, code, size, align in fields:
+            pad = (-offset) % max(align, 1)
+            self.format += "x" * pad + code
+            offset += pad
+            offsets.append(offset)
+            offset += size
+        self.fields = fields
+        self.values = _compile_values(fields)
+        self.size = max(offset, 8)
+        self.buffer = ctypes.create_string_buffer(self.size)
+        base = ctypes.addressof(self.buffer)
+        self.pointers = (ctypes.c_void_p * len(fields))(*[base + off for off in offsets])
+        self.pointers_address = ctypes.addressof(self.pointers)
+        self.lock = threading.Lock()
+
+
+def _loop_fields(entry: dict, launch: dict) -> list[tuple]:
+    """The fields of a launch's arguments up to its reduction results: the kernel's parameters, then each
+    dimension's start and count."""
+    fields = []
+    for p in entry["params"]:
+        for part in p["abi"]:
+            if part["role"] == "pointer":
+                fields.append(("pointer", p["name"], "Q", 8, 8))
+            elif part["role"] == "length":
+                fields.append(("length", p["name"], "Q", 8, 8))
+            elif p["kind"] == "scalar":
+                fields.append(("scalar", p["name"], PRIM_PACK[p["layout"]["type"]], part["size"], part["align"]))
+            else:
+                fields.append(("struct", p["name"], f"{part['size']}s", part["size"], part["align"]))
+    for dim in launch["dims"]:
+        code = PRIM_PACK[dim["index_type"]]
+        fields.append(("start", dim["axis"], code, struct.calcsize(code), struct.calcsize(code)))
+        fields.append(("count", dim["axis"], "Q", 8, 8))
+    return fields
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One entry point of a launch, and whether the code it runs can record a panic."""
+
+    symbol: str
+    records_panics: bool
+
+
+class IndexListVerification(PackedArguments):
+    """The launch of the kernel that verifies a loop's index lists: the loop's own arguments, then a mark
+    array and a stamp for each slice written through a list (`targets`)."""
+
+    def __init__(self, entry: dict, launch: dict) -> None:
+        self.symbol = launch["verify"]["symbol"]
+        self.targets = list(dict.fromkeys(check["target"] for check in launch["index_lists"]))
+        fields = _loop_fields(entry, launch)
+        for target in self.targets:
+            fields += [("marks", target, "Q", 8, 8), ("stamp", target, "I", 4, 4)]
+        super().__init__(fields)
+
+
+class LaunchPlan(PackedArguments):
+    """One parallel loop: its host checks, its entry points, and its argument buffer."""
 
     def __init__(self, plan: CallPlan, launch: dict) -> None:
         self.launch = launch
@@ -228,40 +293,16 @@ class LaunchPlan:
         self.index_lists = launch.get("index_lists", [])
         self.bounds = launch.get("bounds", [])
         self.bounds_hold = _compile_bounds(self.bounds)
-        fields = []  # (what, parameter name, struct format code, size, alignment)
-        for p in plan.entry["params"]:
-            for part in p["abi"]:
-                if part["role"] == "pointer":
-                    fields.append(("pointer", p["name"], "Q", 8, 8))
-                elif part["role"] == "length":
-                    fields.append(("length", p["name"], "Q", 8, 8))
-                elif p["kind"] == "scalar":
-                    fields.append(("scalar", p["name"], PRIM_PACK[p["layout"]["type"]], part["size"], part["align"]))
-                else:
-                    fields.append(("struct", p["name"], f"{part['size']}s", part["size"], part["align"]))
-        for dim in launch["dims"]:
-            code = PRIM_PACK[dim["index_type"]]
-            fields.append(("start", dim["axis"], code, struct.calcsize(code), struct.calcsize(code)))
-            fields.append(("count", dim["axis"], "Q", 8, 8))
+        self.guarded = launch.get("guarded_bounds", [])
+        self.guarded_hold = _compile_bounds(self.guarded)
+        self.variants = [Variant(v["symbol"], v["records_panics"]) for v in launch["variants"]]
+        self.verify = IndexListVerification(plan.entry, launch) if launch.get("verify") else None
+        fields = _loop_fields(plan.entry, launch)
         for r in launch["reductions"]:
             fields.append(("reduction", r["name"], "Q", 8, 8))
             if "location" in r:
                 fields.append(("reduction", r["location"], "Q", 8, 8))
-        self.format, offsets, offset = "<", [], 0
-        for _, _, code, size, align in fields:
-            pad = (-offset) % max(align, 1)
-            self.format += "x" * pad + code
-            offset += pad
-            offsets.append(offset)
-            offset += size
-        self.fields = fields
-        self.values = self._compile_values(fields)
-        self.size = max(offset, 8)
-        self.buffer = ctypes.create_string_buffer(self.size)
-        base = ctypes.addressof(self.buffer)
-        self.pointers = (ctypes.c_void_p * len(fields))(*[base + off for off in offsets])
-        self.pointers_address = ctypes.addressof(self.pointers)
-        self.lock = threading.Lock()
+        super().__init__(fields)
 
     def iteration_space(self, env: Environment) -> tuple[dict[str, int], dict[str, int]]:
         """The first index and the number of iterations along each grid axis (0 for an empty range)."""
@@ -287,25 +328,25 @@ class LaunchPlan:
         return out
 
     def check_bounds(self, env: Environment) -> tuple[str, str] | None:
-        """The panic (message, location) of the first access, in Rust's order, that the host can tell is
-        out of bounds over the whole iteration space; None when all are in bounds."""
+        """The panic (message, location) of the first access, in Rust's order, that every iteration makes
+        and that the host can tell is out of bounds over the whole iteration space; None when all are in
+        bounds."""
         if self.bounds_hold is not None and self.bounds_hold(env):
             return None  # the common case, decided by one generated expression
         for check in self.bounds:
-            if not all(poly_value(extent, env) > 0 for extent in check["extents"]):
-                continue  # the loop does not run, so the access never happens
-            length = env.lengths[check["param"]]
-            low, high = poly_value(check["low"], env), poly_value(check["high"], env)
-            if low < 0:
-                index = low % (1 << 64)  # a usize below zero wraps, as in Rust's message
-            elif high >= length:
-                step = check.get("step")
-                # the first index past the end in iteration order, where the indices are that regular
-                index = low + step * -(-(length - low) // step) if step and low < length else high
-            else:
-                continue
-            return f"index out of bounds: the len is {length} but the index is {index}", check["source"]
+            index = _out_of_bounds(check, env)
+            if index is not None:
+                return f"index out of bounds: the len is {env.lengths[check['param']]} but the index is {index}", \
+                    check["source"]
         return None
+
+    def variant(self, env: Environment) -> Variant:
+        """The entry point to launch: the one without checks of the conditional accesses when the host finds
+        all of them in bounds over the whole iteration space, else the one that checks them."""
+        if len(self.variants) == 1 or (self.guarded_hold is not None and self.guarded_hold(env)) \
+                or all(_out_of_bounds(check, env) is None for check in self.guarded):
+            return self.variants[0]
+        return self.variants[1]
 
     def check_strides(self, env: Environment, kernel: str) -> None:
         """Confirm the inequalities the translator's race-freedom proof left to the launch."""
@@ -315,12 +356,32 @@ class LaunchPlan:
                                 f"would write the same element (the row stride is shorter than the row); "
                                 f"nothing was launched")
 
-    def _compile_values(self, fields: list) -> Callable:
-        """`values(bound, device_ptrs, start, count, slots)`: the launch arguments in buffer order, as one
-        generated expression (a per-field loop of `if`s costs more than the launch itself)."""
-        getters = {"pointer": "device_ptrs[{!r}]", "length": "bound.arrays[{!r}].count",
-                   "scalar": "bound.scalars[{!r}]", "struct": "bound.structs[{!r}]", "start": "starts[{!r}]",
-                   "count": "counts[{!r}]", "reduction": "slots[{!r}]"}
-        items = ", ".join(getters[kind].format(name) for kind, name, *_ in fields)
-        source = f"lambda bound, device_ptrs, starts, counts, slots: ({items},)"
-        return eval(source, {})  # noqa: S307 - the source is built above from the manifest's names only
+
+
+def _out_of_bounds(check: dict, env: Environment) -> int | None:
+    """The index Rust's panic names when the access of a bounds check leaves its slice in some iteration
+    (the first one past the end, where the indices are regular); None when it stays inside, or when a loop
+    around it runs no iteration (then the access never happens)."""
+    if not all(poly_value(extent, env) > 0 for extent in check["extents"]):
+        return None
+    length = env.lengths[check["param"]]
+    low, high = poly_value(check["low"], env), poly_value(check["high"], env)
+    if low < 0:
+        return low % (1 << 64)  # a usize below zero wraps, as in Rust's message
+    if high >= length:
+        step = check.get("step")
+        return low + step * -(-(length - low) // step) if step and low < length else high
+    return None
+
+
+def _compile_values(fields: list) -> Callable:
+    """`values(bound, device_ptrs, start, count, slots)`: the launch arguments in buffer order, as one
+    generated expression (a per-field loop of `if`s costs more than the launch itself). `slots` holds the
+    reduction results by name, and a verification's mark arrays and stamps by ("marks"|"stamp", target)."""
+    getters = {"pointer": "device_ptrs[{!r}]", "length": "bound.arrays[{!r}].count",
+               "scalar": "bound.scalars[{!r}]", "struct": "bound.structs[{!r}]", "start": "starts[{!r}]",
+               "count": "counts[{!r}]", "reduction": "slots[{!r}]", "marks": "slots[('marks', {!r})]",
+               "stamp": "slots[('stamp', {!r})]"}
+    items = ", ".join(getters[kind].format(name) for kind, name, *_ in fields)
+    source = f"lambda bound, device_ptrs, starts, counts, slots: ({items},)"
+    return eval(source, {})  # noqa: S307 - the source is built above from the manifest's names only

@@ -175,6 +175,10 @@ class CudaBackend(DeviceBackend):
                 else:
                     copying[0][1].result()
 
+    def zero(self, dst_ptr: int, nbytes: int) -> None:
+        runtime = self.cp.cuda.runtime
+        self._check(lambda: runtime.memsetAsync(dst_ptr, 0, nbytes, self.stream.ptr))
+
     def _pool(self) -> ThreadPoolExecutor:
         if self._copy_pool is None:
             self._copy_pool = ThreadPoolExecutor(STAGING_THREADS, thread_name_prefix="rs2gpu-staging")

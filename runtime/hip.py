@@ -221,6 +221,9 @@ class HipQueue:
         check(hip, hip.hipMemcpyAsync(dst_address, src_ptr, nbytes, hip.hipMemcpyKind.hipMemcpyDeviceToHost,
                                       self.stream), "hipMemcpyAsync")
 
+    def zero(self, dst_ptr: int, nbytes: int) -> None:
+        check(self.hip, self.hip.hipMemsetAsync(dst_ptr, 0, nbytes, self.stream), "hipMemsetAsync")
+
     def close(self) -> None:
         """Free the events, the pinned buffers and the stream (after the work queued on it)."""
         hip = self.hip
@@ -311,6 +314,9 @@ class HipBackend(DeviceBackend):
 
     def download(self, host, src_ptr: int) -> None:
         self._staging.download(host, src_ptr)
+
+    def zero(self, dst_ptr: int, nbytes: int) -> None:
+        self.queue.zero(dst_ptr, nbytes)
 
     # ------------------------------------------------------------ launch
 

@@ -958,3 +958,18 @@ pub fn reduce_wrapping(a: &[i64], b: &[u32]) -> (i64, i64, u32) {
     }
     (sum, product, total)
 }
+
+// ---------------------------------------------------------------- checks
+
+/// A write through an index list (its values verified distinct on the device before the loop runs) under
+/// a condition, and conditional reads whose range the host compares with the slices' lengths to choose
+/// between the loop's two entry points.
+#[kernel]
+pub fn scatter_where_in_range(out: &mut [f64], values: &[f64], idx: &[u32], limits: &[u32]) {
+    for i in 0..idx.len() {
+        let k = idx[i] as usize;
+        if k < out.len() && idx[i] < limits[i] {
+            out[k] = values[i] * 2.0;
+        }
+    }
+}

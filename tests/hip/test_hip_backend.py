@@ -84,11 +84,14 @@ def test_launch_with_a_null_function_is_hips_error_not_a_type_error(hip) -> None
     assert str(caught.value).startswith("hipModuleLaunchKernel failed: hipError")
 
 
-@pytest.mark.parametrize("call", ["hipMalloc", "hipHostMalloc", "hipEventCreateWithFlags", "hipStreamSynchronize"])
+@pytest.mark.parametrize("call", ["hipMalloc", "hipHostMalloc", "hipEventCreateWithFlags", "hipStreamSynchronize",
+                                  "hipMemsetAsync"])
 def test_each_call_that_needs_a_device_raises_naming_itself(hip, call: str) -> None:
     queue = HipQueue(hip)
+    host = np.zeros(64, dtype=np.uint8)
     actions = {"hipMalloc": lambda: DeviceMemory(hip, 64), "hipHostMalloc": lambda: queue.pinned(64),
-               "hipEventCreateWithFlags": queue.new_event, "hipStreamSynchronize": queue.synchronize}
+               "hipEventCreateWithFlags": queue.new_event, "hipStreamSynchronize": queue.synchronize,
+               "hipMemsetAsync": lambda: queue.zero(host.ctypes.data, host.nbytes)}
     with pytest.raises(HipError, match=f"^{call} failed: hipError") as caught:
         actions[call]()
     assert status_name(caught.value) in NO_DEVICE and isinstance(caught.value, LaunchError)

@@ -14,6 +14,7 @@ import pytest
 
 from rs2gpu import cli, pipeline
 from rs2gpu.emit.dialect import DIALECTS
+from rs2gpu.emit.kernels import entry_points
 
 ABI_SOURCE = Path(__file__).resolve().parent / "data" / "abi.rs"
 
@@ -38,7 +39,7 @@ def rs2gpu(*args: str) -> subprocess.CompletedProcess[str]:
 
 def launch_symbols() -> list[str]:
     entry = pipeline.translate(ABI_SOURCE).emitted.manifest["kernels"]["mixed"]
-    return [launch["symbol"] for launch in entry["launches"]]
+    return [symbol for launch in entry["launches"] for symbol in entry_points(launch)]
 
 
 def test_json_report_of_both_targets() -> None:

@@ -22,20 +22,22 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> BinaryCache:
 
 
 def check_code_object(binary: bytes, entry: dict, name: str, arch: str) -> None:
-    launches = {launch["symbol"]: launch for launch in entry["launches"]}
-    assert sorted(code_object_symbols(binary)) == sorted(launches)
+    plan = CallPlan(name, entry)
+    # every entry point, with the argument buffer its launches pack: a launch's variants share the loop's
+    layouts = {v.symbol: lp for lp in plan.launches for v in lp.variants}
+    layouts.update({lp.verify.symbol: lp.verify for lp in plan.launches if lp.verify})
+    assert sorted(code_object_symbols(binary)) == sorted(layouts)
     metadata = code_object_metadata(binary)
     assert metadata["amdhsa.target"].endswith(f"--{arch}")
-    plan = CallPlan(name, entry)
     for kernel in metadata["amdhsa.kernels"]:
         assert kernel[".wavefront_size"] == WAVE_SIZE[arch], kernel[".name"]
         assert kernel[".vgpr_count"] > 0 and kernel[".sgpr_count"] > 0
-        launch_plan = next(lp for lp in plan.launches if lp.symbol == kernel[".name"])
+        layout = layouts[kernel[".name"]]
         explicit = [arg for arg in kernel[".args"] if not arg[".value_kind"].startswith("hidden_")]
         # hipModuleLaunchKernel copies args[i]'s size bytes from pointers[i]: one pointer per argument,
         # each pointing at a value of exactly the argument's size.
-        assert [arg[".size"] for arg in explicit] == [field[3] for field in launch_plan.fields], kernel[".name"]
-        assert len(launch_plan.pointers) == len(explicit)
+        assert [arg[".size"] for arg in explicit] == [field[3] for field in layout.fields], kernel[".name"]
+        assert len(layout.pointers) == len(explicit)
 
 
 def test_kernel_compiles_with_hiprtc_for_gfx90a(kernel_source, cache: BinaryCache) -> None:

@@ -1,0 +1,247 @@
+"""Where each bounds check of a kernel goes: the host before the launch, a launch variant, the index-list
+verification, or the loop's own code on the device; and what the manifest says each entry point checks.
+
+Expected placements follow from Rust's semantics: an access every iteration makes panics in Rust whenever
+its range leaves the slice, a conditional one only when it runs there.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from rs2gpu import pipeline
+
+HEADER = "use rs2gpu::kernel;\n\n"
+
+
+@pytest.fixture
+def translate(tmp_path: Path):
+    def run(source: str) -> pipeline.Translation:
+        (tmp_path / "src").mkdir(exist_ok=True)
+        (tmp_path / "Cargo.toml").write_text('[package]\nname = "probe"\nversion = "0.1.0"\nedition = "2021"\n')
+        (tmp_path / "src" / "lib.rs").write_text(HEADER + source)
+        return pipeline.translate(tmp_path)
+    return run
+
+
+def column(source: str, fragment: str) -> str:
+    """`src/lib.rs:LINE:COL` of the unique `fragment` in `source` (as written after HEADER)."""
+    text = HEADER + source
+    assert text.count(fragment) == 1, fragment
+    before = text[:text.index(fragment)]
+    return f"src/lib.rs:{before.count(chr(10)) + 1}:{len(before) - before.rfind(chr(10))}"
+
+
+def launch(result: pipeline.Translation, kernel: str, index: int = 0) -> dict:
+    return result.emitted.manifest["kernels"][kernel]["launches"][index]
+
+
+def site_sources(result: pipeline.Translation, kernel: str, sites: list[int]) -> list[str]:
+    panics = {p["site"]: p for p in result.emitted.manifest["kernels"][kernel]["panics"]}
+    return sorted(f"{panics[s]['kind']} {panics[s]['source']}" for s in sites)
+
+
+def entry_body(text: str, symbol: str) -> str:
+    start = text.index(f" {symbol}(")
+    return text[start:text.index("\n}\n", start)]
+
+
+ROOTS = """\
+#[kernel]
+pub fn roots(x1: &mut [f64], x2: &mut [f64], s: &[f64]) {
+    for i in 0..x1.len() {
+        if s[i] >= 0.0 {
+            x2[i] = s[i].sqrt();
+            x1[i] = 1.0;
+        }
+    }
+}
+"""
+
+
+def test_a_conditional_access_gets_a_guarded_host_check_and_a_checked_variant(translate) -> None:
+    result = translate(ROOTS)
+    entry = launch(result, "roots")
+    assert [b["param"] for b in entry["guarded_bounds"]] == ["x2"]
+    assert entry["guarded_bounds"][0]["source"] == column(ROOTS, "x2[i] =")
+    fast, checked = entry["variants"]
+    assert fast == {"symbol": "rs2gpu_roots_0", "checks": [], "records_panics": False}
+    assert checked["symbol"] == "rs2gpu_roots_0_checked" and checked["records_panics"]
+    assert site_sources(result, "roots", checked["checks"]) == [f"bounds {column(ROOTS, 'x2[i] =')}"]
+    text = result.emitted.files["roots.cu"]
+    assert "rs2gpu_in_bounds" not in entry_body(text, "rs2gpu_roots_0")
+    assert "rs2gpu_in_bounds(" in entry_body(text, "rs2gpu_roots_0_checked")
+
+
+def test_a_conditional_access_inside_the_loop_range_needs_no_check_at_all(translate) -> None:
+    # x1[i] with i in 0..x1.len() is in bounds for every argument; s[i] is an unconditional read
+    result = translate(ROOTS)
+    entry = launch(result, "roots")
+    assert "x1" not in [b["param"] for b in entry["guarded_bounds"] + entry["bounds"]]
+    assert "x1[rs2gpu_index" not in result.emitted.files["roots.cu"]
+
+
+def test_a_conditional_access_after_an_unconditional_one_at_the_same_index_is_covered(translate) -> None:
+    source = """\
+#[kernel]
+pub fn clip(p: &mut [f64], a: &[f64], b: &[f64], floor: f64) {
+    for i in 0..a.len() {
+        p[i] = a[i] * b[i];
+        if p[i] < floor {
+            p[i] = floor;
+        }
+    }
+}
+"""
+    entry = launch(translate(source), "clip")
+    assert entry["guarded_bounds"] == [] and len(entry["variants"]) == 1
+    assert entry["variants"][0]["checks"] == []
+    assert sorted(b["param"] for b in entry["bounds"]) == ["b", "p"]
+
+
+def test_a_conditional_access_before_the_unconditional_one_is_not_covered(translate) -> None:
+    # Rust would panic at the conditional write first, so its own check must stay
+    source = """\
+#[kernel]
+pub fn first_then(p: &mut [f64], a: &[f64]) {
+    for i in 0..a.len() {
+        if a[i] < 0.0 {
+            p[i] = 0.0;
+        }
+        p[i] = a[i];
+    }
+}
+"""
+    entry = launch(translate(source), "first_then")
+    assert [b["param"] for b in entry["guarded_bounds"]] == ["p"]
+    assert [b["param"] for b in entry["bounds"]] == ["p"]
+
+
+def test_the_right_side_of_a_short_circuit_is_conditional(translate) -> None:
+    source = """\
+#[kernel]
+pub fn next_positive(out: &mut [f64], a: &[f64]) {
+    for i in 0..out.len() {
+        out[i] = if i + 1 < a.len() && a[i + 1] > 0.0 { 1.0 } else { 0.0 };
+    }
+}
+"""
+    entry = launch(translate(source), "next_positive")
+    assert [b["source"] for b in entry["guarded_bounds"]] == [column(source, "a[i + 1]")]
+    assert entry["bounds"] == []
+
+
+def test_accesses_after_a_continue_of_the_parallel_loop_are_conditional(translate) -> None:
+    source = """\
+#[kernel]
+pub fn skip(out: &mut [f64], a: &[f64], b: &[f64], c: &[f64]) {
+    for i in 0..out.len() {
+        let mut t = 0.0;
+        for k in 0..4 {
+            if a[i] < 0.0 {
+                continue;
+            }
+            t += 1.0;
+        }
+        let early = b[i];
+        if a[i] > 1.0 {
+            continue;
+        }
+        out[i] = early + c[i] + t;
+    }
+}
+"""
+    entry = launch(translate(source), "skip")
+    # the inner loop's `continue` skips only its own iterations: b[i] still runs in every iteration
+    assert sorted({b["param"] for b in entry["bounds"]}) == ["a", "b"]
+    assert sorted(b["param"] for b in entry["guarded_bounds"]) == ["c"]
+
+
+def test_a_host_check_counts_the_loops_around_the_access(translate) -> None:
+    source = """\
+#[kernel]
+pub fn repeat(out: &mut [f64], a: &[f64], m: usize) {
+    for i in 0..out.len() {
+        let mut s = 0.0;
+        for k in 0..m {
+            s += a[i];
+        }
+        out[i] = s;
+    }
+}
+"""
+    (check,) = launch(translate(source), "repeat")["bounds"]
+    # a[i] happens only when both loops run: a `0..m` loop of no iteration makes it unreachable
+    assert check["param"] == "a" and check["extents"] == [[[1, [{"len": "out"}]]], [[1, [{"param": "m"}]]]]
+
+
+ZONES = """\
+#[kernel]
+pub fn gather_scatter(out: &mut [f64], x: &[f64], y: &[f64], zones: &[usize], other: &[usize], jp: usize) {
+    for ii in 0..zones.len() {
+        let i = zones[ii];
+        let v = x[i] + x[i + jp] + y[other[ii]];
+        out[i] = if v > 0.0 { v + x[i + 1] } else { v };
+    }
+}
+"""
+
+
+def test_accesses_through_a_verified_list_are_checked_by_its_verification(translate) -> None:
+    result = translate(ZONES)
+    entry = launch(result, "gather_scatter")
+    (lists,) = entry["index_lists"]
+    assert lists["bounds"] == column(ZONES, "out[i] =")
+    assert [g["source"] for g in lists["gathers"]] == [column(ZONES, "x[i] +"), column(ZONES, "x[i + jp]")]
+    assert entry["verify"]["symbol"] == "rs2gpu_gather_scatter_0_verify" and entry["verify"]["records_panics"]
+    assert site_sources(result, "gather_scatter", entry["verify"]["checks"]) == sorted([
+        f"bounds {column(ZONES, 'out[i] =')}", f"bounds {column(ZONES, 'x[i] +')}",
+        f"bounds {column(ZONES, 'x[i + jp]')}", f"index list {column(ZONES, 'out[i] =')}"])
+    # the loop itself checks only what the verification cannot: a conditional read and another list's gather
+    (variant,) = entry["variants"]
+    assert site_sources(result, "gather_scatter", variant["checks"]) == sorted([
+        f"bounds {column(ZONES, 'x[i + 1]')}", f"bounds {column(ZONES, 'y[other[ii]]')}"])
+
+
+def test_the_loop_after_a_verification_returns_at_entry_when_it_failed(translate) -> None:
+    text = translate(ZONES).emitted.files["gather_scatter.cu"]
+    body = entry_body(text, "rs2gpu_gather_scatter_0")
+    assert body.index("if (rs2gpu_panic.site != 0u) return;") < body.index("for (")
+    assert "rs2gpu_panic.site" not in entry_body(text, "rs2gpu_gather_scatter_0_verify")
+
+
+def test_a_conditional_list_write_keeps_its_own_bounds_check(translate) -> None:
+    source = """\
+#[kernel]
+pub fn scatter_where(out: &mut [f64], zones: &[usize], keep: &[u8]) {
+    for ii in 0..zones.len() {
+        if keep[ii] != 0 {
+            out[zones[ii]] = 1.0;
+        }
+    }
+}
+"""
+    result = translate(source)
+    entry = launch(result, "scatter_where")
+    assert entry["index_lists"][0]["bounds"] is None
+    assert site_sources(result, "scatter_where", entry["variants"][0]["checks"]) == \
+        [f"bounds {column(source, 'out[zones[ii]]')}"]
+    verify = entry_body(result.emitted.files["scatter_where.cu"], "rs2gpu_scatter_where_0_verify")
+    assert re.search(r"rs2gpu_mark_index\([^;]*, 0u, \d+u, ", verify)  # no bounds site: out of bounds is skipped
+
+
+def test_division_by_a_literal_needs_no_check(translate) -> None:
+    source = """\
+#[kernel]
+pub fn halves(out: &mut [i32], a: &[i32], d: &[i32]) {
+    for i in 0..out.len() {
+        out[i] = a[i] / 2 + a[i] % 7 + a[i] / d[i] + a[i] / -1;
+    }
+}
+"""
+    result = translate(source)
+    panics = result.emitted.manifest["kernels"]["halves"]["panics"]
+    assert sorted((p["kind"], p["source"]) for p in panics) == sorted(
+        [("div", column(source, "a[i] / d[i]")), ("div", column(source, "a[i] / -1"))])

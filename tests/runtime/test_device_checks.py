@@ -1,0 +1,296 @@
+"""The device side of the checks, run on the CPU: conditional accesses, launch variants, index-list
+verification and the panic record, with the generated kernels compiled by g++ (`emulated_device`).
+
+Expected results and panics come from rustc (the cpu backend runs the same Rust); a RaceError has no Rust
+counterpart (Rust runs the iterations one after another), so its text is the runtime's documented one.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rs2gpu
+from rs2gpu import pipeline
+from rs2gpu.runtime.base import DeviceKernel
+
+from emulated_device import EmulatedBackend, EmulatedDeviceArray, compiler
+
+REPO = Path(__file__).resolve().parents[2]
+
+CHECKS = Path(__file__).resolve().parent / "data" / "checks.rs"
+
+
+@pytest.fixture(scope="module")
+def rust(tmp_path_factory: pytest.TempPathFactory):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RS2GPU_CACHE_DIR", str(tmp_path_factory.mktemp("cpu-cache")))
+        return rs2gpu.load(CHECKS, backend="cpu")
+
+
+class Device:
+    """The crate's kernels on one emulated device."""
+
+    def __init__(self, source: Path, workdir: Path) -> None:
+        if compiler() is None:
+            pytest.fail("the emulated device needs g++")
+        self.backend = EmulatedBackend(workdir)
+        self.translation = pipeline.translate(source)
+        self._kernels: dict[str, DeviceKernel] = {}
+
+    def __getattr__(self, name: str) -> DeviceKernel:
+        if name.startswith("_") or name in ("backend", "translation"):
+            raise AttributeError(name)
+        if name not in self._kernels:
+            entry = self.translation.emitted.manifest["kernels"][name]
+            file = entry["files"]["hip"]
+            self._kernels[name] = DeviceKernel(self.backend, name, entry, self.translation.emitted.files[file], file)
+        return self._kernels[name]
+
+
+@pytest.fixture(scope="module")
+def device(tmp_path_factory: pytest.TempPathFactory) -> Device:
+    return Device(CHECKS, tmp_path_factory.mktemp("emulated"))
+
+
+def rust_panic(call) -> rs2gpu.KernelPanic:
+    with pytest.raises(rs2gpu.KernelPanic) as caught:
+        call()
+    return caught.value
+
+
+def same_panic(a: rs2gpu.KernelPanic, b: rs2gpu.KernelPanic) -> bool:
+    return (a.message, a.location, a.kernel) == (b.message, b.location, b.kernel)
+
+
+# ---------------------------------------------------------------- conditional accesses
+
+
+def roots_input(n: int, short: int, taken_past_end: list[int]) -> np.ndarray:
+    """s < 0 (x2 not written) at every i >= short except `taken_past_end`."""
+    s = np.random.default_rng(n).uniform(-1.0, 1.0, n)
+    s[short:] = -1.0
+    s[taken_past_end] = 4.0
+    return s
+
+
+def test_a_conditional_write_past_the_end_that_never_runs_does_not_panic(device, rust) -> None:
+    n, short = 600, 500
+    s = roots_input(n, short, [])
+    want = [np.zeros(n), np.zeros(short)]
+    rust.roots(*want, s)
+    got = [np.zeros(n), np.zeros(short)]
+    device.roots(*got, s)
+    assert device.roots.last_variants == ["rs2gpu_roots_0_checked"]
+    assert all(g.tobytes() == w.tobytes() for g, w in zip(got, want))
+
+
+def test_a_conditional_write_past_the_end_that_runs_panics_as_rust_does(device, rust) -> None:
+    n, short = 600, 500
+    s = roots_input(n, short, [550])
+    expected = rust_panic(lambda: rust.roots(np.zeros(n), np.zeros(short), s))
+    x1, x2 = np.full(n, 7.0), np.full(short, 7.0)
+    raised = rust_panic(lambda: device.roots(x1, x2, s))
+    assert same_panic(raised, expected)
+    assert raised.message == f"index out of bounds: the len is {short} but the index is 550"
+    assert np.all(x1 == 7.0) and np.all(x2 == 7.0)  # nothing was copied back
+
+
+def test_conditional_accesses_in_bounds_run_the_variant_without_checks_and_the_call_does_not_wait(device) -> None:
+    n = 700
+    s = roots_input(n, n, [])
+    x1, x2 = EmulatedDeviceArray(np.zeros(n)), EmulatedDeviceArray(np.zeros(n))
+    waits = device.backend.synchronizations
+    device.roots(x1, x2, EmulatedDeviceArray(s))
+    assert device.roots.last_variants == ["rs2gpu_roots_0"]
+    assert device.backend.synchronizations == waits
+    assert x1.array.tobytes() == s.tobytes()
+    assert np.array_equal(x2.array[s >= 0], np.sqrt(s[s >= 0])) and np.all(x2.array[s < 0] == 0.0)
+
+
+def test_the_checked_variant_waits_for_the_device_to_read_its_panics(device) -> None:
+    n = 300
+    x1, x2 = EmulatedDeviceArray(np.zeros(n)), EmulatedDeviceArray(np.zeros(n - 1))
+    waits = device.backend.synchronizations
+    device.roots(x1, x2, EmulatedDeviceArray(roots_input(n, n - 1, [])))
+    assert device.roots.last_variants == ["rs2gpu_roots_0_checked"]
+    assert device.backend.synchronizations == waits + 1
+
+
+def test_the_right_side_of_a_short_circuit_runs_only_where_rust_runs_it(device, rust) -> None:
+    a = np.random.default_rng(3).uniform(-1.0, 1.0, 500)
+    want, got = np.zeros(500), np.zeros(500)
+    rust.next_positive(want, a)
+    device.next_positive(got, a)
+    assert got.tobytes() == want.tobytes()
+
+
+def test_an_access_in_a_loop_that_runs_no_iteration_never_panics(device, rust) -> None:
+    want, got = np.full(50, 1.0), np.full(50, 1.0)
+    rust.repeat_sum(want, np.zeros(10), 0)
+    device.repeat_sum(got, np.zeros(10), 0)
+    assert got.tobytes() == want.tobytes()
+    expected = rust_panic(lambda: rust.repeat_sum(np.zeros(50), np.zeros(10), 1))
+    assert same_panic(rust_panic(lambda: device.repeat_sum(np.zeros(50), np.zeros(10), 1)), expected)
+
+
+# ---------------------------------------------------------------- index lists
+
+
+def zones_input(n: int, shift: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A permutation of 0..n as the zone list, `out` of n elements and `x` long enough for `i + shift`."""
+    rng = np.random.default_rng(n)
+    return np.zeros(n), rng.uniform(-1.0, 1.0, n + shift), rng.permutation(n).astype(np.uint64)
+
+
+def test_a_distinct_index_list_is_verified_on_the_device_and_the_loop_runs(device, rust) -> None:
+    out, x, zones = zones_input(1000, 5)
+    want = out.copy()
+    rust.scatter(want, x, zones, 5)
+    device.backend.launches.clear()
+    device.scatter(out, x, zones, 5)
+    assert device.backend.launches == ["rs2gpu_scatter_0_verify", "rs2gpu_scatter_0"]
+    assert out.tobytes() == want.tobytes()
+
+
+def test_a_repeated_value_is_a_race_error_naming_both_positions(device) -> None:
+    out, x, zones = zones_input(1000, 5)
+    zones[17] = zones[3]
+    with pytest.raises(rs2gpu.RaceError) as caught:
+        device.scatter(out, x, zones, 5)
+    source = device.translation.emitted.manifest["kernels"]["scatter"]["launches"][0]["index_lists"][0]["source"]
+    assert str(caught.value) == (f"kernel `scatter`: index list `zones` holds the same value at positions 3 and 17, "
+                                 f"so two iterations of the loop at {source} would write `out[{zones[3]}]`; "
+                                 f"nothing was launched")
+    assert np.all(out == 0.0)
+
+
+def test_after_a_failed_verification_the_loop_writes_nothing_to_device_arrays(device) -> None:
+    out, x, zones = zones_input(1000, 5)
+    zones[999] = zones[0]
+    target = EmulatedDeviceArray(np.full(1000, 3.0))
+    with pytest.raises(rs2gpu.RaceError):
+        device.scatter(target, EmulatedDeviceArray(x), EmulatedDeviceArray(zones), 5)
+    assert np.all(target.array == 3.0)
+
+
+def test_a_list_value_past_the_written_slice_panics_as_rust_does(device, rust) -> None:
+    out, x, zones = zones_input(1000, 5)
+    x = np.random.default_rng(1).uniform(-1.0, 1.0, 2000)
+    zones[40] = 1200  # x[1200] and x[1205] exist, out[1200] does not
+    expected = rust_panic(lambda: rust.scatter(out.copy(), x, zones, 5))
+    assert same_panic(rust_panic(lambda: device.scatter(out, x, zones, 5)), expected)
+    assert np.all(out == 0.0)
+
+
+def test_a_gather_through_the_list_past_its_slice_panics_as_rust_does(device, rust) -> None:
+    out, x = np.zeros(1000), np.random.default_rng(2).uniform(-1.0, 1.0, 1003)
+    zones = np.random.default_rng(2).permutation(999).astype(np.uint64)  # only zone 998 reads x[998 + 5]
+    expected = rust_panic(lambda: rust.scatter(out.copy(), x, zones, 5))
+    assert expected.message == "index out of bounds: the len is 1003 but the index is 1003"
+    assert same_panic(rust_panic(lambda: device.scatter(out, x, zones, 5)), expected)
+    assert np.all(out == 0.0)
+
+
+def test_gathers_at_offsets_that_wrap_below_zero_are_checked_as_rust_wraps_them(device, rust) -> None:
+    minus_one = (1 << 64) - 1  # x[i + shift] is x[i - 1]
+    out, x = np.zeros(1000), np.random.default_rng(4).uniform(-1.0, 1.0, 1000)
+    zones = np.random.default_rng(4).permutation(999).astype(np.uint64) + 1
+    want = out.copy()
+    rust.scatter(want, x, zones, minus_one)
+    device.scatter(out, x, zones, minus_one)
+    assert out.tobytes() == want.tobytes()
+    zones[500] = 0  # x[0 - 1] wraps to the largest index
+    expected = rust_panic(lambda: rust.scatter(np.zeros(1000), x, zones, minus_one))
+    assert expected.message.endswith(f"the index is {minus_one}")
+    assert same_panic(rust_panic(lambda: device.scatter(np.zeros(1000), x, zones, minus_one)), expected)
+
+
+def test_a_huge_list_value_fails_at_the_first_access_rust_makes(device, rust) -> None:
+    out, x, zones = zones_input(1000, 5)
+    zones[300] = 1 << 63
+    expected = rust_panic(lambda: rust.scatter(out.copy(), x, zones, 5))
+    assert expected.message.endswith(f"the index is {1 << 63}")
+    assert same_panic(rust_panic(lambda: device.scatter(out, x, zones, 5)), expected)
+
+
+def test_every_call_verifies_the_list_again_with_the_same_marks_and_a_new_stamp(device) -> None:
+    out, x, zones = zones_input(800, 5)
+    device.scatter(out, x, zones, 5)
+    marks = device.scatter._marks["out"]
+    buffer, stamp = marks.buffer, marks.stamp
+    zones[5] = zones[6]  # changed in place, same array: no cached verdict may let it through
+    with pytest.raises(rs2gpu.RaceError):
+        device.scatter(out, x, zones, 5)
+    assert marks.buffer is buffer and marks.stamp == stamp + 1
+
+
+def test_marks_are_zeroed_when_the_stamp_wraps(device) -> None:
+    out, x, zones = zones_input(800, 5)
+    device.scatter(out, x, zones, 5)
+    marks = device.scatter._marks["out"]
+    marks.stamp = 0xFFFFFFFF  # the next stamp would be 1 again, which earlier marks may hold
+    device.scatter(out, x, zones, 5)
+    assert marks.stamp == 1
+    device.scatter(out, x, zones, 5)
+    assert marks.stamp == 2
+
+
+def test_the_marks_grow_with_the_written_slice(device) -> None:
+    small = zones_input(100, 5)
+    device.scatter(*small, 5)
+    large = zones_input(5000, 5)
+    device.scatter(*large, 5)
+    assert device.scatter._marks["out"].capacity >= 5000
+
+
+def test_an_empty_list_launches_nothing(device) -> None:
+    device.backend.launches.clear()
+    device.scatter(np.zeros(10), np.zeros(10), np.zeros(0, dtype=np.uint64), 5)
+    assert device.backend.launches == []
+
+
+def test_a_conditional_list_write_ignores_values_it_never_writes_at(device, rust) -> None:
+    n = 600
+    zones = np.arange(n, dtype=np.uint64)
+    keep = np.ones(n, dtype=np.uint8)
+    zones[[10, 20, 30]] = 10**6  # out of bounds, twice the same value, but never written at
+    keep[[10, 20, 30]] = 0
+    want, got = np.zeros(n), np.zeros(n)
+    rust.scatter_where(want, zones, keep)
+    device.scatter_where(got, zones, keep)
+    assert got.tobytes() == want.tobytes()
+
+
+def test_a_conditional_list_write_past_the_end_that_runs_panics_as_rust_does(device, rust) -> None:
+    n = 600
+    zones = np.arange(n, dtype=np.uint64)
+    keep = np.zeros(n, dtype=np.uint8)
+    zones[77], keep[77] = n + 3, 1
+    expected = rust_panic(lambda: rust.scatter_where(np.zeros(n), zones, keep))
+    assert same_panic(rust_panic(lambda: device.scatter_where(np.zeros(n), zones, keep)), expected)
+
+
+# ---------------------------------------------------------------- the benchmark's kernels
+
+
+@pytest.fixture(scope="module")
+def rajaperf(tmp_path_factory: pytest.TempPathFactory) -> Device:
+    return Device(REPO / "examples" / "rajaperf", tmp_path_factory.mktemp("emulated-rajaperf"))
+
+
+def test_if_quad_on_device_arrays_returns_without_waiting(rajaperf) -> None:
+    n = 2000
+    rng = np.random.default_rng(5)
+    a, b, c = (EmulatedDeviceArray(rng.uniform(0.5, 1.5, n)) for _ in range(3))
+    x1, x2 = EmulatedDeviceArray(np.zeros(n)), EmulatedDeviceArray(np.zeros(n))
+    waits = rajaperf.backend.synchronizations
+    rajaperf.if_quad(a, b, c, x1, x2)
+    assert rajaperf.if_quad.last_variants == ["rs2gpu_if_quad_0"]
+    assert rajaperf.backend.synchronizations == waits
+
+
+def test_pressure_has_no_device_checks_at_all(rajaperf) -> None:
+    entry = rajaperf.translation.emitted.manifest["kernels"]["pressure"]
+    assert [v["records_panics"] for launch in entry["launches"] for v in launch["variants"]] == [False, False]
