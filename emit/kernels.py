@@ -1,9 +1,10 @@
 """From a `KernelPlan` to the template context of one generated file, and to its manifest entry.
 
 The argument layout decided here is the ABI both sides must agree on: each `&[T]`/`&mut [T]` is a
-pointer followed by a 64-bit length, `&[T; N]` and `&S` are pointers, scalars and structs go by value
-at their exact width, and each launch appends the loop's first index, its iteration count, and one
-result pointer per reduction.
+pointer followed by a 64-bit length, `&[T; N]` and `&S` are pointers (except the small read-only
+arrays the transfer plan passes by value: their N elements), scalars and structs go by value at their
+exact width, and each launch appends the loop's first index, its iteration count, and one result
+pointer per reduction.
 """
 from __future__ import annotations
 
@@ -27,11 +28,17 @@ def symbol(kernel: str, index: int) -> str:
     return f"rs2gpu_{kernel}_{index}"
 
 
-def param_abi(p: ir.Binding, restrict: bool, names: LocalNames) -> list[dict]:
-    """The C++ parameters, and their sizes, that one Rust parameter becomes."""
+def param_abi(p: ir.Binding, restrict: bool, names: LocalNames, by_value: bool = False) -> list[dict]:
+    """The C++ parameters, and their sizes, that one Rust parameter becomes; `by_value` for a `&[T; N]`
+    the transfer plan passes in the launch arguments."""
     name = names.name(p)
     qualifier = " __restrict__" if restrict else ""
     ty = p.ty
+    if by_value:
+        # read in place from the argument space (no per-thread copy, even at a computed index)
+        array = ty.target
+        return [{"name": name, "cxx": f"const RS2GPU_GRID_CONSTANT {cxx_type(array)} {name}", "role": "value",
+                 "size": size_of(array), "align": align_of(array)}]
     if isinstance(ty, RefType):
         target = ty.target
         elem = target.elem if isinstance(target, (SliceType, ArrayType)) else target
@@ -45,6 +52,11 @@ def param_abi(p: ir.Binding, restrict: bool, names: LocalNames) -> list[dict]:
     const = "" if p.mutable else "const "  # `mut x: f64` may be assigned in the body
     return [{"name": name, "cxx": f"{const}{cxx_type(ty)} {name}", "role": "value", "size": size_of(ty),
              "align": align_of(ty)}]
+
+
+def arrays_by_value(plan: KernelPlan) -> frozenset[ir.Binding]:
+    """The `&[T; N]` parameters the transfer plan passes by value."""
+    return frozenset(pp.binding for pp in plan.params if pp.transfer == "value" and isinstance(pp.binding.ty, RefType))
 
 
 def global_names(crate: ir.Crate) -> frozenset[str]:
@@ -125,8 +137,9 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
                    reserved=frozenset()) -> dict:
     names = parameter_names(plan.function, reserved)
     params = []
+    by_value = arrays_by_value(plan)
     for p in plan.function.params:
-        params += [a["cxx"] for a in param_abi(p, restrict=True, names=names)]
+        params += [a["cxx"] for a in param_abi(p, restrict=True, names=names, by_value=p in by_value)]
     axes = launch_axes(loop)
     for dim, axis in zip(loop.dims, axes):
         params += [f"const {cxx_type(dim.index.ty)} rs2gpu_start_{axis}", f"const usize rs2gpu_count_{axis}"]
@@ -182,10 +195,12 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
     fn = plan.function
     params = []
     names = parameter_names(fn, reserved)
+    by_value = arrays_by_value(plan)
     for pp in plan.params:
         p = pp.binding
+        abi = param_abi(p, True, names, by_value=p in by_value)
         entry = {"name": p.name, "type": str(p.ty), "transfer": pp.transfer, "reason": pp.reason,
-                 "abi": [{k: a[k] for k in ("name", "role", "size", "align")} for a in param_abi(p, True, names)]}
+                 "abi": [{k: a[k] for k in ("name", "role", "size", "align")} for a in abi]}
         entry.update(_param_kind(p.ty))
         params.append(entry)
     reduction_bindings = {b for loop in plan.loops for r in loop.reductions for b in (r.binding, r.location) if b}

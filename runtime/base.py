@@ -235,10 +235,14 @@ class DeviceKernel:
 
     def _stage_arrays(self, bound: BoundArgs, transfers: list[Transfer]):
         """Device addresses for every array: device arrays as they are, host arrays through a device
-        buffer that is uploaded unless the plan says the kernel overwrites it entirely."""
+        buffer that is uploaded unless the plan says the kernel overwrites it entirely; the bytes of
+        the arrays passed by value, which need no device memory."""
         device_ptrs: dict[str, int] = {}
         staged = {}
         for name, arg in bound.arrays.items():
+            if self.plan.by_name[name].transfer == "value":
+                bound.structs[name] = self._array_bytes(arg, transfers)
+                continue
             if arg.device is not None:
                 if arg.device != self._ordinal:
                     raise ValueError(f"argument `{name}` is on device {arg.device}, but the kernel runs on "
@@ -253,6 +257,19 @@ class DeviceKernel:
             device_ptrs[name] = buffer.ptr
             staged[name] = (arg, buffer)
         return device_ptrs, staged
+
+    def _array_bytes(self, arg, transfers: list[Transfer]) -> bytes:
+        """The contents of an array passed by value, for the launch arguments: a device array is read
+        back first (a synchronous copy, logged as a transfer)."""
+        if arg.host is not None:
+            return arg.host.tobytes()
+        import numpy as np
+
+        host = np.empty(arg.nbytes, dtype=np.uint8)
+        started = time.perf_counter()
+        self.backend.download(host, arg.ptr)
+        transfers.append(Transfer(arg.name, "d2h", arg.nbytes, time.perf_counter() - started))
+        return host.tobytes()
 
     def _launch(self, lp: LaunchPlan, function, bound: BoundArgs, device_ptrs: dict[str, int]) -> dict:
         starts, counts = lp.iteration_space(bound.env)

@@ -103,7 +103,7 @@ class BoundArgs:
     def __init__(self) -> None:
         self.arrays: dict[str, ArrayArg] = {}
         self.scalars: dict[str, object] = {}
-        self.structs: dict[str, bytes] = {}
+        self.structs: dict[str, bytes] = {}   # structs, and the arrays passed by value once staged
         self.env = Environment()
 
 
@@ -237,6 +237,8 @@ class LaunchPlan:
                     fields.append(("length", p["name"], "Q", 8, 8))
                 elif p["kind"] == "scalar":
                     fields.append(("scalar", p["name"], PRIM_PACK[p["layout"]["type"]], part["size"], part["align"]))
+                elif p["kind"] == "array":  # a small read-only array passed by value: its elements' bytes
+                    fields.append(("array", p["name"], f"{part['size']}s", part["size"], part["align"]))
                 else:
                     fields.append(("struct", p["name"], f"{part['size']}s", part["size"], part["align"]))
         for dim in launch["dims"]:
@@ -319,7 +321,7 @@ class LaunchPlan:
         """`values(bound, device_ptrs, start, count, slots)`: the launch arguments in buffer order, as one
         generated expression (a per-field loop of `if`s costs more than the launch itself)."""
         getters = {"pointer": "device_ptrs[{!r}]", "length": "bound.arrays[{!r}].count",
-                   "scalar": "bound.scalars[{!r}]", "struct": "bound.structs[{!r}]", "start": "starts[{!r}]",
+                   "scalar": "bound.scalars[{!r}]", "struct": "bound.structs[{!r}]", "array": "bound.structs[{!r}]", "start": "starts[{!r}]",
                    "count": "counts[{!r}]", "reduction": "slots[{!r}]"}
         items = ", ".join(getters[kind].format(name) for kind, name, *_ in fields)
         source = f"lambda bound, device_ptrs, starts, counts, slots: ({items},)"

@@ -726,6 +726,20 @@ pub fn structs(out: &mut [Mixed], particles: &[Particle], by_value: Params, by_r
     }
 }
 
+/// Small arrays every thread reads at the same indices: they travel in the launch arguments (the f64 taps
+/// at offsets unrolled from the tap loop; the i32 triple, 12 bytes, is followed by padding).
+#[kernel]
+pub fn taps(out: &mut [f64], x: &[f64], w: &[f64; 4], bias: &[i32; 3]) {
+    for i in 0..out.len() {
+        let mut s = bias[1] as f64;
+        for t in 0..w.len() {
+            s += w[t] * x[i + t];
+        }
+        let last = bias.len() - 1;
+        out[i] = s + bias[last] as f64;
+    }
+}
+
 /// Local arrays, filled by repetition and from a list, read, written and passed by value.
 #[kernel]
 pub fn arrays(out: &mut [f64], a: &[f64]) {

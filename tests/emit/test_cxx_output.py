@@ -61,7 +61,18 @@ def presumed_lines(cxx: str) -> list[tuple[str, int] | None]:
 
 def entry_points(cxx: str) -> dict[str, list[str]]:
     """Each `extern "C" __global__` entry point of a file, with its C++ parameters."""
-    return {m.group(1): m.group(2).split(", ") for m in ENTRY.finditer(cxx)}
+    return {m.group(1): _split_parameters(m.group(2)) for m in ENTRY.finditer(cxx)}
+
+
+def _split_parameters(text: str) -> list[str]:
+    """A parameter list split at its top-level commas (not those of `rs2gpu_array<f64, 16>`)."""
+    params, depth, start = [], 0, 0
+    for k, ch in enumerate(text):
+        depth += {"<": 1, ">": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            params.append(text[start:k].strip())
+            start = k + 1
+    return params + [text[start:].strip()]
 
 
 @pytest.fixture(scope="module")
@@ -292,9 +303,17 @@ def test_shared_references_are_const_pointers_and_mutable_ones_are_not(corpus) -
             for params in entry_points(result.emitted.files[entry["files"]["cuda"]]).values():
                 by_name = {p.split()[-1]: p for p in params}
                 for p in entry["params"]:
-                    if p["kind"] in ("slice", "array", "struct_ref"):
+                    if p["kind"] in ("slice", "array", "struct_ref") and p["transfer"] != "value":
                         pointer = by_name[p["abi"][0]["name"]]
                         assert pointer.startswith("const ") != p["mutable"], (kernel, pointer)
+
+
+def test_arrays_passed_by_value_are_const_arrays_read_in_place(corpus) -> None:
+    """FIR's taps are in the launch arguments: a const array, marked to be read where the launch put it."""
+    params = entry_points(corpus["rajaperf/fir.cu"])["rs2gpu_fir_0"]
+    assert "const RS2GPU_GRID_CONSTANT rs2gpu_array<f64, 16> coeff" in params
+    assert "#define RS2GPU_GRID_CONSTANT __grid_constant__" in corpus["rajaperf/fir.cu"]
+    assert "#define RS2GPU_GRID_CONSTANT\n" in corpus["rajaperf/fir.hip.cpp"]
 
 
 # ---------------------------------------------------------------- names

@@ -232,16 +232,18 @@ def test_a_call_reaches_hip_module_launch_kernel_with_the_packed_arguments(abi_t
     coeffs = {"flag": 7, "scale": 2.5, "shift": -3}
     with pytest.raises(LaunchError, match=r"launching kernel `mixed` \(loop at abi.rs:\d+:\d+\) failed: "
                                           r"hipModuleLaunchKernel failed: hipError"):
-        kernel(out, a, idx, -5, -300, 70000, 2**40 + 1, 1.5, coeffs, True)
+        kernel(out, a, idx, -5, -300, 70000, 2**40 + 1, 1.5, coeffs, True, np.array([-2, 9, 300], dtype=np.int16))
 
-    # `out` is write-only (never uploaded) and `a`, `idx` were uploaded to their stand-in device buffers.
+    # `out` is write-only (never uploaded) and `a`, `idx` were uploaded to their stand-in device buffers;
+    # `taps` needs no device memory: its elements are among the arguments.
     out_buf, a_buf, idx_buf = backend.memory
     assert a_buf.array.tobytes() == a.tobytes() and idx_buf.array.tobytes() == idx.tobytes()
     expected = [struct.pack("<Q", out_buf.ptr), struct.pack("<Q", n), struct.pack("<Q", a_buf.ptr),
                 struct.pack("<Q", n), struct.pack("<Q", idx_buf.ptr), struct.pack("<Q", n),
                 struct.pack("<b", -5), struct.pack("<h", -300), struct.pack("<I", 70000),
                 struct.pack("<Q", 2**40 + 1), struct.pack("<f", 1.5),
-                struct.pack("<B7xdi4x", 7, 2.5, -3), b"\x01", struct.pack("<Q", 0), struct.pack("<Q", n)]
+                struct.pack("<B7xdi4x", 7, 2.5, -3), b"\x01", struct.pack("<3h", -2, 9, 300), struct.pack("<Q", 0),
+                struct.pack("<Q", n)]
     assert seen["args"] == expected
     assert seen["geometry"] == (-(-n // 256), 1, 1, 256, 1, 1)
 
