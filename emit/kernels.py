@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 
+from rs2gpu.emit.covering import COVERING_LIMIT, covering_context, has_covering_form, index_declaration
 from rs2gpu.emit.cxx_stmt import BodyEmitter
 from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_struct_name
 from rs2gpu.emit.hostexpr import host_expr
 from rs2gpu.emit.names import LocalNames, cxx_name
+from rs2gpu.emit.tiling import tiled_block
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.plan import KernelPlan, ParallelLoop, Reduction, is_host_evaluable
 from rs2gpu.ir.types import (ArrayType, PrimType, RefType, SliceType, StructType, TupleType, Type, align_of,
@@ -21,11 +23,15 @@ from rs2gpu.ir.types import (ArrayType, PrimType, RefType, SliceType, StructType
 from rs2gpu.ir.walk import walk
 
 OP_NAMES = {"+": "add", "*": "mul", "min": "min", "max": "max", "&": "and", "|": "or", "^": "xor"}
-USIZE = PrimType("usize")
 
 
 def symbol(kernel: str, index: int) -> str:
     return f"rs2gpu_{kernel}_{index}"
+
+
+def covering_symbol(kernel: str, index: int) -> str:
+    """The entry point of launch `index` for a grid that covers its loop nest (see `emit.covering`)."""
+    return symbol(kernel, index) + "_covering"
 
 
 def param_abi(p: ir.Binding, restrict: bool, names: LocalNames, by_value: bool = False) -> list[dict]:
@@ -52,6 +58,11 @@ def param_abi(p: ir.Binding, restrict: bool, names: LocalNames, by_value: bool =
     const = "" if p.mutable else "const "  # `mut x: f64` may be assigned in the body
     return [{"name": name, "cxx": f"{const}{cxx_type(ty)} {name}", "role": "value", "size": size_of(ty),
              "align": align_of(ty)}]
+
+
+def uniform_values(plan: KernelPlan) -> frozenset[ir.Binding]:
+    """The values every thread of a launch shares: the parameters and the preamble's `let`s."""
+    return frozenset(plan.function.params) | {let.binding for let in plan.preamble}
 
 
 def arrays_by_value(plan: KernelPlan) -> frozenset[ir.Binding]:
@@ -158,27 +169,35 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
             finish = (f"rs2gpu_reduce_block_location<{BLOCK}, {str(r.op == 'minloc').lower()}, "
                       f"{str(r.first).lower()}>(rs2gpu_result_{name}, rs2gpu_result_{loc}, {name}, {loc});")
         reductions.append({"declarations": declarations, "finish": finish})
-    preamble = BodyEmitter(names, indent=1, sites=sites)
-    used = {n.binding for n in walk(loop.body) if isinstance(n, ir.Var)}
-    for let in _needed_preamble(plan.preamble, used):
-        preamble.statement(let)
+    preamble = _preamble_lines(plan, loop, names, sites)
     loop_open, loop_close = [], []
     for depth, (dim, axis) in enumerate(zip(loop.dims, axes)):
         pad = "    " * (depth + 1)
         t = f"rs2gpu_t{axis}"
-        index_type = cxx_type(dim.index.ty)
-        wide = dim.index.ty in (USIZE, PrimType("u64"))
-        value = f"rs2gpu_start_{axis} + {t}" if wide else f"({index_type})((u64)rs2gpu_start_{axis} + {t})"
         loop_open += [f"{pad}for (usize {t} = (usize)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
                       f"{t} < rs2gpu_count_{axis}; {t} += (usize)gridDim.{axis} * blockDim.{axis}) {{",
-                      f"{pad}    const {index_type} {names.name(dim.index)} = {value};"]
+                      f"{pad}    {index_declaration(dim, axis, names)}"]
         loop_close.insert(0, f"{pad}}}")
     body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=loop.hoisted)
     body.block(loop.body)
+    covering = None
+    if has_covering_form(loop):
+        names = parameter_names(plan.function, reserved)
+        _preamble_lines(plan, loop, names, sites)  # the same names as above, given out in the same order
+        covering = covering_context(loop, axes, names, sites, covering_symbol(plan.name, index), uniform_values(plan))
     return {"symbol": symbol(plan.name, index), "source": str(loop.span), "params": params,
-            "preamble": preamble.lines, "reductions": reductions, "loop_open": loop_open,
-            "loop_close": loop_close, "body": body.lines,
+            "preamble": preamble, "reductions": reductions, "loop_open": loop_open,
+            "loop_close": loop_close, "body": body.lines, "covering": covering,
             "iteration": ", ".join(names.name(d.index) for d in loop.dims)}
+
+
+def _preamble_lines(plan: KernelPlan, loop: ParallelLoop, names: LocalNames, sites: PanicSites) -> list[str]:
+    """The preamble `let`s the loop needs, recomputed by every thread."""
+    preamble = BodyEmitter(names, indent=1, sites=sites)
+    used = {n.binding for n in walk(loop.body) if isinstance(n, ir.Var)}
+    for let in _needed_preamble(plan.preamble, used):
+        preamble.statement(let)
+    return preamble.lines
 
 
 def _needed_preamble(preamble: tuple[ir.Let, ...], used: set) -> list[ir.Let]:
@@ -208,6 +227,7 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
     for i, loop in enumerate(plan.loops):
         launches.append({
             "symbol": symbol(plan.name, i), "source": str(loop.span),
+            "covering": _covering_json(plan, i, loop),
             "dims": [{"index": d.index.name, "index_type": str(d.index.ty), "axis": axis,
                       "start": host_expr(d.start, consts=consts), "end": host_expr(d.end, consts=consts),
                       "inclusive": d.inclusive} for d, axis in zip(loop.dims, launch_axes(loop))],
@@ -237,6 +257,16 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
             "geometry": "one thread per iteration of each parallel loop; a loop nest of up to three dimensions "
                         "maps its innermost loop to x; blocks of block_size threads, grid = ceil(count / block) "
                         "per axis (capped), threads stride by the grid when a count exceeds it"}
+
+
+def _covering_json(plan: KernelPlan, index: int, loop: ParallelLoop) -> dict | None:
+    """The covering entry point of a launch, if it has one: its symbol, and the block shape its body needs
+    (None: any block)."""
+    if not has_covering_form(loop):
+        return None
+    block = tiled_block(loop, uniform_values(plan))
+    return {"symbol": covering_symbol(plan.name, index), "block": list(block) if block else None,
+            "count_limit": COVERING_LIMIT}
 
 
 def _reduction_json(plan: KernelPlan, r: Reduction, consts) -> dict:

@@ -443,13 +443,23 @@ class KernelModule:
             "name": self.name, "static": self.static, "source": entry["source"], "rust_path": entry["rust_path"],
             "file": entry["files"]["cuda"], "fast_math": "true" if entry["fast_math"] else "false",
             "launches": [{"symbol": launch["symbol"], "source": launch["source"],
-                          "arguments": ", ".join(str(s) for s in abi_sizes(entry, launch))}
+                          "arguments": ", ".join(str(s) for s in abi_sizes(entry, launch)),
+                          "covering": covering_source(launch.get("covering"))}
                          for launch in entry["launches"]],
             "ranges": [self.range_function(i, launch) for i, launch in enumerate(entry["launches"])],
             "panics": [{"site": p["site"], "kind": p["kind"], "source": p["source"]} for p in entry.get("panics", [])],
             "device": self.device_function(), "host": self.host_function(),
             "transfers": ", ".join(transfers) or "none",
         }
+
+
+def covering_source(covering: dict | None) -> str:
+    """The `Option<Covering>` of a launch's covering entry point."""
+    if covering is None:
+        return "None"
+    block = ", ".join(str(b) for b in covering["block"] or (0, 0, 0))
+    return (f'Some(Covering {{ symbol: "{covering["symbol"]}", block: [{block}], '
+            f'count_limit: {covering["count_limit"]} }})')
 
 
 def by_value(p: dict) -> bool:

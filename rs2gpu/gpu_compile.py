@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 from rs2gpu.emit.dialect import DIALECTS
+from rs2gpu.runtime.callplan import launch_symbols
 from rs2gpu.runtime.errors import GpuCompileError
 from rs2gpu.runtime.options import CudaOptions, HipOptions
 from rs2gpu.runtime.resources import KernelResources
@@ -89,7 +90,7 @@ def jobs_for(manifest: dict, archs: dict[str, list[str]], kernels: list[str] | N
     jobs = []
     for name in names:
         entry = manifest["kernels"][name]
-        symbols = tuple(launch["symbol"] for launch in entry["launches"])
+        symbols = tuple(symbol for launch in entry["launches"] for symbol in launch_symbols(launch))
         for target, target_archs in archs.items():
             jobs += [Job(name, target, arch, entry["files"][target], symbols) for arch in target_archs]
     return jobs

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from rs2gpu.runtime.callplan import BoundArgs, CallPlan, LaunchPlan
+from rs2gpu.runtime.covering import covering_geometry
 from rs2gpu.runtime.errors import KernelPanic, LaunchError, RaceError
 from rs2gpu.runtime.hostexpr import Environment, evaluate
 
@@ -65,6 +66,13 @@ def launch_geometry(counts: dict[str, int], block_size: int) -> tuple[tuple[int,
         bz = block_size // (bx * by)
     grid = (min(-(-cx // bx), MAX_GRID_X), min(-(-cy // by), MAX_GRID_YZ), min(-(-cz // bz), MAX_GRID_YZ))
     return grid, (bx, by, bz)
+
+
+def _covering(lp: LaunchPlan, counts: dict[str, int]):
+    """(grid, block) for the launch's covering entry point, or None when no grid covers these counts."""
+    _, block, limit = lp.covering
+    return covering_geometry((counts["x"], counts.get("y", 1), counts.get("z", 1)), len(counts), block, limit,
+                             (MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ))
 
 
 def _next_pow2(n: int) -> int:
@@ -138,6 +146,8 @@ class DeviceKernel:
         self.binary = backend.compile(source, source_name, entry["fast_math"])
         self._module = backend.load(self.binary)
         self._functions = [backend.function(self._module, lp.symbol) for lp in self.plan.launches]
+        self._covering_functions = [backend.function(self._module, lp.covering[0]) if lp.covering else None
+                                    for lp in self.plan.launches]
         self._ordinal = backend.device_ordinal()
         self.last_transfers: list[Transfer] = []
         # Kernels that check something on the device report a panic through a module variable.
@@ -157,8 +167,8 @@ class DeviceKernel:
         transfers: list[Transfer] = []
         device_ptrs, staged = self._stage_arrays(bound, transfers)
         slots = {}
-        for lp, function in zip(self.plan.launches, self._functions):
-            slots.update(self._launch(lp, function, bound, device_ptrs))
+        for lp, function, covering in zip(self.plan.launches, self._functions, self._covering_functions):
+            slots.update(self._launch(lp, function, covering, bound, device_ptrs))
         self.last_transfers = transfers
         if staged or slots or self._panic_record is not None:
             self._synchronize()
@@ -271,10 +281,15 @@ class DeviceKernel:
         transfers.append(Transfer(arg.name, "d2h", arg.nbytes, time.perf_counter() - started))
         return host.tobytes()
 
-    def _launch(self, lp: LaunchPlan, function, bound: BoundArgs, device_ptrs: dict[str, int]) -> dict:
+    def _launch(self, lp: LaunchPlan, function, covering_function, bound: BoundArgs,
+                device_ptrs: dict[str, int]) -> dict:
         starts, counts = lp.iteration_space(bound.env)
         runs = all(counts.values())
-        grid, block = launch_geometry(counts, self.backend.block_size) if runs else ((0, 0, 0), (0, 0, 0))
+        covered = runs and covering_function is not None and _covering(lp, counts)
+        if covered:  # one thread per iteration, on a grid that covers the nest
+            function, (grid, block) = covering_function, covered
+        else:
+            grid, block = launch_geometry(counts, self.backend.block_size) if runs else ((0, 0, 0), (0, 0, 0))
         slots, slot_ptrs = ({}, {}) if lp.reductions or lp.locations else (_NONE, _NONE)
         for name, ty, init in lp.reductions:
             slot = self.backend.alloc(8)

@@ -209,6 +209,11 @@ class CallPlan:
         return arg
 
 
+def launch_symbols(launch: dict) -> list[str]:
+    """Every entry point of a manifest launch: the general one, and the covering one where it has one."""
+    return [launch["symbol"]] + ([launch["covering"]["symbol"]] if launch.get("covering") else [])
+
+
 class LaunchPlan:
     """The argument buffer layout of one launch: every argument at its own aligned offset, so the
     `void**` array the driver wants is fixed and only the bytes change between calls."""
@@ -228,6 +233,10 @@ class LaunchPlan:
         self.index_lists = launch.get("index_lists", [])
         self.bounds = launch.get("bounds", [])
         self.bounds_hold = _compile_bounds(self.bounds)
+        covering = launch.get("covering")
+        # (symbol, the block its body needs or None, the count every axis must stay below)
+        self.covering = (covering["symbol"], tuple(covering["block"]) if covering["block"] else None,
+                         covering["count_limit"]) if covering else None
         fields = []  # (what, parameter name, struct format code, size, alignment)
         for p in plan.entry["params"]:
             for part in p["abi"]:

@@ -18,6 +18,7 @@ import pytest
 
 from rs2gpu import pipeline, support_crate_path
 from rs2gpu.ir.diagnostics import CompileFailed
+from rs2gpu.runtime.callplan import launch_symbols
 
 REPO = Path(__file__).resolve().parents[2]
 CRATES = sorted(manifest.parent for manifest in (REPO / "examples").glob("*/Cargo.toml"))
@@ -56,7 +57,7 @@ def generated(source: Path, name: str) -> tuple[str, list[str]]:
         pytest.fail(f"{source_id(source)} does not translate:\n{err}")
     manifest = result.emitted.manifest
     kernel = next(k for k in manifest["kernels"].values() if name in k["files"].values())
-    return result.emitted.files[name], [launch["symbol"] for launch in kernel["launches"]]
+    return result.emitted.files[name], [symbol for launch in kernel["launches"] for symbol in launch_symbols(launch)]
 
 
 def test_there_is_something_to_compile() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from rs2gpu.runtime.cache import BinaryCache
-from rs2gpu.runtime.callplan import CallPlan
+from rs2gpu.runtime.callplan import CallPlan, launch_symbols
 from rs2gpu.runtime.hipclang import code_object_symbols, compile_hip_clang
 from rs2gpu.runtime.hiprtc import cached_compile_hip
 from rs2gpu.runtime.resources import code_object_metadata
@@ -22,7 +22,7 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> BinaryCache:
 
 
 def check_code_object(binary: bytes, entry: dict, name: str, arch: str) -> None:
-    launches = {launch["symbol"]: launch for launch in entry["launches"]}
+    launches = {symbol: launch for launch in entry["launches"] for symbol in launch_symbols(launch)}
     assert sorted(code_object_symbols(binary)) == sorted(launches)
     metadata = code_object_metadata(binary)
     assert metadata["amdhsa.target"].endswith(f"--{arch}")
@@ -30,7 +30,7 @@ def check_code_object(binary: bytes, entry: dict, name: str, arch: str) -> None:
     for kernel in metadata["amdhsa.kernels"]:
         assert kernel[".wavefront_size"] == WAVE_SIZE[arch], kernel[".name"]
         assert kernel[".vgpr_count"] > 0 and kernel[".sgpr_count"] > 0
-        launch_plan = next(lp for lp in plan.launches if lp.symbol == kernel[".name"])
+        launch_plan = next(lp for lp in plan.launches if lp.symbol == launches[kernel[".name"]]["symbol"])
         explicit = [arg for arg in kernel[".args"] if not arg[".value_kind"].startswith("hidden_")]
         # hipModuleLaunchKernel copies args[i]'s size bytes from pointers[i]: one pointer per argument,
         # each pointing at a value of exactly the argument's size.
