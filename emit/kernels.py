@@ -256,7 +256,9 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
             "preamble": preamble, "launches": launches, "returns": result, "panics": panics,
             "geometry": "one thread per iteration of each parallel loop; a loop nest of up to three dimensions "
                         "maps its innermost loop to x; blocks of block_size threads, grid = ceil(count / block) "
-                        "per axis (capped), threads stride by the grid when a count exceeds it"}
+                        "per axis (capped), threads stride by the grid when a count exceeds it; a launch with a "
+                        "covering entry point runs it instead where a grid covers every count (each below "
+                        "count_limit), on its block or else the block that launches the fewest idle threads"}
 
 
 def _covering_json(plan: KernelPlan, index: int, loop: ParallelLoop) -> dict | None:

@@ -285,7 +285,7 @@ class DeviceKernel:
                 device_ptrs: dict[str, int]) -> dict:
         starts, counts = lp.iteration_space(bound.env)
         runs = all(counts.values())
-        covered = runs and covering_function is not None and _covering(lp, counts)
+        covered = runs and lp.covering is not None and _covering(lp, counts)
         if covered:  # one thread per iteration, on a grid that covers the nest
             function, (grid, block) = covering_function, covered
         else:

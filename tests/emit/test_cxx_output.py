@@ -582,3 +582,84 @@ def test_sources_of_this_suite_are_rust(tmp_path: Path) -> None:
     rustc = subprocess.run(["rustc", "--edition", "2021", "--crate-type", "lib", "--cap-lints", "allow",
                             "--out-dir", str(tmp_path), str(tmp_path / "lib.rs")], capture_output=True, text=True)
     assert rustc.returncode == 0, rustc.stderr
+
+
+# ---------------------------------------------------------------- covering entry points and tiles
+
+NESTS = """\
+use rs2gpu::kernel;
+
+#[kernel]
+pub fn flat(out: &mut [f64]) {
+    for i in 0..out.len() {
+        out[i] = 1.0;
+    }
+}
+
+#[kernel]
+pub fn summed(a: &[f64], n: usize) -> f64 {
+    let mut s = 0.0;
+    for j in 0..n {
+        for i in 0..n {
+            s += a[j * n + i];
+        }
+    }
+    s
+}
+
+#[kernel]
+pub fn product_plus_one(c: &mut [f64], a: &[f64], b: &[f64], n: usize) {
+    for row in 0..n {
+        for col in 0..n {
+            let mut sum = 0.0;
+            for k in 0..n {
+                sum += a[row * n + k] * b[k * n + col];
+                sum += 1.0;
+            }
+            c[row * n + col] = sum;
+        }
+    }
+}
+
+#[kernel]
+pub fn row_squares(c: &mut [f64], a: &[f64], n: usize) {
+    for row in 0..n {
+        for col in 0..n {
+            let mut sum = 0.0;
+            for k in 0..n {
+                sum += a[row * n + k] * a[row * n + k];
+            }
+            c[row * n + col] = sum;
+        }
+    }
+}
+"""
+
+
+def test_only_loop_nests_without_reductions_have_a_covering_entry_point(tmp_path) -> None:
+    result = translate_crate(tmp_path, NESTS)
+    kernels = result.emitted.manifest["kernels"]
+    assert kernels["flat"]["launches"][0]["covering"] is None
+    assert kernels["summed"]["launches"][0]["covering"] is None  # its threads combine many iterations
+    covering = kernels["product_plus_one"]["launches"][0]["covering"]
+    assert covering == {"symbol": "rs2gpu_product_plus_one_0_covering", "block": None, "count_limit": 2**31}
+    for name in ("product_plus_one.cu", "product_plus_one.hip.cpp"):
+        assert list(entry_points(result.emitted.files[name])) == ["rs2gpu_product_plus_one_0",
+                                                                   "rs2gpu_product_plus_one_0_covering"]
+    compile_everything(result)
+
+
+def test_a_product_is_tiled_only_when_each_operand_misses_one_thread_variable(tmp_path) -> None:
+    # `row_squares` reads `a` along the row twice: no operand is shared down a column, so no tiles;
+    # `product_plus_one` adds more than the products in its k loop
+    kernels = translate_crate(tmp_path, NESTS).emitted.manifest["kernels"]
+    assert kernels["row_squares"]["launches"][0]["covering"]["block"] is None
+    assert kernels["product_plus_one"]["launches"][0]["covering"]["block"] is None
+
+
+def test_the_corpus_matrix_product_is_tiled_through_shared_memory(corpus) -> None:
+    text = corpus["rajaperf/mat_mat_shared.cu"]
+    assert "__shared__ f64 rs2gpu_row_tile[16][16];" in text and "__shared__ f64 rs2gpu_col_tile[16][16];" in text
+    covering = text[text.index("rs2gpu_mat_mat_shared_0_covering("):]
+    assert covering.count("__syncthreads();") == 2
+    assert "sum += (rs2gpu_row_tile[threadIdx.y][rs2gpu_kk] * rs2gpu_col_tile[rs2gpu_kk][threadIdx.x]);" in covering

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rs2gpu import pipeline
 from rs2gpu.runtime import hip as hipmod
 from rs2gpu.runtime.base import DeviceKernel
 from rs2gpu.runtime.cache import BinaryCache
@@ -279,3 +280,31 @@ def test_load_on_the_hip_backend_without_a_gpu_says_so(tmp_path: Path, monkeypat
     monkeypatch.setenv("RS2GPU_CACHE_DIR", str(tmp_path))
     with pytest.raises(ToolchainUnavailable, match="no usable HIP device 0"):
         rs2gpu.load(Path(__file__).resolve().parent / "data" / "abi.rs", backend="hip")
+
+
+@pytest.mark.parametrize(("rows", "cols", "geometry"), [
+    # the covering entry point: 3 blocks of 32 x 8 threads, 768 threads for 8 x 70 iterations (the general
+    # entry point's 128 x 2 blocks would launch 1024)
+    (8, 70, (3, 1, 1, 32, 8, 1)),
+    # no grid covers 600000 rows of one column (65535 blocks of 8 rows at most): the general entry point,
+    # 32 x 8 blocks, the grid capped at 65535 along y, threads striding over the rest
+    (600_000, 1, (1, 65535, 1, 32, 8, 1)),
+])
+def test_a_loop_nest_launches_its_covering_entry_point_where_a_grid_covers_it(tmp_path, monkeypatch, rows, cols,
+                                                                              geometry):
+    translated = pipeline.translate(Path(__file__).resolve().parents[1] / "cases" / "shapes.rs")
+    entry = translated.emitted.manifest["kernels"]["plane"]
+    backend = HostBackedHip(BinaryCache(tmp_path))
+    kernel = DeviceKernel(backend, "plane", entry, translated.emitted.files[entry["files"]["hip"]],
+                          entry["files"]["hip"])
+    seen = {}
+    real_launch = backend.queue._launch
+
+    def spy(function, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        seen["geometry"] = (gx, gy, gz, bx, by, bz)
+        return real_launch(function, gx, gy, gz, bx, by, bz, shared, stream, params, extra)
+
+    monkeypatch.setattr(backend.queue, "_launch", spy)
+    with pytest.raises(LaunchError):
+        kernel(np.zeros(rows * cols), 0, rows, cols)
+    assert seen["geometry"] == geometry
