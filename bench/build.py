@@ -29,6 +29,12 @@ def compile_baselines(arch: str) -> tuple[dict[str, bytes], dict[str, str]]:
     return cubins, errors
 
 
+def covered_symbol(launch: dict) -> str:
+    """The entry point the table's sizes launch: the covering one where the launch has one (every count of
+    the table fits it)."""
+    return launch["covering"]["symbol"] if launch.get("covering") else launch["symbol"]
+
+
 def registers(resources: dict, symbols: list[str]) -> tuple[str, int]:
     found = [resources.get(s) for s in symbols]
     regs = ",".join(str(r.registers) if r else "?" for r in found)

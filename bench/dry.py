@@ -15,8 +15,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench import emulate, harness, report
-from bench.build import (BASELINES, compile_baselines, gen_status, git_commit, log, prepare_corpus, registers,
-                         rs2gpu_version)
+from bench.build import (BASELINES, compile_baselines, covered_symbol, gen_status, git_commit, log, prepare_corpus,
+                         registers, rs2gpu_version)
 from bench.cubin import kernel_resources
 from bench.kernels import Kernel, bytes_per_rep, target_size
 from bench.report import Row
@@ -78,7 +78,7 @@ def dry_run(args, pairs, workdir: Path) -> tuple[list[Row], dict, list]:
                 entry = corpus.kernels[k.rust]
                 binary = corpus_module.generated_binary(corpus, k.rust, arch)
                 row.regs_gen, row.frame_gen = registers(kernel_resources(binary),
-                                                        [lp["symbol"] for lp in entry["launches"]])
+                                                        [covered_symbol(lp) for lp in entry["launches"]])
                 call = harness.generated_caller(k, entry, sides.gen, small, getattr(cpu, k.rust) if cpu else None)
                 checks.append("generated arguments bind")
                 if cpu is not None:

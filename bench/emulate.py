@@ -1,5 +1,5 @@
 """The hand-written baselines on the CPU, one thread after another, to check them against the Rust kernels
-without a GPU (the dry run and the tests).
+without a GPU (the dry run and the tests); rs2gpu's generated HIP files run the same way.
 
 Each baseline file is compiled as plain C++ (g++, no FMA contraction, so the arithmetic is the GPU's with
 --fmad=false) with a prelude that turns CUDA's index built-ins into (thread-local) globals, atomics into
@@ -78,6 +78,16 @@ template <typename T> static T __shfl_up_sync(unsigned, T v, unsigned offset)
 }
 static double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
 static long long __double_as_longlong(double d) { long long x; std::memcpy(&x, &d, 8); return x; }
+// What rs2gpu's generated files (their HIP form: no NVRTC-only constructs) use besides the above.
+#define __forceinline__ inline
+static float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
+static int __popc(unsigned x) { return __builtin_popcount(x); }
+static int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+static int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+static int __ffs(int x) { return __builtin_ffs(x); }
+static int __ffsll(long long x) { return __builtin_ffsll(x); }
+using std::signbit;
 """
 
 _KERNEL = re.compile(r'extern "C" __global__ void __launch_bounds__\(\d+\)\s*(\w+)\s*\(')
@@ -188,6 +198,8 @@ def _c_value(value):
         return ctypes.c_int64(int(np.int64(value.view(np.int64)) if isinstance(value, np.uint64) else value))
     if isinstance(value, np.int32):
         return ctypes.c_int32(int(value))
+    if isinstance(value, np.float32):
+        return ctypes.c_float(float(value))
     raise TypeError(f"cannot pass {type(value).__name__} to a CPU-compiled kernel")
 
 

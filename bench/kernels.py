@@ -635,7 +635,7 @@ APPS = [
            "apps", (Launch("base_fir", grid_1d, lambda v, d: (v["out"], v["input"], i64(16), i64(d["n"]))),),
            bytes_read=lambda d: 16 * 8 + 8 * (d["n"] + 15), bytes_written=lambda d: 8 * d["n"],
            flops=lambda d: 32 * d["n"], outputs=("out",), hand_setup=_fir_setup,
-           note="hand: coefficients in __constant__ memory; generated: a &[f64; 16] in global memory"),
+           note="hand: coefficients in __constant__ memory; generated: the &[f64; 16] in the launch arguments (constant bank)"),
     _ltimes("LTIMES", "base_ltimes", "the Rust kernel indexes through a #[repr(C)] struct of extents"),
     _ltimes("LTIMES_NOVIEW", "base_ltimes_noview", ""),
     Kernel("MATVEC_3D_STENCIL", "Apps", "matvec_3d_stencil", 100,

@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))  # appended: an installed rs2gpu takes precedence over the source tree
 
 from bench import harness, report, timing  # noqa: E402
-from bench.build import (compile_baselines, gen_status, git_commit, log, prepare_corpus,  # noqa: E402
+from bench.build import (covered_symbol, compile_baselines, gen_status, git_commit, log, prepare_corpus,  # noqa: E402
                          registers, rs2gpu_version)
 from bench.cubin import kernel_resources  # noqa: E402
 from bench.data import address  # noqa: E402
@@ -156,7 +156,7 @@ def run_row(ctx: GpuContext, k: Kernel, label: str, factor: float, seed: int) ->
             row.regs_hand, row.frame_hand = registers(ctx.resources[k.source], [lp.symbol for lp in k.launches])
         if gen_fn is not None:
             row.regs_gen, row.frame_gen = registers(kernel_resources(gen_fn.binary),
-                                                    [launch["symbol"] for launch in entry["launches"]])
+                                                    [covered_symbol(launch) for launch in entry["launches"]])
     except Exception as e:  # noqa: BLE001 - registers are informative only
         row.extra["registers"] = f"{type(e).__name__}: {e}"
     if k.source not in ctx.modules:

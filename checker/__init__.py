@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rs2gpu.checker.affine import Affine, AffineAnalysis, LoopVar, constant
 from rs2gpu.checker.bounds import IndexListWrite, plan_bounds
+from rs2gpu.checker.by_value import arrays_by_value
 from rs2gpu.checker.races import Nest, check_carried, check_exits, check_reads, check_writes, collect_accesses, private_definitions
 from rs2gpu.checker.reductions import find_reductions
 from rs2gpu.checker.structure import split_kernel
@@ -105,7 +106,8 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.
             if other is not reduced_somewhere[acc] and _mentions(other, acc):
                 sink.error("RG0104", f"`{acc.name}` is used in a later parallel loop than the one that reduces it",
                            other.span, help="return the reduced value, and pass it to a second kernel call")
-    params = plan_transfers(fn, accesses_per_loop)
+    by_value = arrays_by_value(fn, [loop.body for loop in loops], set(shape.uniform))
+    params = plan_transfers(fn, accesses_per_loop, by_value)
     return KernelPlan(fn, tuple(shape.preamble), tuple(loops), params, shape.result)
 
 

@@ -1,6 +1,8 @@
 """The transfer plan: which way each parameter's data must travel for one call.
 
     &[T], &[T; N], &S      → "in"     host → device, never copied back
+    small &[T; N] read at  → "value"  in the launch arguments, no device memory (see `by_value`)
+      shared indices
     &mut [T] written       → "inout"  both ways, or "out" when every element is written before any
                                       read, so the old contents are never needed
     &mut [T] never written → "in"
@@ -15,13 +17,18 @@ from rs2gpu.ir.types import RefType
 from rs2gpu.ir.walk import walk
 
 
-def plan_transfers(fn: ir.Function, loops: list[tuple[ir.For | None, LoopAccesses]]) -> tuple[ParamPlan, ...]:
+def plan_transfers(fn: ir.Function, loops: list[tuple[ir.For | None, LoopAccesses]],
+                   by_value: dict[ir.Binding, str]) -> tuple[ParamPlan, ...]:
     """`loops` pairs each parallel loop's accesses with the loop itself when it is one-dimensional (the
-    only shape whose coverage of a whole slice is recognised; others keep the old contents)."""
+    only shape whose coverage of a whole slice is recognised; others keep the old contents);
+    `by_value` names the arrays passed in the launch arguments, with the reason."""
     plans = []
     for p in fn.params:
         if not isinstance(p.ty, RefType):
             plans.append(ParamPlan(p, "value", False, "passed by value"))
+            continue
+        if p in by_value:
+            plans.append(ParamPlan(p, "value", False, by_value[p]))
             continue
         writes = [(loop, w) for loop, acc in loops for w in acc.writes if w.param is p]
         reads = [r for _, acc in loops for r in acc.reads if r.param is p]

@@ -1,14 +1,16 @@
 """From a `KernelPlan` to the template context of one generated file, and to its manifest entry.
 
 The argument layout decided here is the ABI both sides must agree on: each `&[T]`/`&mut [T]` is a
-pointer followed by a 64-bit length, `&[T; N]` and `&S` are pointers, scalars and structs go by value
-at their exact width, and each launch appends the loop's first index, its iteration count, and one
-result pointer per reduction.
+pointer followed by a 64-bit length, `&[T; N]` and `&S` are pointers (except the small read-only
+arrays the transfer plan passes by value: their N elements), scalars and structs go by value at their
+exact width, and each launch appends the loop's first index, its iteration count, and one result
+pointer per reduction.
 """
 from __future__ import annotations
 
 import math
 
+from rs2gpu.emit.covering import COVERING_LIMIT, covering_context, has_covering_form, index_declaration
 from rs2gpu.emit.cxx_stmt import BodyEmitter
 from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_struct_name
 from rs2gpu.emit.hostexpr import host_expr
@@ -21,18 +23,28 @@ from rs2gpu.ir.types import (ArrayType, PrimType, RefType, SliceType, StructType
 from rs2gpu.ir.walk import walk
 
 OP_NAMES = {"+": "add", "*": "mul", "min": "min", "max": "max", "&": "and", "|": "or", "^": "xor"}
-USIZE = PrimType("usize")
 
 
 def symbol(kernel: str, index: int) -> str:
     return f"rs2gpu_{kernel}_{index}"
 
 
-def param_abi(p: ir.Binding, restrict: bool, names: LocalNames) -> list[dict]:
-    """The C++ parameters, and their sizes, that one Rust parameter becomes."""
+def covering_symbol(kernel: str, index: int) -> str:
+    """The entry point of launch `index` for a grid that covers its loop nest (see `emit.covering`)."""
+    return symbol(kernel, index) + "_covering"
+
+
+def param_abi(p: ir.Binding, restrict: bool, names: LocalNames, by_value: bool = False) -> list[dict]:
+    """The C++ parameters, and their sizes, that one Rust parameter becomes; `by_value` for a `&[T; N]`
+    the transfer plan passes in the launch arguments."""
     name = names.name(p)
     qualifier = " __restrict__" if restrict else ""
     ty = p.ty
+    if by_value:
+        # read in place from the argument space (no per-thread copy, even at a computed index)
+        array = ty.target
+        return [{"name": name, "cxx": f"const RS2GPU_GRID_CONSTANT {cxx_type(array)} {name}", "role": "value",
+                 "size": size_of(array), "align": align_of(array)}]
     if isinstance(ty, RefType):
         target = ty.target
         elem = target.elem if isinstance(target, (SliceType, ArrayType)) else target
@@ -46,6 +58,16 @@ def param_abi(p: ir.Binding, restrict: bool, names: LocalNames) -> list[dict]:
     const = "" if p.mutable else "const "  # `mut x: f64` may be assigned in the body
     return [{"name": name, "cxx": f"{const}{cxx_type(ty)} {name}", "role": "value", "size": size_of(ty),
              "align": align_of(ty)}]
+
+
+def uniform_values(plan: KernelPlan) -> frozenset[ir.Binding]:
+    """The values every thread of a launch shares: the parameters and the preamble's `let`s."""
+    return frozenset(plan.function.params) | {let.binding for let in plan.preamble}
+
+
+def arrays_by_value(plan: KernelPlan) -> frozenset[ir.Binding]:
+    """The `&[T; N]` parameters the transfer plan passes by value."""
+    return frozenset(pp.binding for pp in plan.params if pp.transfer == "value" and isinstance(pp.binding.ty, RefType))
 
 
 def global_names(crate: ir.Crate) -> frozenset[str]:
@@ -128,7 +150,9 @@ def launch_axes(loop: ParallelLoop) -> list[str]:
 def loop_parameters(plan: KernelPlan, loop: ParallelLoop, names: LocalNames) -> list[str]:
     """The C++ parameters of a launch up to its reduction results: the kernel's parameters, then each
     dimension's start and count."""
-    params = [a["cxx"] for p in plan.function.params for a in param_abi(p, restrict=True, names=names)]
+    by_value = arrays_by_value(plan)
+    params = [a["cxx"] for p in plan.function.params
+              for a in param_abi(p, restrict=True, names=names, by_value=p in by_value)]
     for dim, axis in zip(loop.dims, launch_axes(loop)):
         params += [f"const {cxx_type(dim.index.ty)} rs2gpu_start_{axis}", f"const usize rs2gpu_count_{axis}"]
     return params
@@ -140,12 +164,9 @@ def grid_loop(loop: ParallelLoop, names: LocalNames) -> tuple[list[str], list[st
     for depth, (dim, axis) in enumerate(zip(loop.dims, launch_axes(loop))):
         pad = "    " * (depth + 1)
         t = f"rs2gpu_t{axis}"
-        index_type = cxx_type(dim.index.ty)
-        wide = dim.index.ty in (USIZE, PrimType("u64"))
-        value = f"rs2gpu_start_{axis} + {t}" if wide else f"({index_type})((u64)rs2gpu_start_{axis} + {t})"
         loop_open += [f"{pad}for (usize {t} = (usize)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
                       f"{t} < rs2gpu_count_{axis}; {t} += (usize)gridDim.{axis} * blockDim.{axis}) {{",
-                      f"{pad}    const {index_type} {names.name(dim.index)} = {value};"]
+                      f"{pad}    {index_declaration(dim, axis, names)}"]
         loop_close.insert(0, f"{pad}}}")
     return loop_open, loop_close
 
@@ -155,14 +176,23 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
     """One launch's template context: its entry points (`variants`) and the kernel that verifies its index
     lists (`verify`). A loop with conditional accesses that the host may find out of bounds has two
     entry points rendered from the same body: `symbol`, without checks of those accesses, and
-    `symbol_checked`, which checks them. `helper_sites` are the panic sites of the helpers it calls."""
+    `symbol_checked`, which checks them. `helper_sites` are the panic sites of the helpers it calls. A
+    nest of loops also gets a `covering` entry point (see `emit.covering`) of the first variant's body."""
     name = symbol(plan.name, index)
-    variants = [_variant(plan, loop, name, loop.hoisted | loop.optional, sites, helper_sites, reserved)]
+    fast = loop.hoisted | loop.optional
+    variants = [_variant(plan, loop, name, fast, sites, helper_sites, reserved)]
     if loop.optional and sites is not None:
         variants.append(_variant(plan, loop, f"{name}_checked", loop.hoisted, sites, helper_sites, reserved))
     verify = verify_context(plan, index, loop, sites, reserved) if loop.index_lists and sites is not None else None
+    covering = None
+    if has_covering_form(loop):
+        names = parameter_names(plan.function, reserved)
+        _preamble(plan, loop, names, sites)  # the same names as the variants', given out in the same order
+        covering = covering_context(loop, launch_axes(loop), names, sites, covering_symbol(plan.name, index),
+                                    uniform_values(plan), fast)
+        covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
     return {"symbol": name, "source": str(loop.span), "variants": variants, "verify": verify,
-            "iteration": variants[0]["iteration"]}
+            "covering": covering, "iteration": variants[0]["iteration"]}
 
 
 def _variant(plan: KernelPlan, loop: ParallelLoop, name: str, hoisted: frozenset, sites: PanicSites | None,
@@ -185,10 +215,7 @@ def _variant(plan: KernelPlan, loop: ParallelLoop, name: str, hoisted: frozenset
             finish = (f"rs2gpu_reduce_block_location<{BLOCK}, {str(r.op == 'minloc').lower()}, "
                       f"{str(r.first).lower()}>(rs2gpu_result_{result}, rs2gpu_result_{loc}, {result}, {loc});")
         reductions.append({"declarations": declarations, "finish": finish})
-    preamble = BodyEmitter(names, indent=1, sites=sites)
-    used = {n.binding for n in walk(loop.body) if isinstance(n, ir.Var)}
-    for let in needed_preamble(plan.preamble, used):
-        preamble.statement(let)
+    preamble = _preamble(plan, loop, names, sites)
     loop_open, loop_close = grid_loop(loop, names)
     body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=hoisted)
     body.block(loop.body)
@@ -196,6 +223,15 @@ def _variant(plan: KernelPlan, loop: ParallelLoop, name: str, hoisted: frozenset
             "loop_open": loop_open, "loop_close": loop_close, "body": body.lines,
             "checks": sorted(preamble.used_sites | body.used_sites | helper_sites),
             "iteration": ", ".join(names.name(d.index) for d in loop.dims)}
+
+
+def _preamble(plan: KernelPlan, loop: ParallelLoop, names: LocalNames, sites) -> BodyEmitter:
+    """The preamble `let`s the loop needs, recomputed by every thread."""
+    preamble = BodyEmitter(names, indent=1, sites=sites)
+    used = {n.binding for n in walk(loop.body) if isinstance(n, ir.Var)}
+    for let in needed_preamble(plan.preamble, used):
+        preamble.statement(let)
+    return preamble
 
 
 def needed_preamble(preamble: tuple[ir.Let, ...], used: set) -> list[ir.Let]:
@@ -214,10 +250,12 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
     fn = plan.function
     params = []
     names = parameter_names(fn, reserved)
+    by_value = arrays_by_value(plan)
     for pp in plan.params:
         p = pp.binding
+        abi = param_abi(p, True, names, by_value=p in by_value)
         entry = {"name": p.name, "type": str(p.ty), "transfer": pp.transfer, "reason": pp.reason,
-                 "abi": [{k: a[k] for k in ("name", "role", "size", "align")} for a in param_abi(p, True, names)]}
+                 "abi": [{k: a[k] for k in ("name", "role", "size", "align")} for a in abi]}
         entry.update(_param_kind(p.ty))
         params.append(entry)
     reduction_bindings = {b for loop in plan.loops for r in loop.reductions for b in (r.binding, r.location) if b}
@@ -226,6 +264,7 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
         verify = context["verify"]
         launches.append({
             "symbol": symbol(plan.name, i), "source": str(loop.span),
+            "covering": _covering_json(plan, context["covering"]),
             "dims": [{"index": d.index.name, "index_type": str(d.index.ty), "axis": axis,
                       "start": host_expr(d.start, consts=consts), "end": host_expr(d.end, consts=consts),
                       "inclusive": d.inclusive} for d, axis in zip(loop.dims, launch_axes(loop))],
@@ -258,12 +297,25 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
             "preamble": preamble, "launches": launches, "returns": result, "panics": panics,
             "geometry": "one thread per iteration of each parallel loop; a loop nest of up to three dimensions "
                         "maps its innermost loop to x; blocks of block_size threads, grid = ceil(count / block) "
-                        "per axis (capped), threads stride by the grid when a count exceeds it"}
+                        "per axis (capped), threads stride by the grid when a count exceeds it; a launch with a "
+                        "covering entry point runs it instead where a grid covers every count (each below "
+                        "count_limit) and the first variant runs, on its block or else the block that launches "
+                        "the fewest idle threads"}
+
+
+def _covering_json(plan: KernelPlan, covering: dict | None) -> dict | None:
+    """The covering entry point of a launch, if it has one: its symbol, the block shape its body needs
+    (None: any block), and the panic sites it contains."""
+    if covering is None:
+        return None
+    return {"symbol": covering["symbol"], "block": covering["block"], "count_limit": COVERING_LIMIT,
+            "checks": covering["checks"], "records_panics": bool(covering["checks"])}
 
 
 def entry_points(launch: dict) -> list[str]:
     """Every `extern "C"` symbol a manifest launch may run: its variants and its index-list verification."""
-    return [v["symbol"] for v in launch["variants"]] + ([launch["verify"]["symbol"]] if launch["verify"] else [])
+    return [v["symbol"] for v in launch["variants"]] + ([launch["verify"]["symbol"]] if launch["verify"] else []) \
+        + ([launch["covering"]["symbol"]] if launch.get("covering") else [])
 
 
 def _bounds_json(check, consts) -> dict:

@@ -247,6 +247,8 @@ class KernelModule:
         return self.types.of(p["layout"])
 
     def device_type(self, p: dict) -> str:
+        if by_value(p):  # travels in the launch arguments: the host array itself
+            return self.host_type(p)
         if p["kind"] in ("slice", "array", "struct_ref"):
             mut = "mut " if p.get("mutable") else ""
             return f"&{mut}DeviceBuffer<{self.types.of(p['elem'])}>"
@@ -376,13 +378,15 @@ class KernelModule:
             body.append(f"Ok({HostExpr(result_scope).render(result)})")
         params = [f"{gpu}: &Gpu"] + [f"{p['name']}: {self.device_type(p)}" for p in self.params]
         fixed = [f"`{p['name']}` must hold {p.get('length', 1)} element{'s' if p.get('length', 1) != 1 else ''}"
-                 for p in self.params if p["kind"] in ("array", "struct_ref")]
+                 for p in self.params if p["kind"] in ("array", "struct_ref") and not by_value(p)]
         return {"name": f"{self.name}_on", "signature": signature(f"{self.name}_on", params, f"Result<{self.returns()}, Error>"),
                 "body": body, "many": len(params) > TOO_MANY_ARGUMENTS,
                 "note": f" ({', '.join(fixed)})" if fixed else ""}
 
     def _push(self, args: str, p: dict) -> str:
         name, kind = p["name"], p["kind"]
+        if by_value(p):
+            return f"{args}.value({name});"
         if kind == "slice":
             return f"{args}.slice({json_str(name)}, {name})?;"
         if kind == "array":
@@ -399,7 +403,7 @@ class KernelModule:
         body, call, downloads = [], [gpu], []
         for p in self.params:
             name, kind = p["name"], p["kind"]
-            if kind not in ("slice", "array", "struct_ref"):
+            if kind not in ("slice", "array", "struct_ref") or by_value(p):
                 call.append(name)
                 continue
             staged = names.fresh(f"{name}_dev")
@@ -439,15 +443,32 @@ class KernelModule:
             "name": self.name, "static": self.static, "source": entry["source"], "rust_path": entry["rust_path"],
             "file": entry["files"]["cuda"], "fast_math": "true" if entry["fast_math"] else "false",
             # a loop whose conditional accesses the host may find out of bounds has a variant that checks
-            # them: this module launches that one, which is right for every argument
+            # them: this module launches that one, which is right for every argument (and has no covering
+            # entry point: that one is the first variant's body)
             "launches": [{"symbol": launch["variants"][-1]["symbol"], "source": launch["source"],
-                          "arguments": ", ".join(str(s) for s in abi_sizes(entry, launch))}
+                          "arguments": ", ".join(str(s) for s in abi_sizes(entry, launch)),
+                          "covering": covering_source(launch.get("covering") if len(launch["variants"]) == 1
+                                                      else None)}
                          for launch in entry["launches"]],
             "ranges": [self.range_function(i, launch) for i, launch in enumerate(entry["launches"])],
             "panics": [{"site": p["site"], "kind": p["kind"], "source": p["source"]} for p in entry.get("panics", [])],
             "device": self.device_function(), "host": self.host_function(),
             "transfers": ", ".join(transfers) or "none",
         }
+
+
+def covering_source(covering: dict | None) -> str:
+    """The `Option<Covering>` of a launch's covering entry point."""
+    if covering is None:
+        return "None"
+    block = ", ".join(str(b) for b in covering["block"] or (0, 0, 0))
+    return (f'Some(Covering {{ symbol: "{covering["symbol"]}", block: [{block}], '
+            f'count_limit: {covering["count_limit"]} }})')
+
+
+def by_value(p: dict) -> bool:
+    """A `&[T; N]` the kernel takes in its launch arguments (see the transfer plan)."""
+    return p["kind"] == "array" and p["transfer"] == "value"
 
 
 def signature(name: str, params: list[str], returns: str, indent: str = "") -> list[str]:

@@ -142,6 +142,10 @@ def _describe_abi(name: str, entry: dict) -> str:
         dims = " x ".join(f"{d['index']}: {d['index_type']}" for d in launch["dims"])
         lines.append(f"  {launch['symbol']}: loop at {launch['source']}, over ({dims})"
                      f"{', reduces ' + red if red else ''}")
+        covering = launch.get("covering")
+        if covering:
+            block = f", blocks of {' x '.join(map(str, covering['block']))}" if covering["block"] else ""
+            lines.append(f"    where a grid covers the nest: {covering['symbol']}, one thread per iteration{block}")
         for check in launch["checks"]:
             lines.append(f"    checked at launch: the strides of the write at {check['source']} do not overlap")
         for check in launch["bounds"]:

@@ -12,6 +12,7 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+from rs2gpu.runtime.covering import covering_geometry
 from rs2gpu.runtime.callplan import BoundArgs, CallPlan, LaunchPlan
 from rs2gpu.runtime.errors import KernelPanic, LaunchError, RaceError
 from rs2gpu.runtime.hostexpr import Environment, evaluate
@@ -19,6 +20,7 @@ from rs2gpu.runtime.hostexpr import Environment, evaluate
 MAX_GRID_X = 2**31 - 1
 MAX_GRID_YZ = 65535
 _NONE: dict = {}  # shared empty mapping for launches without reductions (never written)
+_NO_COVERING = object()  # a launch that may not run its covering entry point
 # Each thread of an index-list verification takes this many list values (grid-stride), so that what every
 # thread computes once (the range of the gathers' offsets) is shared by several values.
 VERIFY_ITERATIONS_PER_THREAD = 4
@@ -69,6 +71,13 @@ def launch_geometry(counts: dict[str, int], block_size: int) -> tuple[tuple[int,
         bz = block_size // (bx * by)
     grid = (min(-(-cx // bx), MAX_GRID_X), min(-(-cy // by), MAX_GRID_YZ), min(-(-cz // bz), MAX_GRID_YZ))
     return grid, (bx, by, bz)
+
+
+def _covering(lp: LaunchPlan, counts: dict[str, int]):
+    """(grid, block) for the launch's covering entry point, or None when no grid covers these counts."""
+    _, block, limit, _ = lp.covering
+    return covering_geometry((counts["x"], counts.get("y", 1), counts.get("z", 1)), len(counts), block, limit,
+                             (MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ))
 
 
 def _next_pow2(n: int) -> int:
@@ -177,6 +186,8 @@ class DeviceKernel:
                            for lp in self.plan.launches]
         self._verifiers = [backend.function(self._module, lp.verify.symbol) if lp.verify else None
                            for lp in self.plan.launches]
+        self._covering_functions = [backend.function(self._module, lp.covering[0]) if lp.covering else None
+                                    for lp in self.plan.launches]
         self._ordinal = backend.device_ordinal()
         self.last_transfers: list[Transfer] = []
         self.last_variants: list[str] = []  # the entry point each launch of the last call ran
@@ -193,13 +204,19 @@ class DeviceKernel:
         device_ptrs, staged = self._stage_arrays(bound, transfers)
         slots = {}
         records_panics = False
-        for lp, variant, functions, verifier in zip(self.plan.launches, variants, self._functions, self._verifiers):
+        self.last_variants = []
+        for lp, variant, functions, verifier, covering in zip(self.plan.launches, variants, self._functions,
+                                                              self._verifiers, self._covering_functions):
             if verifier is not None:
                 records_panics |= self._verify_index_lists(lp, verifier, bound, device_ptrs)
-            slots.update(self._launch(lp, functions[variant.symbol], bound, device_ptrs))
-            records_panics |= variant.records_panics
+            # the covering entry point runs the first variant's body
+            covers = lp.covering is not None and variant is lp.variants[0]
+            launched, covered = self._launch(lp, functions[variant.symbol], covering if covers else _NO_COVERING,
+                                             bound, device_ptrs)
+            slots.update(launched)
+            records_panics |= lp.covering[3] if covered else variant.records_panics
+            self.last_variants.append(lp.covering[0] if covered else variant.symbol)
         self.last_transfers = transfers
-        self.last_variants = [variant.symbol for variant in variants]
         if staged or slots or records_panics:
             self._synchronize()
             if records_panics:
@@ -305,10 +322,14 @@ class DeviceKernel:
 
     def _stage_arrays(self, bound: BoundArgs, transfers: list[Transfer]):
         """Device addresses for every array: device arrays as they are, host arrays through a device
-        buffer that is uploaded unless the plan says the kernel overwrites it entirely."""
+        buffer that is uploaded unless the plan says the kernel overwrites it entirely; the bytes of
+        the arrays passed by value, which need no device memory."""
         device_ptrs: dict[str, int] = {}
         staged = {}
         for name, arg in bound.arrays.items():
+            if self.plan.by_name[name].transfer == "value":
+                bound.structs[name] = self._array_bytes(arg, transfers)
+                continue
             if arg.device is not None:
                 if arg.device != self._ordinal:
                     raise ValueError(f"argument `{name}` is on device {arg.device}, but the kernel runs on "
@@ -338,10 +359,30 @@ class DeviceKernel:
             else:
                 bound.env.reductions[name] = self._read_scalar(*slot)
 
-    def _launch(self, lp: LaunchPlan, function, bound: BoundArgs, device_ptrs: dict[str, int]) -> dict:
+    def _array_bytes(self, arg, transfers: list[Transfer]) -> bytes:
+        """The contents of an array passed by value, for the launch arguments: a device array is read
+        back first (a synchronous copy, logged as a transfer)."""
+        if arg.host is not None:
+            return arg.host.tobytes()
+        import numpy as np
+
+        host = np.empty(arg.nbytes, dtype=np.uint8)
+        started = time.perf_counter()
+        self.backend.download(host, arg.ptr)
+        transfers.append(Transfer(arg.name, "d2h", arg.nbytes, time.perf_counter() - started))
+        return host.tobytes()
+
+    def _launch(self, lp: LaunchPlan, function, covering_function, bound: BoundArgs,
+                device_ptrs: dict[str, int]) -> tuple[dict, bool]:
+        """Launch one loop: its covering entry point where one is given and a grid covers the nest, else
+        `function`. Returns the reduction slots, and whether the covering entry point ran."""
         starts, counts = lp.iteration_space(bound.env)
         runs = all(counts.values())
-        grid, block = launch_geometry(counts, self.backend.block_size) if runs else ((0, 0, 0), (0, 0, 0))
+        covered = runs and covering_function is not _NO_COVERING and _covering(lp, counts)
+        if covered:  # one thread per iteration, on a grid that covers the nest
+            function, (grid, block) = covering_function, covered
+        else:
+            grid, block = launch_geometry(counts, self.backend.block_size) if runs else ((0, 0, 0), (0, 0, 0))
         slots, slot_ptrs = ({}, {}) if lp.reductions or lp.locations else (_NONE, _NONE)
         for name, ty, init in lp.reductions:
             slot = self.backend.alloc(8)
@@ -362,7 +403,7 @@ class DeviceKernel:
                     self.backend.launch_packed(function, grid, block, lp.pointers_address)
                 except LaunchError as e:
                     raise LaunchError(f"launching kernel `{self.name}` (loop at {lp.source}) failed: {e}") from e
-        return slots
+        return slots, bool(covered)
 
     def _synchronize(self) -> None:
         try:

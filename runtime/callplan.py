@@ -103,7 +103,7 @@ class BoundArgs:
     def __init__(self) -> None:
         self.arrays: dict[str, ArrayArg] = {}
         self.scalars: dict[str, object] = {}
-        self.structs: dict[str, bytes] = {}
+        self.structs: dict[str, bytes] = {}   # structs, and the arrays passed by value once staged
         self.env = Environment()
 
 
@@ -245,6 +245,8 @@ def _loop_fields(entry: dict, launch: dict) -> list[tuple]:
                 fields.append(("length", p["name"], "Q", 8, 8))
             elif p["kind"] == "scalar":
                 fields.append(("scalar", p["name"], PRIM_PACK[p["layout"]["type"]], part["size"], part["align"]))
+            elif p["kind"] == "array":  # a small read-only array passed by value: its elements' bytes
+                fields.append(("array", p["name"], f"{part['size']}s", part["size"], part["align"]))
             else:
                 fields.append(("struct", p["name"], f"{part['size']}s", part["size"], part["align"]))
     for dim in launch["dims"]:
@@ -297,6 +299,10 @@ class LaunchPlan(PackedArguments):
         self.guarded_hold = _compile_bounds(self.guarded)
         self.variants = [Variant(v["symbol"], v["records_panics"]) for v in launch["variants"]]
         self.verify = IndexListVerification(plan.entry, launch) if launch.get("verify") else None
+        covering = launch.get("covering")
+        # (symbol, the block its body needs or None, the count every axis must stay below, whether it can panic)
+        self.covering = (covering["symbol"], tuple(covering["block"]) if covering["block"] else None,
+                         covering["count_limit"], covering["records_panics"]) if covering else None
         fields = _loop_fields(plan.entry, launch)
         for r in launch["reductions"]:
             fields.append(("reduction", r["name"], "Q", 8, 8))
@@ -379,8 +385,9 @@ def _compile_values(fields: list) -> Callable:
     generated expression (a per-field loop of `if`s costs more than the launch itself). `slots` holds the
     reduction results by name, and a verification's mark arrays and stamps by ("marks"|"stamp", target)."""
     getters = {"pointer": "device_ptrs[{!r}]", "length": "bound.arrays[{!r}].count",
-               "scalar": "bound.scalars[{!r}]", "struct": "bound.structs[{!r}]", "start": "starts[{!r}]",
-               "count": "counts[{!r}]", "reduction": "slots[{!r}]", "marks": "slots[('marks', {!r})]",
+               "scalar": "bound.scalars[{!r}]", "struct": "bound.structs[{!r}]", "array": "bound.structs[{!r}]",
+               "start": "starts[{!r}]", "count": "counts[{!r}]", "reduction": "slots[{!r}]",
+               "marks": "slots[('marks', {!r})]",
                "stamp": "slots[('stamp', {!r})]"}
     items = ", ".join(getters[kind].format(name) for kind, name, *_ in fields)
     source = f"lambda bound, device_ptrs, starts, counts, slots: ({items},)"

@@ -219,7 +219,9 @@ class CpuKernel:
         argtypes = []
         for p in entry["params"]:
             for part in p["abi"]:
-                if part["role"] in ("pointer",) or p["kind"] == "struct":
+                # the Rust function takes every reference as a pointer, also the arrays the GPU ABI
+                # passes by value
+                if part["role"] == "pointer" or p["kind"] in ("struct", "array"):
                     argtypes.append(ctypes.c_void_p)
                 elif part["role"] == "length":
                     argtypes.append(ctypes.c_uint64)

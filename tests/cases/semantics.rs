@@ -726,6 +726,44 @@ pub fn structs(out: &mut [Mixed], particles: &[Particle], by_value: Params, by_r
     }
 }
 
+/// Small arrays every thread reads at the same indices: they travel in the launch arguments (the f64 taps
+/// at offsets unrolled from the tap loop; the i32 triple, 12 bytes, is followed by padding).
+#[kernel]
+pub fn taps(out: &mut [f64], x: &[f64], w: &[f64; 4], bias: &[i32; 3]) {
+    for i in 0..out.len() {
+        let mut s = bias[1] as f64;
+        for t in 0..w.len() {
+            s += w[t] * x[i + t];
+        }
+        let last = bias.len() - 1;
+        out[i] = s + bias[last] as f64;
+    }
+}
+
+/// A 2-D nest over a row-major `rows` x `width` grid: one thread per cell where the launch's grid covers it.
+#[kernel]
+pub fn grid_2d(out: &mut [f64], a: &[f64], rows: usize, width: usize) {
+    for r in 0..rows {
+        for c in 0..width {
+            out[r * width + c] = a[r * width + c] * 2.0 + r as f64 - c as f64;
+        }
+    }
+}
+
+/// The product of an `m` x `n` and an `n` x `m` matrix, plainly (tiled through shared memory on the GPU).
+#[kernel]
+pub fn product(c: &mut [f64], a: &[f64], b: &[f64], m: usize, n: usize) {
+    for row in 0..m {
+        for col in 0..m {
+            let mut sum = 0.0;
+            for k in 0..n {
+                sum += a[row * n + k] * b[k * m + col];
+            }
+            c[row * m + col] = sum;
+        }
+    }
+}
+
 /// Local arrays, filled by repetition and from a list, read, written and passed by value.
 #[kernel]
 pub fn arrays(out: &mut [f64], a: &[f64]) {

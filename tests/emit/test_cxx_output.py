@@ -61,7 +61,18 @@ def presumed_lines(cxx: str) -> list[tuple[str, int] | None]:
 
 def entry_points(cxx: str) -> dict[str, list[str]]:
     """Each `extern "C" __global__` entry point of a file, with its C++ parameters."""
-    return {m.group(1): m.group(2).split(", ") for m in ENTRY.finditer(cxx)}
+    return {m.group(1): _split_parameters(m.group(2)) for m in ENTRY.finditer(cxx)}
+
+
+def _split_parameters(text: str) -> list[str]:
+    """A parameter list split at its top-level commas (not those of `rs2gpu_array<f64, 16>`)."""
+    params, depth, start = [], 0, 0
+    for k, ch in enumerate(text):
+        depth += {"<": 1, ">": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            params.append(text[start:k].strip())
+            start = k + 1
+    return params + [text[start:].strip()]
 
 
 @pytest.fixture(scope="module")
@@ -292,9 +303,17 @@ def test_shared_references_are_const_pointers_and_mutable_ones_are_not(corpus) -
             for params in entry_points(result.emitted.files[entry["files"]["cuda"]]).values():
                 by_name = {p.split()[-1]: p for p in params}
                 for p in entry["params"]:
-                    if p["kind"] in ("slice", "array", "struct_ref"):
+                    if p["kind"] in ("slice", "array", "struct_ref") and p["transfer"] != "value":
                         pointer = by_name[p["abi"][0]["name"]]
                         assert pointer.startswith("const ") != p["mutable"], (kernel, pointer)
+
+
+def test_arrays_passed_by_value_are_const_arrays_read_in_place(corpus) -> None:
+    """FIR's taps are in the launch arguments: a const array, marked to be read where the launch put it."""
+    params = entry_points(corpus["rajaperf/fir.cu"])["rs2gpu_fir_0"]
+    assert "const RS2GPU_GRID_CONSTANT rs2gpu_array<f64, 16> coeff" in params
+    assert "#define RS2GPU_GRID_CONSTANT __grid_constant__" in corpus["rajaperf/fir.cu"]
+    assert "#define RS2GPU_GRID_CONSTANT\n" in corpus["rajaperf/fir.hip.cpp"]
 
 
 # ---------------------------------------------------------------- names
@@ -563,3 +582,85 @@ def test_sources_of_this_suite_are_rust(tmp_path: Path) -> None:
     rustc = subprocess.run(["rustc", "--edition", "2021", "--crate-type", "lib", "--cap-lints", "allow",
                             "--out-dir", str(tmp_path), str(tmp_path / "lib.rs")], capture_output=True, text=True)
     assert rustc.returncode == 0, rustc.stderr
+
+
+# ---------------------------------------------------------------- covering entry points and tiles
+
+NESTS = """\
+use rs2gpu::kernel;
+
+#[kernel]
+pub fn flat(out: &mut [f64]) {
+    for i in 0..out.len() {
+        out[i] = 1.0;
+    }
+}
+
+#[kernel]
+pub fn summed(a: &[f64], n: usize) -> f64 {
+    let mut s = 0.0;
+    for j in 0..n {
+        for i in 0..n {
+            s += a[j * n + i];
+        }
+    }
+    s
+}
+
+#[kernel]
+pub fn product_plus_one(c: &mut [f64], a: &[f64], b: &[f64], n: usize) {
+    for row in 0..n {
+        for col in 0..n {
+            let mut sum = 0.0;
+            for k in 0..n {
+                sum += a[row * n + k] * b[k * n + col];
+                sum += 1.0;
+            }
+            c[row * n + col] = sum;
+        }
+    }
+}
+
+#[kernel]
+pub fn row_squares(c: &mut [f64], a: &[f64], n: usize) {
+    for row in 0..n {
+        for col in 0..n {
+            let mut sum = 0.0;
+            for k in 0..n {
+                sum += a[row * n + k] * a[row * n + k];
+            }
+            c[row * n + col] = sum;
+        }
+    }
+}
+"""
+
+
+def test_only_loop_nests_without_reductions_have_a_covering_entry_point(tmp_path) -> None:
+    result = translate_crate(tmp_path, NESTS)
+    kernels = result.emitted.manifest["kernels"]
+    assert kernels["flat"]["launches"][0]["covering"] is None
+    assert kernels["summed"]["launches"][0]["covering"] is None  # its threads combine many iterations
+    covering = kernels["product_plus_one"]["launches"][0]["covering"]
+    assert covering == {"symbol": "rs2gpu_product_plus_one_0_covering", "block": None, "count_limit": 2**31,
+                        "checks": [], "records_panics": False}  # every access is checked on the host
+    for name in ("product_plus_one.cu", "product_plus_one.hip.cpp"):
+        assert list(entry_points(result.emitted.files[name])) == ["rs2gpu_product_plus_one_0",
+                                                                   "rs2gpu_product_plus_one_0_covering"]
+    compile_everything(result)
+
+
+def test_a_product_is_tiled_only_when_each_operand_misses_one_thread_variable(tmp_path) -> None:
+    # `row_squares` reads `a` along the row twice: no operand is shared down a column, so no tiles;
+    # `product_plus_one` adds more than the products in its k loop
+    kernels = translate_crate(tmp_path, NESTS).emitted.manifest["kernels"]
+    assert kernels["row_squares"]["launches"][0]["covering"]["block"] is None
+    assert kernels["product_plus_one"]["launches"][0]["covering"]["block"] is None
+
+
+def test_the_corpus_matrix_product_is_tiled_through_shared_memory(corpus) -> None:
+    text = corpus["rajaperf/mat_mat_shared.cu"]
+    assert "__shared__ f64 rs2gpu_row_tile[16][16];" in text and "__shared__ f64 rs2gpu_col_tile[16][16];" in text
+    covering = text[text.index("rs2gpu_mat_mat_shared_0_covering("):]
+    assert covering.count("__syncthreads();") == 2
+    assert "sum += (rs2gpu_row_tile[threadIdx.y][rs2gpu_kk] * rs2gpu_col_tile[rs2gpu_kk][threadIdx.x]);" in covering

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rs2gpu import pipeline
 from rs2gpu.runtime import hip as hipmod
 from rs2gpu.runtime.base import DeviceKernel
 from rs2gpu.runtime.cache import BinaryCache
@@ -235,16 +236,18 @@ def test_a_call_reaches_hip_module_launch_kernel_with_the_packed_arguments(abi_t
     coeffs = {"flag": 7, "scale": 2.5, "shift": -3}
     with pytest.raises(LaunchError, match=r"launching kernel `mixed` \(loop at abi.rs:\d+:\d+\) failed: "
                                           r"hipModuleLaunchKernel failed: hipError"):
-        kernel(out, a, idx, -5, -300, 70000, 2**40 + 1, 1.5, coeffs, True)
+        kernel(out, a, idx, -5, -300, 70000, 2**40 + 1, 1.5, coeffs, True, np.array([-2, 9, 300], dtype=np.int16))
 
-    # `out` is write-only (never uploaded) and `a`, `idx` were uploaded to their stand-in device buffers.
+    # `out` is write-only (never uploaded) and `a`, `idx` were uploaded to their stand-in device buffers;
+    # `taps` needs no device memory: its elements are among the arguments.
     out_buf, a_buf, idx_buf = backend.memory
     assert a_buf.array.tobytes() == a.tobytes() and idx_buf.array.tobytes() == idx.tobytes()
     expected = [struct.pack("<Q", out_buf.ptr), struct.pack("<Q", n), struct.pack("<Q", a_buf.ptr),
                 struct.pack("<Q", n), struct.pack("<Q", idx_buf.ptr), struct.pack("<Q", n),
                 struct.pack("<b", -5), struct.pack("<h", -300), struct.pack("<I", 70000),
                 struct.pack("<Q", 2**40 + 1), struct.pack("<f", 1.5),
-                struct.pack("<B7xdi4x", 7, 2.5, -3), b"\x01", struct.pack("<Q", 0), struct.pack("<Q", n)]
+                struct.pack("<B7xdi4x", 7, 2.5, -3), b"\x01", struct.pack("<3h", -2, 9, 300), struct.pack("<Q", 0),
+                struct.pack("<Q", n)]
     assert seen["args"] == expected
     assert seen["geometry"] == (-(-n // 256), 1, 1, 256, 1, 1)
 
@@ -280,3 +283,31 @@ def test_load_on_the_hip_backend_without_a_gpu_says_so(tmp_path: Path, monkeypat
     monkeypatch.setenv("RS2GPU_CACHE_DIR", str(tmp_path))
     with pytest.raises(ToolchainUnavailable, match="no usable HIP device 0"):
         rs2gpu.load(Path(__file__).resolve().parent / "data" / "abi.rs", backend="hip")
+
+
+@pytest.mark.parametrize(("rows", "cols", "geometry"), [
+    # the covering entry point: 3 blocks of 32 x 8 threads, 768 threads for 8 x 70 iterations (the general
+    # entry point's 128 x 2 blocks would launch 1024)
+    (8, 70, (3, 1, 1, 32, 8, 1)),
+    # no grid covers 600000 rows of one column (65535 blocks of 8 rows at most): the general entry point,
+    # 32 x 8 blocks, the grid capped at 65535 along y, threads striding over the rest
+    (600_000, 1, (1, 65535, 1, 32, 8, 1)),
+])
+def test_a_loop_nest_launches_its_covering_entry_point_where_a_grid_covers_it(tmp_path, monkeypatch, rows, cols,
+                                                                              geometry):
+    translated = pipeline.translate(Path(__file__).resolve().parents[1] / "cases" / "shapes.rs")
+    entry = translated.emitted.manifest["kernels"]["plane"]
+    backend = HostBackedHip(BinaryCache(tmp_path))
+    kernel = DeviceKernel(backend, "plane", entry, translated.emitted.files[entry["files"]["hip"]],
+                          entry["files"]["hip"])
+    seen = {}
+    real_launch = backend.queue._launch
+
+    def spy(function, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        seen["geometry"] = (gx, gy, gz, bx, by, bz)
+        return real_launch(function, gx, gy, gz, bx, by, bz, shared, stream, params, extra)
+
+    monkeypatch.setattr(backend.queue, "_launch", spy)
+    with pytest.raises(LaunchError):
+        kernel(np.zeros(rows * cols), 0, rows, cols)
+    assert seen["geometry"] == geometry

@@ -1,0 +1,83 @@
+"""The covering entry point of a multi-dimensional loop nest: one thread per iteration, one `if`.
+
+The general entry point of a launch strides every thread over the grid in 64-bit arithmetic, so that it
+is correct for any count and any grid. A nest of two or three loops (without reductions, whose threads
+must combine many iterations) also gets this second entry point, `<symbol>_covering`:
+
+    const u32 rs2gpu_ty = blockIdx.y * blockDim.y + threadIdx.y;
+    const u32 rs2gpu_tx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (rs2gpu_ty < (u32)rs2gpu_count_y && rs2gpu_tx < (u32)rs2gpu_count_x) {
+        const usize j = rs2gpu_start_y + rs2gpu_ty;
+        const usize i = rs2gpu_start_x + rs2gpu_tx;
+        ...the body...
+    }
+
+It is what a hand-written kernel looks like, and it halves the registers of NESTED_INIT (32 → 18). The
+runtime launches it when its grid covers the iteration space: every count below `COVERING_LIMIT` (so the
+32-bit coordinates cannot wrap) and every axis's block count within the hardware's grid limits; otherwise
+it launches the general entry point. The manifest names the entry point and, where the body needs one
+block shape (a tiled matrix product), that shape.
+"""
+from __future__ import annotations
+
+from rs2gpu.emit.cxx_stmt import BodyEmitter
+from rs2gpu.emit.cxx_types import cxx_type
+from rs2gpu.emit.names import LocalNames
+from rs2gpu.emit.tiling import tiled_product
+from rs2gpu.ir import nodes as ir
+from rs2gpu.ir.plan import ParallelLoop
+from rs2gpu.ir.types import PrimType
+from rs2gpu.ir.walk import children
+
+COVERING_LIMIT = 2**31  # every count is below it: thread coordinates fit in 31 bits, grid * block in 32
+WIDE_INDEX = (PrimType("usize"), PrimType("u64"))
+
+
+def has_covering_form(loop: ParallelLoop) -> bool:
+    return len(loop.dims) > 1 and not loop.reductions
+
+
+def covering_context(loop: ParallelLoop, axes: list[str], names: LocalNames, sites, symbol: str,
+                     uniform: frozenset[ir.Binding], hoisted: frozenset) -> dict:
+    """The lines after the preamble and the block shape (None: the runtime chooses) of the covering entry
+    point; `uniform` holds the parameters and preamble values, `hoisted` the accesses checked on the host."""
+    tiled = tiled_product(loop, axes, names, sites, uniform, hoisted)
+    if tiled is not None:
+        return {"symbol": symbol, "lines": tiled.lines, "block": list(tiled.block)}
+    lines = ["    // One thread per iteration: this entry point runs only on a grid that covers the loop nest."]
+    for axis in axes:
+        lines.append(f"    const u32 rs2gpu_t{axis} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis};")
+    inside = " && ".join(f"rs2gpu_t{axis} < (u32)rs2gpu_count_{axis}" for axis in axes)
+    lines.append(f"    if ({inside}) {{")
+    for dim, axis in zip(loop.dims, axes):
+        lines.append(f"        {index_declaration(dim, axis, names)}")
+    # `continue` skips the rest of an iteration: the end of a loop that runs once
+    once = _continues(loop.body)
+    body = BodyEmitter(names, indent=3 if once else 2, sites=sites, hoisted=hoisted)
+    body.block(loop.body)
+    if once:
+        lines += ["        do {", *body.lines, "        } while (false);"]
+    else:
+        lines += body.lines
+    lines.append("    }")
+    return {"symbol": symbol, "lines": lines, "block": None}
+
+
+def index_declaration(dim, axis: str, names: LocalNames) -> str:
+    """`const usize i = rs2gpu_start_x + rs2gpu_tx;`: the loop variable of thread coordinate `axis`."""
+    index_type = cxx_type(dim.index.ty)
+    t = f"rs2gpu_t{axis}"
+    value = f"rs2gpu_start_{axis} + {t}" if dim.index.ty in WIDE_INDEX else \
+        f"({index_type})((u64)rs2gpu_start_{axis} + {t})"
+    return f"const {index_type} {names.name(dim.index)} = {value};"
+
+
+def _continues(block: ir.Block) -> bool:
+    """Whether a `continue` of the parallel loop itself (not of a loop inside it) occurs in `block`."""
+    def visit(node) -> bool:
+        if isinstance(node, ir.Continue):
+            return True
+        if isinstance(node, (ir.For, ir.While, ir.Loop)):
+            return False
+        return any(visit(child) for child in children(node))
+    return visit(block)

@@ -1,0 +1,57 @@
+//! Loop nests in the shapes the launch distinguishes: 2-D and 3-D nests (one thread per iteration where the
+//! grid covers the nest, the general grid-stride entry point past that), `continue` in a nest, ranges that
+//! start past zero, and plain matrix products (tiled through shared memory on the GPU).
+use rs2gpu::kernel;
+
+/// Rows `first..rows` of a row-major `rows` x `cols` plane.
+#[kernel]
+pub fn plane(out: &mut [f64], first: usize, rows: usize, cols: usize) {
+    for r in first..rows {
+        for c in 0..cols {
+            out[r * cols + c] = (r * 3 + c) as f64 * 0.5;
+        }
+    }
+}
+
+/// Every cell of an `nk` x `nj` x `ni` volume but every fifth diagonal one, which keeps its value.
+#[kernel]
+pub fn volume(out: &mut [u32], nk: usize, nj: usize, ni: usize) {
+    for k in 0..nk {
+        for j in 0..nj {
+            for i in 0..ni {
+                if (i + j + k) % 5 == 0 {
+                    continue;
+                }
+                out[i + ni * (j + nj * k)] = (i + 7 * j + 13 * k) as u32;
+            }
+        }
+    }
+}
+
+/// `c` (m x p) = `a` (m x n) times `b` (n x p), row-major.
+#[kernel]
+pub fn matmul(c: &mut [f64], a: &[f64], b: &[f64], m: usize, n: usize, p: usize) {
+    for row in 0..m {
+        for col in 0..p {
+            let mut sum = 0.0;
+            for k in 0..n {
+                sum += a[row * n + k] * b[k * p + col];
+            }
+            c[row * p + col] = sum;
+        }
+    }
+}
+
+/// A product in f32 that starts from `bias`, skips k = 0 and names the column operand first.
+#[kernel]
+pub fn matmul_from_bias(c: &mut [f32], a: &[f32], b: &[f32], m: usize, n: usize, p: usize, bias: f32) {
+    for row in 0..m {
+        for col in 0..p {
+            let mut acc = bias;
+            for k in 1..n {
+                acc += b[k * p + col] * a[row * n + k];
+            }
+            c[row * p + col] = acc;
+        }
+    }
+}

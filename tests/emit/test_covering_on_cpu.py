@@ -1,0 +1,109 @@
+"""The covering entry points of loop nests, the tiled matrix products among them, run on the CPU (each
+block's threads as real threads meeting at `__syncthreads`, through bench/emulate.py) on the grid and block
+the runtime chooses, compute what rustc's build of the same source computes, bit for bit: at sizes that
+are not multiples of the block or the tile, with ranges that start past zero and a `continue`."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rs2gpu
+from rs2gpu import pipeline
+from rs2gpu.runtime.base import MAX_GRID_X, MAX_GRID_YZ
+from rs2gpu.runtime.covering import covering_geometry
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the source tree
+
+from bench import emulate  # noqa: E402
+
+SHAPES = REPO / "tests" / "cases" / "shapes.rs"
+
+
+@pytest.fixture(scope="module")
+def translated():
+    return pipeline.translate(SHAPES)
+
+
+@pytest.fixture(scope="module")
+def cpu():
+    return rs2gpu.load(SHAPES, backend="cpu")
+
+
+@pytest.fixture(scope="module")
+def library(translated, tmp_path_factory):
+    if emulate.unavailable():
+        pytest.fail(f"a C++20 compiler is required: {emulate.unavailable()}")
+    folder = tmp_path_factory.mktemp("covering")
+    libraries = {}
+    for name, entry in translated.emitted.manifest["kernels"].items():
+        path = folder / entry["files"]["hip"]
+        path.write_text(translated.emitted.files[entry["files"]["hip"]])
+        libraries[name] = emulate.Library(path, folder)
+    return libraries
+
+
+def run_covering(library, entry: dict, args: list, bounds: list[tuple[int, int]]) -> tuple:
+    """Launch the covering entry point of the kernel's only loop nest; `bounds` are the (start, end) of its
+    loops, outermost first. Returns the block it ran with."""
+    (launch,) = entry["launches"]
+    covering = launch["covering"]
+    counts = [end - start for start, end in bounds]
+    inner_first = tuple(reversed(counts)) + (1,) * (3 - len(counts))
+    grid, block = covering_geometry(inner_first, len(counts), tuple(covering["block"]) if covering["block"] else None,
+                                    covering["count_limit"], (MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ))
+    values = []
+    for p, a in zip(entry["params"], args):
+        if isinstance(a, np.ndarray):
+            values += [a, np.uint64(a.size)]
+        else:
+            values.append(np.float32(a) if p["type"] == "f32" else np.uint64(a))
+    for start, count in zip((s for s, _ in bounds), counts):
+        values += [np.uint64(start), np.uint64(count)]
+    library.launch(covering["symbol"], grid, block, tuple(values))
+    return block
+
+
+@pytest.mark.parametrize("m,n,p", [(1, 1, 1), (15, 15, 15), (16, 16, 16), (17, 17, 17), (33, 20, 18), (3, 40, 2),
+                                   (20, 0, 5)])
+def test_tiled_matrix_product_is_rustcs_bit_for_bit(translated, cpu, library, m, n, p) -> None:
+    rng = np.random.default_rng([m, n, p])
+    a, b = rng.standard_normal(m * n), rng.standard_normal(n * p)
+    want, got = np.full(m * p, np.nan), np.full(m * p, np.nan)
+    cpu.matmul(want, a, b, m, n, p)
+    block = run_covering(library["matmul"], translated.emitted.manifest["kernels"]["matmul"], [got, a, b, m, n, p],
+                         [(0, m), (0, p)])
+    assert block == (16, 16, 1)
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("m,n,p", [(17, 33, 5), (16, 1, 16)])
+def test_tiled_product_from_an_initial_value_and_a_later_first_k_is_rustcs(translated, cpu, library, m, n, p) -> None:
+    rng = np.random.default_rng([m, n, p, 1])
+    a, b = rng.standard_normal(m * n).astype(np.float32), rng.standard_normal(n * p).astype(np.float32)
+    want, got = np.zeros(m * p, dtype=np.float32), np.zeros(m * p, dtype=np.float32)
+    cpu.matmul_from_bias(want, a, b, m, n, p, 0.1)
+    run_covering(library["matmul_from_bias"], translated.emitted.manifest["kernels"]["matmul_from_bias"],
+                 [got, a, b, m, n, p, 0.1], [(0, m), (0, p)])
+    assert got.tobytes() == want.tobytes()
+
+
+def test_covering_2d_nest_from_a_later_first_row(translated, cpu, library) -> None:
+    rows, cols = 9, 70  # 70 is no multiple of a warp
+    want, got = np.full(rows * cols, -1.0), np.full(rows * cols, -1.0)
+    cpu.plane(want, 2, rows, cols)
+    run_covering(library["plane"], translated.emitted.manifest["kernels"]["plane"], [got, 2, rows, cols],
+                 [(2, rows), (0, cols)])
+    assert got.tobytes() == want.tobytes()
+
+
+def test_covering_3d_nest_with_continue(translated, cpu, library) -> None:
+    nk, nj, ni = 3, 5, 37
+    want, got = np.full(nk * nj * ni, 7, dtype=np.uint32), np.full(nk * nj * ni, 7, dtype=np.uint32)
+    cpu.volume(want, nk, nj, ni)
+    run_covering(library["volume"], translated.emitted.manifest["kernels"]["volume"], [got, nk, nj, ni],
+                 [(0, nk), (0, nj), (0, ni)])
+    assert got.tobytes() == want.tobytes()
