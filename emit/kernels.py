@@ -2,8 +2,10 @@
 
 The argument layout decided here is the ABI both sides must agree on: each `&[T]`/`&mut [T]` is a
 pointer followed by a 64-bit length, `&[T; N]` and `&S` are pointers, scalars and structs go by value
-at their exact width, and each launch appends the loop's first index, its iteration count, and one
-result pointer per reduction.
+at their exact width, and each launch appends the loop's first index and its iteration count per
+dimension, then per reduction its seed by value and two pointers, to the blocks' partial results and to
+the result (a min/max-location reduction: both seeds, the partials of (value, location) pairs, and a
+pointer to each result).
 """
 from __future__ import annotations
 
@@ -97,6 +99,43 @@ def identity(r: Reduction) -> str:
     return f"rs2gpu_int<{t}>::{'max' if r.op == 'min' else 'min'}"
 
 
+def _reduction_context(r: Reduction, names: LocalNames, params: list[str]) -> dict:
+    """A reduction's launch parameters (appended to `params`: its seed by value, then the partials of the
+    blocks and the result, in device memory the host provides), the declarations of its per-thread
+    accumulator, and its two steps after the loop: the block's partial (every block), then the result
+    (in the last block to finish)."""
+    name, ty = names.name(r.binding), cxx_type(r.binding.ty)
+    start = identity(r)
+    if r.location is None:
+        params += [f"const {ty} rs2gpu_seed_{name}", f"{ty}* __restrict__ rs2gpu_partials_{name}",
+                   f"{ty}* __restrict__ rs2gpu_result_{name}"]
+        op = f"rs2gpu_op_{OP_NAMES[r.op]}()"
+        return {"declarations": [f"{ty} {name} = {start};"],
+                "block": f"rs2gpu_reduce_block<{BLOCK}>(rs2gpu_partials_{name}, {name}, {op});",
+                "grid": f"rs2gpu_reduce_grid<{BLOCK}>(rs2gpu_result_{name}, rs2gpu_partials_{name}, {start}, "
+                        f"rs2gpu_seed_{name}, {op});"}
+    loc, loc_ty = names.name(r.location), cxx_type(r.location.ty)
+    pair = f"rs2gpu_located<{ty}, {loc_ty}>"
+    # the identity's location loses every tie: the largest for the first location, the smallest for the last
+    no_location = f"rs2gpu_int<{loc_ty}>::{'max' if r.first else 'min'}"
+    params += [f"const {ty} rs2gpu_seed_{name}", f"const {loc_ty} rs2gpu_seed_{loc}",
+               f"{pair}* __restrict__ rs2gpu_partials_{name}", f"{ty}* __restrict__ rs2gpu_result_{name}",
+               f"{loc_ty}* __restrict__ rs2gpu_result_{loc}"]
+    flags = f"{str(r.op == 'minloc').lower()}, {str(r.first).lower()}"
+    return {"declarations": [f"{ty} {name} = {start};", f"{loc_ty} {loc} = {no_location};"],
+            "block": f"rs2gpu_reduce_block<{BLOCK}>(rs2gpu_partials_{name}, {pair}{{{name}, {loc}}}, "
+                     f"rs2gpu_op_location<{flags}>());",
+            "grid": f"rs2gpu_reduce_grid_location<{BLOCK}, {flags}>(rs2gpu_result_{name}, rs2gpu_result_{loc}, "
+                    f"rs2gpu_partials_{name}, {pair}{{{start}, {no_location}}}, rs2gpu_seed_{name}, "
+                    f"rs2gpu_seed_{loc});"}
+
+
+def result_words(plan: KernelPlan) -> int:
+    """The 8-byte words of the readback area that the kernel's reductions fill: one per result, two for a
+    min/max-location reduction (value and location), in launch order."""
+    return sum(1 if r.location is None else 2 for loop in plan.loops for r in loop.reductions)
+
+
 class PanicSites:
     """Numbers the places of one generated file that can panic, in rendering order (the same for every
     target), and remembers what each one is, for the manifest."""
@@ -123,6 +162,11 @@ def launch_axes(loop: ParallelLoop) -> list[str]:
 
 def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: PanicSites,
                    reserved=frozenset()) -> dict:
+    """The template context of one launch. A launch that runs after code that can panic (an earlier
+    launch, or a helper the kernel calls) stops when a panic was recorded, as Rust stops at a panic:
+    without reductions it returns at entry; with them it runs no iteration, because every block must still
+    take part in the reductions' last-block protocol."""
+    stops_after_panic = bool(sites.sites)
     names = parameter_names(plan.function, reserved)
     params = []
     for p in plan.function.params:
@@ -130,21 +174,7 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
     axes = launch_axes(loop)
     for dim, axis in zip(loop.dims, axes):
         params += [f"const {cxx_type(dim.index.ty)} rs2gpu_start_{axis}", f"const usize rs2gpu_count_{axis}"]
-    reductions = []
-    for r in loop.reductions:
-        name, ty = names.name(r.binding), cxx_type(r.binding.ty)
-        params.append(f"{ty}* __restrict__ rs2gpu_result_{name}")
-        declarations = [f"{ty} {name} = {identity(r)};"]
-        if r.location is None:
-            finish = f"rs2gpu_reduce_block<{BLOCK}>(rs2gpu_result_{name}, {name}, rs2gpu_op_{OP_NAMES[r.op]}());"
-        else:
-            # each block writes its best (value, location) pair; the host picks among the blocks
-            loc, loc_ty = names.name(r.location), cxx_type(r.location.ty)
-            params.append(f"{loc_ty}* __restrict__ rs2gpu_result_{loc}")
-            declarations.append(f"{loc_ty} {loc} = rs2gpu_int<{loc_ty}>::{'max' if r.first else 'min'};")
-            finish = (f"rs2gpu_reduce_block_location<{BLOCK}, {str(r.op == 'minloc').lower()}, "
-                      f"{str(r.first).lower()}>(rs2gpu_result_{name}, rs2gpu_result_{loc}, {name}, {loc});")
-        reductions.append({"declarations": declarations, "finish": finish})
+    reductions = [_reduction_context(r, names, params) for r in loop.reductions]
     preamble = BodyEmitter(names, indent=1, sites=sites)
     used = {n.binding for n in walk(loop.body) if isinstance(n, ir.Var)}
     for let in _needed_preamble(plan.preamble, used):
@@ -156,13 +186,20 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
         index_type = cxx_type(dim.index.ty)
         wide = dim.index.ty in (USIZE, PrimType("u64"))
         value = f"rs2gpu_start_{axis} + {t}" if wide else f"({index_type})((u64)rs2gpu_start_{axis} + {t})"
+        condition = f"{t} < rs2gpu_count_{axis}"
+        if depth == 0 and stops_after_panic and reductions:
+            condition = f"!rs2gpu_stopped && {condition}"
         loop_open += [f"{pad}for (usize {t} = (usize)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
-                      f"{t} < rs2gpu_count_{axis}; {t} += (usize)gridDim.{axis} * blockDim.{axis}) {{",
+                      f"{condition}; {t} += (usize)gridDim.{axis} * blockDim.{axis}) {{",
                       f"{pad}    const {index_type} {names.name(dim.index)} = {value};"]
         loop_close.insert(0, f"{pad}}}")
     body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=loop.hoisted)
     body.block(loop.body)
-    return {"symbol": symbol(plan.name, index), "source": str(loop.span), "params": params,
+    guard = []
+    if stops_after_panic:
+        guard = ["    const bool rs2gpu_stopped = rs2gpu_panicked();  // Rust stopped at an earlier panic"
+                 if reductions else "    if (rs2gpu_panicked()) return;  // Rust stopped at an earlier panic"]
+    return {"symbol": symbol(plan.name, index), "source": str(loop.span), "params": params, "guard": guard,
             "preamble": preamble.lines, "reductions": reductions, "loop_open": loop_open,
             "loop_close": loop_close, "body": body.lines,
             "iteration": ", ".join(names.name(d.index) for d in loop.dims)}
@@ -219,9 +256,11 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
         result = {"type": str(fn.ret), "expr": host_expr(plan.result, reduction_bindings, consts)}
     return {"source": str(fn.span), "rust_path": fn.rust_path, "files": files, "fast_math": fn.fast_math, "params": params,
             "preamble": preamble, "launches": launches, "returns": result, "panics": panics,
+            "result_words": result_words(plan),
             "geometry": "one thread per iteration of each parallel loop; a loop nest of up to three dimensions "
                         "maps its innermost loop to x; blocks of block_size threads, grid = ceil(count / block) "
-                        "per axis (capped), threads stride by the grid when a count exceeds it"}
+                        "per axis (capped; for a launch with reductions, at a few blocks per multiprocessor "
+                        "in all), threads stride by the grid when a count exceeds it"}
 
 
 def _reduction_json(plan: KernelPlan, r: Reduction, consts) -> dict:

@@ -7,6 +7,7 @@ A GPU backend implements `DeviceBackend` (compile, load, allocate, copy, launch,
 from __future__ import annotations
 
 import struct
+import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -14,9 +15,14 @@ from dataclasses import dataclass
 from rs2gpu.runtime.callplan import BoundArgs, CallPlan, LaunchPlan
 from rs2gpu.runtime.errors import KernelPanic, LaunchError, RaceError
 from rs2gpu.runtime.hostexpr import Environment, evaluate
+from rs2gpu.runtime.readback import Readback
 
 MAX_GRID_X = 2**31 - 1
 MAX_GRID_YZ = 65535
+# A launch with reductions gets at most this many blocks per multiprocessor: 8 blocks of 256 threads are
+# the 2048 threads one multiprocessor holds (NVIDIA sm_80/sm_90, AMD CDNA), so the grid is one full wave
+# and each block's threads stride over the rest; the blocks' partials stay few for the last block to sum.
+REDUCTION_BLOCKS_PER_MULTIPROCESSOR = 8
 _NONE: dict = {}  # shared empty mapping for launches without reductions (never written)
 
 
@@ -51,11 +57,13 @@ def panic_message(kind: str, index: int, length: int) -> str:
             else "attempt to calculate the remainder with overflow")
 
 
-def launch_geometry(counts: dict[str, int], block_size: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+def launch_geometry(counts: dict[str, int], block_size: int,
+                    max_blocks: int | None = None) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     """Grid and block for an iteration space of one to three axes. Blocks always hold `block_size`
     threads (the block reductions rely on it): the innermost loop takes x, at least a warp wide and at
     most its own extent rounded up to a power of two; the outer loops share the rest. Each axis's grid
-    is capped at the hardware limit, and the kernels stride over what does not fit."""
+    is capped at the hardware limit, and the whole grid at `max_blocks` when given (the outer axes give
+    way first); the kernels stride over what does not fit."""
     cx, cy, cz = counts["x"], counts.get("y", 1), counts.get("z", 1)
     if "y" not in counts:
         bx, by, bz = block_size, 1, 1
@@ -63,8 +71,12 @@ def launch_geometry(counts: dict[str, int], block_size: int) -> tuple[tuple[int,
         bx = min(block_size, max(32, _next_pow2(cx)))
         by = block_size // bx if "z" not in counts else min(block_size // bx, _next_pow2(cy))
         bz = block_size // (bx * by)
-    grid = (min(-(-cx // bx), MAX_GRID_X), min(-(-cy // by), MAX_GRID_YZ), min(-(-cz // bz), MAX_GRID_YZ))
-    return grid, (bx, by, bz)
+    gx, gy, gz = min(-(-cx // bx), MAX_GRID_X), min(-(-cy // by), MAX_GRID_YZ), min(-(-cz // bz), MAX_GRID_YZ)
+    if max_blocks is not None:
+        gz = min(gz, max(1, max_blocks // (gx * gy)))
+        gy = min(gy, max(1, max_blocks // (gx * gz)))
+        gx = min(gx, max(1, max_blocks // (gy * gz)))
+    return (gx, gy, gz), (bx, by, bz)
 
 
 def _next_pow2(n: int) -> int:
@@ -119,14 +131,32 @@ class DeviceBackend(ABC):
 
     @abstractmethod
     def synchronize(self) -> None:
-        """Wait for the device; raise LaunchError for a fault of an earlier launch."""
+        """Wait for the stream; raise LaunchError for a fault of an earlier launch."""
+
+    @abstractmethod
+    def multiprocessors(self) -> int:
+        """The device's multiprocessors (NVIDIA SMs, AMD compute units)."""
+
+    @abstractmethod
+    def pinned(self, nbytes: int):
+        """`nbytes` of page-locked host memory as a numpy uint8 array (which keeps the memory alive)."""
+
+    @abstractmethod
+    def copy_to_host_async(self, dst_address: int, src_ptr: int, nbytes: int) -> None:
+        """Enqueue a device → host copy into pinned memory on the stream, after the launches before it."""
+
+    @abstractmethod
+    def zero_async(self, ptr: int, nbytes: int) -> None:
+        """Enqueue the zeroing of device memory on the stream."""
 
 
 class DeviceKernel:
     """One translated kernel on one GPU backend: `kernel(*args)` runs it like the Rust function.
 
     Host arrays travel as the transfer plan says and the call waits for the device; a call whose
-    arrays are all device arrays and that returns nothing is asynchronous, like a cupy launch.
+    arrays are all device arrays, that returns nothing and that checks nothing on the device is
+    asynchronous, like a cupy launch. Whatever the host must read after the launches (reduction results,
+    the panic record) comes back with one copy and one wait (see `readback.py`).
     """
 
     def __init__(self, backend: DeviceBackend, name: str, entry: dict, source: str, source_name: str) -> None:
@@ -140,13 +170,29 @@ class DeviceKernel:
         self._functions = [backend.function(self._module, lp.symbol) for lp in self.plan.launches]
         self._ordinal = backend.device_ordinal()
         self.last_transfers: list[Transfer] = []
-        # Kernels that check something on the device report a panic through a module variable.
+        # Kernels that check something on the device report a panic through the module's readback area.
         self._panic_sites = {p["site"]: p for p in entry.get("panics", ())}
-        self._panic_record = backend.global_address(self._module, "rs2gpu_panic") if self._panic_sites else None
+        reduces = any(lp.seeds for lp in self.plan.launches)
+        self._max_blocks = backend.multiprocessors() * REDUCTION_BLOCKS_PER_MULTIPROCESSOR if reduces else None
+        self._readback = Readback(backend, self._module, entry, self._max_blocks or 0)
+        self._call = threading.Lock()  # one call at a time uses the readback area and the partials
 
     def __call__(self, *args, **kwargs):
         bound = self.plan.bind(args, kwargs, allow_device=True)
         bound.env.read_element = lambda name, index, source: self._read_element(bound, name, index, source)
+        self._check_launches(bound)
+        transfers: list[Transfer] = []
+        device_ptrs, staged = self._stage_arrays(bound, transfers)
+        self.last_transfers = transfers
+        with self._call:
+            seeds, ran = self._launch_all(bound, device_ptrs)
+            if staged or self._readback.size:
+                self._finish(bound, seeds, ran)
+        self._download_outputs(staged, transfers)
+        return None if self.plan.result is None else self.plan.result(bound.env)
+
+    def _check_launches(self, bound: BoundArgs) -> None:
+        """The launch-time checks, in Rust's order, before any device work."""
         for lp in self.plan.launches:
             lp.check_strides(bound.env, self.name)
             failure = lp.check_bounds(bound.env)
@@ -154,41 +200,41 @@ class DeviceKernel:
                 raise KernelPanic(*failure, self.name)
             if lp.index_lists:
                 self._verify_index_lists(lp, bound)
-        transfers: list[Transfer] = []
-        device_ptrs, staged = self._stage_arrays(bound, transfers)
-        slots = {}
-        for lp, function in zip(self.plan.launches, self._functions):
-            slots.update(self._launch(lp, function, bound, device_ptrs))
-        self.last_transfers = transfers
-        if staged or slots or self._panic_record is not None:
-            self._synchronize()
-            self._raise_device_panic()
-            for name, (arg, buffer) in staged.items():
-                if self.plan.by_name[name].transfer in ("out", "inout"):
-                    started = time.perf_counter()
-                    self.backend.download(arg.host, buffer.ptr)
-                    transfers.append(Transfer(name, "d2h", arg.nbytes, time.perf_counter() - started))
-            for name, slot in slots.items():
-                if isinstance(slot, _LocationSlots):
-                    bound.env.reductions.update(slot.finish(self.backend))
-                else:
-                    bound.env.reductions[name] = self._read_scalar(*slot)
-        return None if self.plan.result is None else self.plan.result(bound.env)
 
-    def _raise_device_panic(self) -> None:
-        """Raise the panic the device recorded, if any (nothing has been copied back yet)."""
-        if self._panic_record is None:
-            return
-        import numpy as np
+    def _launch_all(self, bound: BoundArgs, device_ptrs: dict[str, int]) -> tuple[list[dict], list[bool]]:
+        """Every launch, in order: each one's reduction seeds, and whether it ran (an empty range does not)."""
+        seeds, ran = [], []
+        for index, (lp, function) in enumerate(zip(self.plan.launches, self._functions)):
+            launch_seeds, launched = self._launch(index, lp, function, bound, device_ptrs)
+            seeds.append(launch_seeds)
+            ran.append(launched)
+        return seeds, ran
 
-        record = np.zeros(3, dtype=np.uint64)  # site (u32) + padding, index, len
-        self.backend.download(record, self._panic_record)
-        site = int(record[0] & 0xFFFFFFFF)
+    def _finish(self, bound: BoundArgs, seeds: list[dict], ran: list[bool]) -> None:
+        """Wait for the launches with the one readback copy (or without one, when nothing is read back),
+        raise the panic the device recorded, and set the reduced values."""
+        if self._readback.size:
+            self._on_device(self._readback.fetch)
+        self._on_device(self.backend.synchronize)
+        if self._readback.checks:
+            self._raise_device_panic(*self._readback.panic())
+        bound.env.reductions.update(self._readback.results(seeds, ran))
+
+    def _download_outputs(self, staged: dict, transfers: list[Transfer]) -> None:
+        for name, (arg, buffer) in staged.items():
+            if self.plan.by_name[name].transfer in ("out", "inout"):
+                started = time.perf_counter()
+                self.backend.download(arg.host, buffer.ptr)
+                transfers.append(Transfer(name, "d2h", arg.nbytes, time.perf_counter() - started))
+
+    def _raise_device_panic(self, site: int, index: int, length: int) -> None:
+        """Raise the panic the device recorded, if any (nothing has been copied back yet), after queueing
+        the record's reset for the next call."""
         if site == 0:
             return
-        self.backend.upload(self._panic_record, np.zeros(3, dtype=np.uint64))  # ready for the next call
+        self._readback.reset_panic()
         info = self._panic_sites[site]
-        raise KernelPanic(panic_message(info["kind"], int(record[1]), int(record[2])), info["source"], self.name)
+        raise KernelPanic(panic_message(info["kind"], index, length), info["source"], self.name)
 
     def _verify_index_lists(self, lp: LaunchPlan, bound: BoundArgs) -> None:
         """Writes like `out[idx[i]]` are race-free only if the list's values are distinct, and in bounds
@@ -231,7 +277,7 @@ class DeviceKernel:
 
     def synchronize(self) -> None:
         """Wait for this kernel's launches; raise LaunchError if one of them failed."""
-        self._synchronize()
+        self._on_device(self.backend.synchronize)
 
     def _stage_arrays(self, bound: BoundArgs, transfers: list[Transfer]):
         """Device addresses for every array: device arrays as they are, host arrays through a device
@@ -254,35 +300,26 @@ class DeviceKernel:
             staged[name] = (arg, buffer)
         return device_ptrs, staged
 
-    def _launch(self, lp: LaunchPlan, function, bound: BoundArgs, device_ptrs: dict[str, int]) -> dict:
+    def _launch(self, index: int, lp: LaunchPlan, function, bound: BoundArgs,
+                device_ptrs: dict[str, int]) -> tuple[dict, bool]:
         starts, counts = lp.iteration_space(bound.env)
-        runs = all(counts.values())
-        grid, block = launch_geometry(counts, self.backend.block_size) if runs else ((0, 0, 0), (0, 0, 0))
-        slots, slot_ptrs = ({}, {}) if lp.reductions or lp.locations else (_NONE, _NONE)
-        for name, ty, init in lp.reductions:
-            slot = self.backend.alloc(8)
-            self.backend.upload(slot.ptr, _scalar_array(ty, init(bound.env)))
-            slots[name] = (slot, ty)
-            slot_ptrs[name] = slot.ptr
-        blocks = grid[0] * grid[1] * grid[2]
-        for r, init, location_init in lp.locations:
-            seed = (init(bound.env), location_init(bound.env))
-            partials = [self.backend.alloc(max(8 * blocks, 8)) for _ in range(2)]
-            slots[r["name"]] = _LocationSlots(r, seed, partials, blocks)
-            slot_ptrs[r["name"]], slot_ptrs[r["location"]] = partials[0].ptr, partials[1].ptr
-        if runs:
-            values = lp.values(bound, device_ptrs, starts, counts, slot_ptrs)
-            with lp.lock:
-                struct.pack_into(lp.format, lp.buffer, 0, *values)
-                try:
-                    self.backend.launch_packed(function, grid, block, lp.pointers_address)
-                except LaunchError as e:
-                    raise LaunchError(f"launching kernel `{self.name}` (loop at {lp.source}) failed: {e}") from e
-        return slots
+        seeds = {name: seed(bound.env) for name, seed in lp.seeds} if lp.seeds else _NONE
+        if not all(counts.values()):
+            return seeds, False
+        grid, block = launch_geometry(counts, self.backend.block_size, self._max_blocks if lp.seeds else None)
+        values = lp.values(bound, device_ptrs, starts, counts, seeds, self._readback.pointers[index])
+        with lp.lock:
+            struct.pack_into(lp.format, lp.buffer, 0, *values)
+            try:
+                self.backend.launch_packed(function, grid, block, lp.pointers_address)
+            except LaunchError as e:
+                raise LaunchError(f"launching kernel `{self.name}` (loop at {lp.source}) failed: {e}") from e
+        return seeds, True
 
-    def _synchronize(self) -> None:
+    def _on_device(self, call) -> None:
+        """A call that waits for (or queues behind) the launches: a fault of one is this kernel's error."""
         try:
-            self.backend.synchronize()
+            call()
         except LaunchError as e:
             raise LaunchError(f"kernel `{self.name}` failed on the device: {e}") from e
 
@@ -293,42 +330,3 @@ class DeviceKernel:
             raise KernelPanic(f"index out of bounds: the len is {arg.count} but the index is {index % (1 << 64)}",
                               source, self.name)
         return self._list_values(arg, index, index + 1, self.plan.by_name[name].dtype)[0].item()
-
-    def _read_scalar(self, slot, ty: str):
-        host = _scalar_array(ty, 0)
-        self.backend.download(host, slot.ptr)
-        return host[0].item()
-
-
-class _LocationSlots:
-    """The per-block (value, location) results of a min/max-location reduction, and how to finish it:
-    the best block result, ties to the first (last) location, then Rust's comparison with the seed."""
-
-    def __init__(self, reduction: dict, seed: tuple, partials: list, blocks: int) -> None:
-        self.reduction, self.seed, self.partials, self.blocks = reduction, seed, partials, blocks
-
-    def finish(self, backend) -> dict:
-        r = self.reduction
-        value, location = self.seed
-        if self.blocks:
-            values = _scalar_array(r["type"], 0).repeat(self.blocks)
-            locations = _scalar_array(r["location_type"], 0).repeat(self.blocks)
-            backend.download(values, self.partials[0].ptr)
-            backend.download(locations, self.partials[1].ptr)
-            is_min = r["op"] == "minloc"
-            best = values.min() if is_min else values.max()
-            at = locations[values == best]
-            candidate = (best.item(), (at.min() if r["first"] else at.max()).item()) if at.size else None
-            if candidate is not None:
-                better = candidate[0] < value if is_min else candidate[0] > value
-                if better or (not r["first"] and candidate[0] == value):
-                    value, location = candidate
-        return {r["name"]: value, r["location"]: location}
-
-
-def _scalar_array(ty: str, value):
-    import numpy as np
-
-    from rs2gpu.runtime.arguments import PRIM_DTYPES
-
-    return np.array([value], dtype=PRIM_DTYPES[ty])
