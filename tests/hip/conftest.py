@@ -17,7 +17,7 @@ from rs2gpu.ir.diagnostics import CompileFailed
 REPO = Path(__file__).resolve().parents[2]
 ABI_SOURCE = Path(__file__).resolve().parent / "data" / "abi.rs"
 CORPUS = [*sorted(m.parent for m in (REPO / "examples").glob("*/Cargo.toml")),
-          *sorted((REPO / "tests" / "cases").glob("*.rs"))]
+          *sorted((REPO / "tests" / "cases").glob("*.rs")), *sorted((REPO / "tests" / "gpu" / "kernels").glob("*.rs"))]
 
 
 def _source_id(path: Path) -> str:
