@@ -260,9 +260,9 @@ def test_a_call_reaches_hip_module_launch_kernel_with_the_packed_arguments(abi_t
     assert seen["geometry"] == (-(-n // 256), 1, 1, 256, 1, 1)
 
 
-def test_a_reduction_launch_takes_seeds_by_value_and_kernel_owned_memory_on_a_capped_grid(abi_translation, tmp_path,
-                                                                                           monkeypatch):
-    emitted = abi_translation.emitted
+def test_a_reduction_launch_takes_seeds_by_value_and_kernel_owned_memory_on_a_capped_grid(reductions_translation,
+                                                                                           tmp_path, monkeypatch):
+    emitted = reductions_translation.emitted
     entry = emitted.manifest["kernels"]["extremes"]
     backend = HostBackedHip(BinaryCache(tmp_path))
     kernel = DeviceKernel(backend, "extremes", entry, emitted.files[entry["files"]["hip"]], entry["files"]["hip"])

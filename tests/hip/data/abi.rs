@@ -20,20 +20,3 @@ pub fn mixed(out: &mut [f64], a: &[f32], idx: &[i32], small: i8, half: i16, word
         out[i] = if on && c.flag != 0 { base + extra } else { base - extra };
     }
 }
-
-/// Reductions: each takes its seed (the value before the loop) by value at its exact width, then pointers
-/// to the blocks' partial results and to its result; the location of a min/max-location reduction too.
-#[kernel]
-pub fn extremes(a: &[f32], bias: i64) -> (i64, f32, usize) {
-    let mut total = bias;
-    let mut low = f32::MAX;
-    let mut at = 0;
-    for i in 0..a.len() {
-        total += a[i] as i64;
-        if a[i] < low {
-            low = a[i];
-            at = i;
-        }
-    }
-    (total, low, at)
-}
