@@ -54,6 +54,18 @@ pub fn seeded(a: &[i64], bias: i64, ceiling: i64) -> (i64, i64, i64, usize) {
 }
 
 #[kernel]
+pub fn sum_rows(a: &[i64], cols: usize) -> i64 {
+    let rows = a.len() / cols;
+    let mut total = 0i64;
+    for r in 0..rows {
+        for c in 0..cols {
+            total = total.wrapping_add(a[r * cols + c] * (c as i64 + 1));
+        }
+    }
+    total
+}
+
+#[kernel]
 pub fn gather_then_fill(out: &mut [f64], a: &[f64], idx: &[usize], filled: &mut [f64]) {
     for i in 0..out.len() {
         out[i] = a[idx[i]];
@@ -113,7 +125,8 @@ def own(backend, tmp_path_factory):
     path = tmp_path_factory.mktemp("own") / "own.rs"
     path.write_text(OWN)
     return (rs2gpu.load(path, backend="cpu"),
-            device_kernels(pipeline.translate(path), backend, ["seeded", "gather_then_fill", "gather_then_sum"]))
+            device_kernels(pipeline.translate(path), backend,
+                           ["seeded", "sum_rows", "gather_then_fill", "gather_then_sum"]))
 
 
 def tickets_left(kernel: DeviceKernel) -> int:
@@ -161,6 +174,15 @@ def test_the_seed_comes_first_in_the_combination(own, n, bias, ceiling, top):
         a[0] = 50
         a[n // 2] = 50
     assert kernels["seeded"](a, bias, ceiling) == cpu.seeded(a, bias, ceiling)
+
+
+@pytest.mark.parametrize("cols", [1, 5, 40, 300])
+def test_a_two_dimensional_reduction_on_a_capped_grid_matches_rustc(own, backend, cols):
+    cpu, kernels = own
+    a = np.random.default_rng(cols).integers(-9, 10, 6000).astype(np.int64)
+    assert kernels["sum_rows"](a, cols) == cpu.sum_rows(a, cols)
+    _, grid, block = backend.launches[-1]
+    assert np.prod(grid) <= REDUCTION_BLOCKS_PER_MULTIPROCESSOR and np.prod(block) == 256
 
 
 def test_a_panic_keeps_the_later_launch_from_writing_device_memory(own, backend):
