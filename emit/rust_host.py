@@ -350,7 +350,7 @@ class KernelModule:
         body += [f"let {let['name']}: {let['type']} = {HostExpr(scope).render(let['expr'])};" for let in lets]
         call = names.fresh("call")
         body += [f"let {kernel} = {gpu}.kernel(&{self.static})?;", f"let mut {call} = {kernel}.call({gpu});"]
-        results: list[tuple[str, dict]] = []  # (result word, reduction), in launch order
+        results: list[tuple[int, dict]] = []  # (result word, reduction), in launch order
         for index, (launch, dims) in enumerate(zip(launches, ranges)):
             loops = ", ".join(d["index"] for d in launch["dims"])
             loops = f"({loops})" if len(launch["dims"]) > 1 else f"`{loops}`"
