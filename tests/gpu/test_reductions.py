@@ -141,9 +141,9 @@ pub fn gather_then_fill(out: &mut [f64], a: &[f64], idx: &[usize], filled: &mut 
 }
 
 #[kernel]
-pub fn gather_then_sum(out: &mut [f64], a: &[f64], idx: &[usize]) -> f64 {
-    for i in 0..out.len() {
-        out[i] = a[idx[i]];
+pub fn gather_then_sum(dst: &mut [f64], a: &[f64], idx: &[usize]) -> f64 {
+    for i in 0..dst.len() {
+        dst[i] = a[idx[i]];
     }
     let mut s = 0.0;
     for j in 0..a.len() {
