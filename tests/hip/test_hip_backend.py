@@ -84,11 +84,17 @@ def test_launch_with_a_null_function_is_hips_error_not_a_type_error(hip) -> None
     assert str(caught.value).startswith("hipModuleLaunchKernel failed: hipError")
 
 
-@pytest.mark.parametrize("call", ["hipMalloc", "hipHostMalloc", "hipEventCreateWithFlags", "hipStreamSynchronize"])
+@pytest.mark.parametrize("call", ["hipMalloc", "hipHostMalloc", "hipEventCreateWithFlags", "hipStreamSynchronize",
+                                  "hipMemsetAsync", "hipDeviceGetAttribute"])
 def test_each_call_that_needs_a_device_raises_naming_itself(hip, call: str) -> None:
     queue = HipQueue(hip)
+    host = np.zeros(16, dtype=np.uint8)
+    backend = HipBackend.__new__(HipBackend)  # just enough of a backend for the attribute query
+    backend.hip, backend.device = hip, 0
     actions = {"hipMalloc": lambda: DeviceMemory(hip, 64), "hipHostMalloc": lambda: queue.pinned(64),
-               "hipEventCreateWithFlags": queue.new_event, "hipStreamSynchronize": queue.synchronize}
+               "hipEventCreateWithFlags": queue.new_event, "hipStreamSynchronize": queue.synchronize,
+               "hipMemsetAsync": lambda: queue.zero(host.ctypes.data, host.nbytes),
+               "hipDeviceGetAttribute": backend.multiprocessors}
     with pytest.raises(HipError, match=f"^{call} failed: hipError") as caught:
         actions[call]()
     assert status_name(caught.value) in NO_DEVICE and isinstance(caught.value, LaunchError)
