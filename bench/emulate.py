@@ -1,12 +1,14 @@
-"""The hand-written baselines on the CPU, one thread after another, to check them against the Rust kernels
-without a GPU (the dry run and the tests); rs2gpu's generated HIP files run the same way.
+"""CUDA on the CPU, one block after another: the hand-written baselines, checked against the Rust kernels
+without a GPU (the dry run and the tests), and rs2gpu's generated kernels, run through the runtime's own
+launch path (`EmulatedBackend`) to test what happens between the launches and the host without a GPU.
 
-Each baseline file is compiled as plain C++ (g++, no FMA contraction, so the arithmetic is the GPU's with
+Each file is compiled as plain C++ (g++, no FMA contraction, so the arithmetic is the GPU's with
 --fmad=false) with a prelude that turns CUDA's index built-ins into (thread-local) globals, atomics into
 updates under a lock, `__shared__` into statics, `__syncthreads` into a barrier and warp shuffles into an
-exchange between the warp's threads. Blocks run one after another. A kernel whose threads do not cooperate
-runs its threads one after another too; one that does (`cooperative`: shared memory, barriers, shuffles)
-runs each block's threads as real threads that meet at the barriers.
+exchange between the warp's threads. Blocks run one after another, so the last block to finish a grid is
+its last one. A kernel whose threads do not cooperate runs its threads one after another too; one that
+does (`cooperative`: shared memory, barriers, shuffles, rs2gpu's block reductions) runs each block's
+threads as real threads that meet at the barriers.
 """
 from __future__ import annotations
 
@@ -15,20 +17,25 @@ import functools
 import re
 import shutil
 import subprocess
-import threading
 from pathlib import Path
 
 import numpy as np
 
+from rs2gpu.runtime.base import DeviceBackend
+
 PRELUDE = r"""
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <thread>
+#include <vector>
 using std::max;
 using std::min;
+using std::signbit;
 struct bench_dim3 { unsigned x, y, z; };
 bench_dim3 blockIdx, gridDim, blockDim;
 thread_local bench_dim3 threadIdx;
@@ -45,13 +52,32 @@ extern "C" void bench_begin_block(unsigned bx, unsigned by, unsigned bz, unsigne
     for (unsigned w = 0; w * 32 < threads; ++w)
         bench_warp_barrier[w] = std::make_unique<std::barrier<>>(std::min(32u, threads - 32 * w));
 }
-extern "C" void bench_set_thread(unsigned tx, unsigned ty, unsigned tz) { threadIdx = {tx, ty, tz}; }
+// Every block of a grid, one after another; `call` runs one thread of the kernel with its arguments.
+extern "C" void bench_run_grid(void (*call)(void**), void** params, unsigned gx, unsigned gy, unsigned gz,
+                               unsigned dx, unsigned dy, unsigned dz, int together)
+{
+    for (unsigned z = 0; z < gz; ++z)
+        for (unsigned y = 0; y < gy; ++y)
+            for (unsigned x = 0; x < gx; ++x) {
+                bench_begin_block(x, y, z, gx, gy, gz, dx, dy, dz);
+                std::vector<std::thread> threads;
+                for (unsigned tz = 0; tz < dz; ++tz)
+                    for (unsigned ty = 0; ty < dy; ++ty)
+                        for (unsigned tx = 0; tx < dx; ++tx) {
+                            auto thread = [=] { threadIdx = {tx, ty, tz}; call(params); };
+                            if (together) threads.emplace_back(thread); else thread();
+                        }
+                for (auto& thread : threads) thread.join();
+            }
+}
 #define __global__
 #define __device__
 #define __constant__
 #define __shared__ static
+#define __forceinline__ inline
 #define __launch_bounds__(n)
 #define __syncthreads() (bench_block_barrier->arrive_and_wait())
+#define __threadfence() std::atomic_thread_fence(std::memory_order_seq_cst)
 #define BENCH_ATOMIC std::lock_guard<std::mutex> bench_lock(bench_atomic_mutex)
 template <typename T> static T atomicAdd(T* p, T v) { BENCH_ATOMIC; T old = *p; *p = old + v; return old; }
 template <typename T> static T atomicMin(T* p, T v) { BENCH_ATOMIC; T old = *p; *p = std::min(old, v); return old; }
@@ -64,22 +90,25 @@ template <typename T> static T atomicCAS(T* p, T expected, T v)
     if (old == expected) *p = v;
     return old;
 }
-// A warp shuffle: each lane posts its value, the warp meets, each lane reads the lane `offset` below.
-template <typename T> static T __shfl_up_sync(unsigned, T v, unsigned offset)
+template <typename T> static T atomicInc(T* p, T v) { BENCH_ATOMIC; T old = *p; *p = old >= v ? 0 : old + 1; return old; }
+// A warp shuffle: each lane posts its value, the warp meets, each lane reads the lane `delta` below (up)
+// or above (down), or keeps its own value where that lane is outside the warp.
+template <typename T> static T bench_shuffle(T v, int delta)
 {
     const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     const unsigned warp = linear / 32, lane = linear % 32;
     std::memcpy(&bench_exchange[warp][lane], &v, sizeof(T));
     bench_warp_barrier[warp]->arrive_and_wait();
     T out = v;
-    if (lane >= offset) std::memcpy(&out, &bench_exchange[warp][lane - offset], sizeof(T));
+    const int from = (int)lane + delta;
+    if (from >= 0 && from < 32) std::memcpy(&out, &bench_exchange[warp][from], sizeof(T));
     bench_warp_barrier[warp]->arrive_and_wait();
     return out;
 }
+template <typename T> static T __shfl_up_sync(unsigned, T v, unsigned offset) { return bench_shuffle(v, -(int)offset); }
+template <typename T> static T __shfl_down_sync(unsigned, T v, unsigned offset) { return bench_shuffle(v, (int)offset); }
 static double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
 static long long __double_as_longlong(double d) { long long x; std::memcpy(&x, &d, 8); return x; }
-// What rs2gpu's generated files (their HIP form: no NVRTC-only constructs) use besides the above.
-#define __forceinline__ inline
 static float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }
 static int __popc(unsigned x) { return __builtin_popcount(x); }
 static int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
@@ -87,12 +116,14 @@ static int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
 static int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
 static int __ffs(int x) { return __builtin_ffs(x); }
 static int __ffsll(long long x) { return __builtin_ffsll(x); }
-using std::signbit;
 """
 
-_KERNEL = re.compile(r'extern "C" __global__ void __launch_bounds__\(\d+\)\s*(\w+)\s*\(')
+_KERNEL = re.compile(r'extern "C" __global__ void __launch_bounds__\(\d+\)\s*(\w+)\s*\(([^{]*)\)\s*\{')
 _DYNAMIC_SHARED = re.compile(r"extern __shared__ (\w+) (\w+)\[\];")
-_COOPERATION = ("__syncthreads", "__shared__", "block_inclusive_scan", "look_back")
+_COOPERATION = ("__syncthreads", "__shared__", "block_inclusive_scan", "look_back", "rs2gpu_reduce_block")
+# NVRTC's constant offsetof (its front end's __INTADDR__) is g++'s __builtin_offsetof.
+_NVRTC_OFFSETOF = "#define RS2GPU_OFFSETOF(T, field) __INTADDR__(&((T*)0)->field)"
+_GXX_OFFSETOF = "#define RS2GPU_OFFSETOF(T, field) __builtin_offsetof(T, field)"
 
 
 def compiler() -> str | None:
@@ -111,73 +142,75 @@ def unavailable() -> str | None:
 
 
 def cooperative(source: str) -> set[str]:
-    """Kernels of a baseline file whose threads cooperate through shared memory or barriers."""
+    """Kernels of a file whose threads cooperate through shared memory, barriers or shuffles."""
     starts = [(m.start(), m.group(1)) for m in _KERNEL.finditer(source)] + [(len(source), "")]
     return {name for (start, name), (end, _) in zip(starts, starts[1:])
             if any(mark in source[start:end] for mark in _COOPERATION)}
 
 
+def parameters(text: str) -> list[str]:
+    """The declarations of a parameter list, split at the commas outside template brackets."""
+    out, depth, current = [], 0, ""
+    for char in text:
+        depth += {"<": 1, ">": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            out.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [p for p in [*out, current.strip()] if p]
+
+
+def trampolines(source: str) -> str:
+    """For each kernel `k`, `bench_packed_k(void** p)`: the call of `k` with the arguments p points at, as a
+    driver's launch with a `void**` argument array makes it."""
+    out = []
+    for m in _KERNEL.finditer(source):
+        name, params = m.group(1), parameters(m.group(2))
+        types = [re.sub(r"\s*\b__restrict__\b\s*", " ", re.sub(r"\w+$", "", p)).strip() for p in params]
+        args = ", ".join(f"*({t}*)p[{i}]" for i, t in enumerate(types))
+        out.append(f'extern "C" void bench_packed_{name}(void** p) {{ {name}({args}); }}')
+    return "\n".join(out) + "\n"
+
+
 class Library:
-    """One baseline file compiled for the CPU."""
+    """One CUDA file compiled for the CPU."""
 
     def __init__(self, source_path: Path, workdir: Path) -> None:
+        self._build(source_path.read_text(encoding="utf-8"), source_path.stem, Path(workdir))
+
+    @classmethod
+    def from_source(cls, source: str, name: str, workdir: Path) -> Library:
+        library = cls.__new__(cls)
+        library._build(source, name, Path(workdir))
+        return library
+
+    def _build(self, source: str, name: str, workdir: Path) -> None:
         if unavailable():
-            raise RuntimeError(f"the baselines cannot run on the CPU: {unavailable()}")
-        cxx = compiler()
-        source = source_path.read_text(encoding="utf-8")
+            raise RuntimeError(f"CUDA files cannot run on the CPU: {unavailable()}")
         self.cooperative = cooperative(source)
-        text = PRELUDE + _DYNAMIC_SHARED.sub(r"static \1 \2[8192];", source)
-        cpp = Path(workdir) / f"{source_path.stem}_cpu.cpp"
-        lib = Path(workdir) / f"lib{source_path.stem}_cpu.so"
-        cpp.write_text(text)
-        result = subprocess.run([cxx, "-std=c++20", "-O1", "-ffp-contract=off", "-fPIC", "-shared", "-pthread", "-o",
-                                 str(lib), str(cpp)], capture_output=True, text=True)
+        source = _DYNAMIC_SHARED.sub(r"static \1 \2[8192];", source).replace(_NVRTC_OFFSETOF, _GXX_OFFSETOF)
+        cpp, lib = workdir / f"{name}_cpu.cpp", workdir / f"lib{name}_cpu.so"
+        cpp.write_text(PRELUDE + source + trampolines(source))
+        result = subprocess.run([compiler(), "-std=c++20", "-O1", "-ffp-contract=off", "-fPIC", "-shared", "-pthread",
+                                 "-o", str(lib), str(cpp)], capture_output=True, text=True)
         if result.returncode != 0:
-            raise RuntimeError(f"{source_path.name} does not compile as C++ for the CPU:\n{result.stderr[-2000:]}")
+            raise RuntimeError(f"{name} does not compile as C++ for the CPU:\n{result.stderr[-2000:]}")
         self.handle = ctypes.CDLL(str(lib))
 
     def global_array(self, name: str, ctype, length: int):
         return (ctype * length).in_dll(self.handle, name)
 
     def launch(self, symbol: str, grid: tuple, block: tuple, args: tuple) -> None:
-        function = getattr(self.handle, symbol)
-        function.restype = None
         c_args = [_c_value(a) for a in args]
-        threads = [(tx, ty, tz) for tz in range(block[2]) for ty in range(block[1]) for tx in range(block[0])]
-        together = symbol in self.cooperative
-        for z in range(grid[2]):
-            for y in range(grid[1]):
-                for x in range(grid[0]):
-                    self.handle.bench_begin_block(x, y, z, *grid, *block)
-                    if together:
-                        _run_together(self.handle.bench_set_thread, function, c_args, threads, symbol)
-                    else:
-                        for t in threads:
-                            self.handle.bench_set_thread(*t)
-                            function(*c_args)
+        pointers = (ctypes.c_void_p * max(1, len(c_args)))(*[ctypes.addressof(a) for a in c_args])
+        self.launch_packed(symbol, grid, block, ctypes.addressof(pointers))
 
-
-def _run_together(set_thread, function, c_args, threads, symbol: str) -> None:
-    """One block's threads as OS threads (ctypes lets go of the GIL during the calls, so they meet at the
-    C++ barriers)."""
-    failures = []
-
-    def body(t):
-        try:
-            set_thread(*t)
-            function(*c_args)
-        except Exception as e:  # noqa: BLE001 - reported below
-            failures.append(e)
-
-    workers = [threading.Thread(target=body, args=(t,), daemon=True) for t in threads]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join(timeout=60)
-        if w.is_alive():
-            raise RuntimeError(f"{symbol}: a block's threads did not finish (a barrier that not all reach?)")
-    if failures:
-        raise failures[0]
+    def launch_packed(self, symbol: str, grid: tuple, block: tuple, params_address: int) -> None:
+        """Run the kernel on `grid` x `block` with the `void**` argument array at `params_address`."""
+        call = ctypes.cast(getattr(self.handle, f"bench_packed_{symbol}"), ctypes.c_void_p)
+        self.handle.bench_run_grid(call, ctypes.c_void_p(params_address), *(ctypes.c_uint(v) for v in (*grid, *block)),
+                                   ctypes.c_int(symbol in self.cooperative))
 
 
 def _c_value(value):
@@ -206,3 +239,84 @@ def _c_value(value):
 def can_emulate(kernel, library: Library) -> bool:
     """Every kernel of the baselines runs on the CPU; kept for callers that ask."""
     return all(hasattr(library.handle, lp.symbol) for lp in kernel.launches)
+
+
+class _HostBuffer:
+    """Host memory standing in for a device allocation; `.ptr` is its address."""
+
+    def __init__(self, nbytes: int) -> None:
+        self.array = np.zeros(max(nbytes, 1), dtype=np.uint8)
+        self.ptr = self.array.ctypes.data
+
+
+class EmulatedBackend(DeviceBackend):
+    """rs2gpu's device backend interface over this emulation: a
+    `DeviceKernel` on it runs the generated CUDA on the CPU through the runtime's real launch path:
+    argument packing, launch geometry, reduction seeds and scratch, the readback of results and panics.
+    `multiprocessors` is what the device reports, which caps the grids of launches with reductions;
+    `launches` records every launch, `synchronizations` counts the waits for the device."""
+
+    name = "cuda"
+    block_size = 256
+
+    def __init__(self, workdir: Path, multiprocessors: int = 1) -> None:
+        self.workdir = Path(workdir)
+        self._multiprocessors = multiprocessors
+        self.launches: list[tuple[str, tuple, tuple]] = []  # (symbol, grid, block) of every launch
+        self.synchronizations = 0
+
+    def compile(self, source: str, source_name: str, fast_math: bool) -> bytes:
+        return source.encode()
+
+    def load(self, binary: bytes) -> Library:
+        source = binary.decode()
+        name = f"generated_{len(list(self.workdir.glob('*_cpu.cpp')))}"
+        return Library.from_source(source, name, self.workdir)
+
+    def function(self, module: Library, symbol: str):
+        return module, symbol
+
+    def device_ordinal(self) -> int:
+        return 0
+
+    def global_address(self, module: Library, name: str) -> int:
+        return ctypes.addressof(ctypes.c_uint8.in_dll(module.handle, name))
+
+    def alloc(self, nbytes: int) -> _HostBuffer:
+        return _HostBuffer(nbytes)
+
+    def upload(self, dst_ptr: int, host) -> None:
+        ctypes.memmove(dst_ptr, host.ctypes.data, host.nbytes)
+
+    def download(self, host, src_ptr: int) -> None:
+        ctypes.memmove(host.ctypes.data, src_ptr, host.nbytes)
+
+    def launch_packed(self, function, grid: tuple, block: tuple, params_address: int) -> None:
+        module, symbol = function
+        self.launches.append((symbol, grid, block))
+        module.launch_packed(symbol, grid, block, params_address)
+
+    def synchronize(self) -> None:
+        self.synchronizations += 1  # every launch has finished when it returns: nothing to wait for
+
+    def multiprocessors(self) -> int:
+        return self._multiprocessors
+
+    def pinned(self, nbytes: int):
+        return np.zeros(nbytes, dtype=np.uint8)
+
+    def copy_to_host_async(self, dst_address: int, src_ptr: int, nbytes: int) -> None:
+        ctypes.memmove(dst_address, src_ptr, nbytes)
+
+    def zero_async(self, ptr: int, nbytes: int) -> None:
+        ctypes.memset(ptr, 0, nbytes)
+
+
+class EmulatedDeviceArray:
+    """A numpy array that the runtime takes for device memory (it announces itself through
+    `__cuda_array_interface__`, as a cupy array does): on the emulated device, kernels use it in place."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = np.ascontiguousarray(array)
+        self.__cuda_array_interface__ = {"shape": self.array.shape, "typestr": self.array.dtype.str,
+                                         "data": (self.array.ctypes.data, False), "strides": None, "version": 3}

@@ -13,8 +13,8 @@ from functools import lru_cache
 
 from rs2gpu.emit.cxx_types import PRIM_CXX
 from rs2gpu.emit.dialect import DIALECTS, Dialect
-from rs2gpu.emit.kernels import (PanicSites, global_names, helper_context, launch_context, manifest_entry, struct_context,
-                                 tuple_context)
+from rs2gpu.emit.kernels import (PanicSites, global_names, helper_context, launch_context, manifest_entry, result_words,
+                                 struct_context, tuple_context)
 from rs2gpu.emit.consts import const_context
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.plan import CheckedCrate, KernelPlan
@@ -139,6 +139,7 @@ def kernel_context(shared: CrateContext, plan: KernelPlan, sites: PanicSites | N
             "params": [{"name": p.binding.name, "rust_type": str(p.binding.ty), "transfer": p.transfer,
                         "reason": p.reason} for p in plan.params],
             "launches": launches,
+            "result_words": result_words(plan),
         },
     }
 

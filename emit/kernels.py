@@ -3,8 +3,10 @@
 The argument layout decided here is the ABI both sides must agree on: each `&[T]`/`&mut [T]` is a
 pointer followed by a 64-bit length, `&[T; N]` and `&S` are pointers (except the small read-only
 arrays the transfer plan passes by value: their N elements), scalars and structs go by value at their
-exact width, and each launch appends the loop's first index, its iteration count, and one result
-pointer per reduction.
+exact width, and each launch appends the loop's first index and its iteration count per dimension,
+then per reduction its seed by value and two pointers, to the blocks' partial results and to the result
+(a min/max-location reduction: both seeds, the partials of (value, location) pairs, and a pointer to
+each result).
 """
 from __future__ import annotations
 
@@ -121,6 +123,43 @@ def identity(r: Reduction) -> str:
     return f"rs2gpu_int<{t}>::{'max' if r.op == 'min' else 'min'}"
 
 
+def _reduction_context(r: Reduction, names: LocalNames, params: list[str]) -> dict:
+    """A reduction's launch parameters (appended to `params`: its seed by value, then the partials of the
+    blocks and the result, in device memory the host provides), the declarations of its per-thread
+    accumulator, and its two steps after the loop: the block's partial (every block), then the result
+    (in the last block to finish)."""
+    name, ty = names.name(r.binding), cxx_type(r.binding.ty)
+    start = identity(r)
+    if r.location is None:
+        params += [f"const {ty} rs2gpu_seed_{name}", f"{ty}* __restrict__ rs2gpu_partials_{name}",
+                   f"{ty}* __restrict__ rs2gpu_result_{name}"]
+        op = f"rs2gpu_op_{OP_NAMES[r.op]}()"
+        return {"declarations": [f"{ty} {name} = {start};"],
+                "block": f"rs2gpu_reduce_block<{BLOCK}>(rs2gpu_partials_{name}, {name}, {op});",
+                "grid": f"rs2gpu_reduce_grid<{BLOCK}>(rs2gpu_result_{name}, rs2gpu_partials_{name}, {start}, "
+                        f"rs2gpu_seed_{name}, {op});"}
+    loc, loc_ty = names.name(r.location), cxx_type(r.location.ty)
+    pair = f"rs2gpu_located<{ty}, {loc_ty}>"
+    # the identity's location loses every tie: the largest for the first location, the smallest for the last
+    no_location = f"rs2gpu_int<{loc_ty}>::{'max' if r.first else 'min'}"
+    params += [f"const {ty} rs2gpu_seed_{name}", f"const {loc_ty} rs2gpu_seed_{loc}",
+               f"{pair}* __restrict__ rs2gpu_partials_{name}", f"{ty}* __restrict__ rs2gpu_result_{name}",
+               f"{loc_ty}* __restrict__ rs2gpu_result_{loc}"]
+    flags = f"{str(r.op == 'minloc').lower()}, {str(r.first).lower()}"
+    return {"declarations": [f"{ty} {name} = {start};", f"{loc_ty} {loc} = {no_location};"],
+            "block": f"rs2gpu_reduce_block<{BLOCK}>(rs2gpu_partials_{name}, {pair}{{{name}, {loc}}}, "
+                     f"rs2gpu_op_location<{flags}>());",
+            "grid": f"rs2gpu_reduce_grid_location<{BLOCK}, {flags}>(rs2gpu_result_{name}, rs2gpu_result_{loc}, "
+                    f"rs2gpu_partials_{name}, {pair}{{{start}, {no_location}}}, rs2gpu_seed_{name}, "
+                    f"rs2gpu_seed_{loc});"}
+
+
+def result_words(plan: KernelPlan) -> int:
+    """The 8-byte words of the readback area that the kernel's reductions fill: one per result, two for a
+    min/max-location reduction (value and location), in launch order."""
+    return sum(1 if r.location is None else 2 for loop in plan.loops for r in loop.reductions)
+
+
 class PanicSites:
     """Numbers the places of one generated file that can panic, in rendering order (the same for every
     target), and remembers what each one is, for the manifest."""
@@ -158,14 +197,18 @@ def loop_parameters(plan: KernelPlan, loop: ParallelLoop, names: LocalNames) -> 
     return params
 
 
-def grid_loop(loop: ParallelLoop, names: LocalNames) -> tuple[list[str], list[str]]:
-    """The lines that open and close the grid-stride loops of a launch, one per dimension."""
+def grid_loop(loop: ParallelLoop, names: LocalNames, stopped: bool = False) -> tuple[list[str], list[str]]:
+    """The lines that open and close the grid-stride loops of a launch, one per dimension; with `stopped`,
+    the outermost runs no iteration when `rs2gpu_stopped` is set."""
     loop_open, loop_close = [], []
     for depth, (dim, axis) in enumerate(zip(loop.dims, launch_axes(loop))):
         pad = "    " * (depth + 1)
         t = f"rs2gpu_t{axis}"
+        condition = f"{t} < rs2gpu_count_{axis}"
+        if depth == 0 and stopped:
+            condition = f"!rs2gpu_stopped && {condition}"
         loop_open += [f"{pad}for (usize {t} = (usize)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
-                      f"{t} < rs2gpu_count_{axis}; {t} += (usize)gridDim.{axis} * blockDim.{axis}) {{",
+                      f"{condition}; {t} += (usize)gridDim.{axis} * blockDim.{axis}) {{",
                       f"{pad}    {index_declaration(dim, axis, names)}"]
         loop_close.insert(0, f"{pad}}}")
     return loop_open, loop_close
@@ -177,12 +220,18 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
     lists (`verify`). A loop with conditional accesses that the host may find out of bounds has two
     entry points rendered from the same body: `symbol`, without checks of those accesses, and
     `symbol_checked`, which checks them. `helper_sites` are the panic sites of the helpers it calls. A
-    nest of loops also gets a `covering` entry point (see `emit.covering`) of the first variant's body."""
+    nest of loops also gets a `covering` entry point (see `emit.covering`) of the first variant's body.
+
+    A launch that runs after code that can panic (an earlier launch, a helper the kernel calls, or its own
+    index lists' verification) stops when a panic was recorded, as Rust stops at a panic: without
+    reductions it returns at entry; with them it runs no iteration, because every block must still take
+    part in the reductions' last-block protocol."""
     name = symbol(plan.name, index)
+    stops = sites is not None and bool(sites.sites or loop.index_lists)
     fast = loop.hoisted | loop.optional
-    variants = [_variant(plan, loop, name, fast, sites, helper_sites, reserved)]
+    variants = [_variant(plan, loop, name, fast, sites, helper_sites, reserved, stops)]
     if loop.optional and sites is not None:
-        variants.append(_variant(plan, loop, f"{name}_checked", loop.hoisted, sites, helper_sites, reserved))
+        variants.append(_variant(plan, loop, f"{name}_checked", loop.hoisted, sites, helper_sites, reserved, stops))
     verify = verify_context(plan, index, loop, sites, reserved) if loop.index_lists and sites is not None else None
     covering = None
     if has_covering_form(loop):
@@ -192,34 +241,25 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
                                     uniform_values(plan), fast)
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
     return {"symbol": name, "source": str(loop.span), "variants": variants, "verify": verify,
-            "covering": covering, "iteration": variants[0]["iteration"]}
+            "covering": covering, "guard": variants[0]["guard"], "iteration": variants[0]["iteration"]}
 
 
 def _variant(plan: KernelPlan, loop: ParallelLoop, name: str, hoisted: frozenset, sites: PanicSites | None,
-             helper_sites: set[int], reserved) -> dict:
-    """One entry point of a launch: the loop's body with every access but `hoisted` checked on the device."""
+             helper_sites: set[int], reserved, stops: bool) -> dict:
+    """One entry point of a launch: the loop's body with every access but `hoisted` checked on the device;
+    with `stops`, guarded against running after a recorded panic."""
     names = parameter_names(plan.function, reserved)
     params = loop_parameters(plan, loop, names)
-    reductions = []
-    for r in loop.reductions:
-        result, ty = names.name(r.binding), cxx_type(r.binding.ty)
-        params.append(f"{ty}* __restrict__ rs2gpu_result_{result}")
-        declarations = [f"{ty} {result} = {identity(r)};"]
-        if r.location is None:
-            finish = f"rs2gpu_reduce_block<{BLOCK}>(rs2gpu_result_{result}, {result}, rs2gpu_op_{OP_NAMES[r.op]}());"
-        else:
-            # each block writes its best (value, location) pair; the host picks among the blocks
-            loc, loc_ty = names.name(r.location), cxx_type(r.location.ty)
-            params.append(f"{loc_ty}* __restrict__ rs2gpu_result_{loc}")
-            declarations.append(f"{loc_ty} {loc} = rs2gpu_int<{loc_ty}>::{'max' if r.first else 'min'};")
-            finish = (f"rs2gpu_reduce_block_location<{BLOCK}, {str(r.op == 'minloc').lower()}, "
-                      f"{str(r.first).lower()}>(rs2gpu_result_{result}, rs2gpu_result_{loc}, {result}, {loc});")
-        reductions.append({"declarations": declarations, "finish": finish})
+    reductions = [_reduction_context(r, names, params) for r in loop.reductions]
     preamble = _preamble(plan, loop, names, sites)
-    loop_open, loop_close = grid_loop(loop, names)
+    loop_open, loop_close = grid_loop(loop, names, stopped=stops and bool(reductions))
     body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=hoisted)
     body.block(loop.body)
-    return {"symbol": name, "params": params, "preamble": preamble.lines, "reductions": reductions,
+    guard = []
+    if stops:
+        guard = ["    const bool rs2gpu_stopped = rs2gpu_panicked();  // Rust stopped at an earlier panic"
+                 if reductions else "    if (rs2gpu_panicked()) return;  // Rust stopped at an earlier panic"]
+    return {"symbol": name, "params": params, "preamble": preamble.lines, "reductions": reductions, "guard": guard,
             "loop_open": loop_open, "loop_close": loop_close, "body": body.lines,
             "checks": sorted(preamble.used_sites | body.used_sites | helper_sites),
             "iteration": ", ".join(names.name(d.index) for d in loop.dims)}
@@ -295,9 +335,11 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
         result = {"type": str(fn.ret), "expr": host_expr(plan.result, reduction_bindings, consts)}
     return {"source": str(fn.span), "rust_path": fn.rust_path, "files": files, "fast_math": fn.fast_math, "params": params,
             "preamble": preamble, "launches": launches, "returns": result, "panics": panics,
+            "result_words": result_words(plan),
             "geometry": "one thread per iteration of each parallel loop; a loop nest of up to three dimensions "
                         "maps its innermost loop to x; blocks of block_size threads, grid = ceil(count / block) "
-                        "per axis (capped), threads stride by the grid when a count exceeds it; a launch with a "
+                        "per axis (capped; for a launch with reductions, at a few blocks per multiprocessor "
+                        "in all), threads stride by the grid when a count exceeds it; a launch with a "
                         "covering entry point runs it instead where a grid covers every count (each below "
                         "count_limit) and the first variant runs, on its block or else the block that launches "
                         "the fewest idle threads"}

@@ -209,12 +209,19 @@ def static_name(kernel: str) -> str:
     return kernel.upper()
 
 
+SCALAR_SIZES = {**INT_SIZES, "f32": 4, "f64": 8}
+
+
 def abi_sizes(entry: dict, launch: dict) -> list[int]:
-    """The byte size of each argument of one launch, in the order the kernel takes them."""
+    """The byte size of each argument of one launch, in the order the kernel takes them: the parameters,
+    each dimension's start and count, then per reduction its seed and the pointers to the blocks'
+    partials and to its result."""
     sizes = [part["size"] for p in entry["params"] for part in p["abi"]]
     for dim in launch["dims"]:
         sizes += [INT_SIZES[dim["index_type"]], 8]
-    return sizes + [8] * len(launch["reductions"])
+    for r in launch["reductions"]:
+        sizes += [SCALAR_SIZES[r["type"]], 8, 8]
+    return sizes
 
 
 def dims_type(launch: dict) -> str:
@@ -343,34 +350,34 @@ class KernelModule:
             body.append(f"let {pattern} = ranges::{spec['name']}({', '.join(spec['call_args'])}){self.refused};")
             ranges.append(dims)
         body += [f"let {let['name']}: {let['type']} = {HostExpr(scope).render(let['expr'])};" for let in lets]
-        body.append(f"let {kernel} = {gpu}.kernel(&{self.static})?;")
-        reductions: dict[str, str] = {}
-        all_slots: list = []
+        call = names.fresh("call")
+        body += [f"let {kernel} = {gpu}.kernel(&{self.static})?;", f"let mut {call} = {kernel}.call({gpu});"]
+        results: list[tuple[int, dict]] = []  # (result word, reduction), in launch order
         for index, (launch, dims) in enumerate(zip(launches, ranges)):
             loops = ", ".join(d["index"] for d in launch["dims"])
             loops = f"({loops})" if len(launch["dims"]) > 1 else f"`{loops}`"
             body += ["", f"// Launch {index}: the loop at {launch['source']}, one thread per {loops}."]
-            slots = []
-            for r in launch["reductions"]:
-                slot = names.fresh(f"{r['name']}_slot")
-                slots.append((slot, r))
-                seed = HostExpr(scope).render(r["init"])
-                body.append(f"let {slot} = ReductionSlot::<{r['type']}>::new({gpu}, {seed})?; "
-                            f"// `{r['name']}` starts here and combines by `{r['op']}`")
-            body.append(f"let mut {args} = {kernel}.args({gpu}, {index});")
+            body.append(f"let mut {args} = {call}.args({index});")
             for p in self.params:
                 body.append(self._push(args, p))
             body += [f"{args}.dim(&{d});" for d in dims]
-            body += [f"{args}.slot(&{slot});" for slot, _ in slots]
+            for r in launch["reductions"]:
+                seed = HostExpr(scope).render(r["init"])
+                body.append(f"{args}.reduction::<{r['type']}>(&{seed}); "
+                            f"// `{r['name']}` starts here and combines by `{r['op']}`")
+                results.append((len(results), r))
             body.append(f"{args}.launch()?;")
-            all_slots += slots
-        if entry.get("panics"):
-            body += ["", f"// The kernel checks indices or divisions on the device: wait, and return its panic.",
-                     f"{kernel}.check_panics({gpu})?;"]
-        for slot, r in all_slots:
-            value = names.fresh(r["name"])
-            reductions[r["name"]] = value
-            body.append(f"let {value} = {slot}.read()?;")
+        reductions: dict[str, str] = {}
+        if entry.get("panics") or results:
+            what = " and ".join(w for w, needed in (("the panic the device recorded", entry.get("panics")),
+                                                    ("the results", results)) if needed)
+            body += ["", f"// Wait for the launches, reading back {what} with one copy."]
+            readback = names.fresh("results")
+            body.append(f"let {readback} = {call}.finish()?;" if results else f"{call}.finish()?;")
+            for word, r in results:
+                value = names.fresh(r["name"])
+                reductions[r["name"]] = value
+                body.append(f"let {value}: {r['type']} = {readback}.value({word});")
         if result is None:
             body.append("Ok(())")
         else:
@@ -448,8 +455,10 @@ class KernelModule:
             "launches": [{"symbol": launch["variants"][-1]["symbol"], "source": launch["source"],
                           "arguments": ", ".join(str(s) for s in abi_sizes(entry, launch)),
                           "covering": covering_source(launch.get("covering") if len(launch["variants"]) == 1
-                                                      else None)}
+                                                      else None),
+                          "reductions": len(launch["reductions"])}
                          for launch in entry["launches"]],
+            "result_words": entry["result_words"],
             "ranges": [self.range_function(i, launch) for i, launch in enumerate(entry["launches"])],
             "panics": [{"site": p["site"], "kind": p["kind"], "source": p["source"]} for p in entry.get("panics", [])],
             "device": self.device_function(), "host": self.host_function(),

@@ -12,13 +12,18 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
-from rs2gpu.runtime.covering import covering_geometry
 from rs2gpu.runtime.callplan import BoundArgs, CallPlan, LaunchPlan
+from rs2gpu.runtime.covering import covering_geometry
 from rs2gpu.runtime.errors import KernelPanic, LaunchError, RaceError
 from rs2gpu.runtime.hostexpr import Environment, evaluate
+from rs2gpu.runtime.readback import Readback
 
 MAX_GRID_X = 2**31 - 1
 MAX_GRID_YZ = 65535
+# A launch with reductions gets at most this many blocks per multiprocessor: 8 blocks of 256 threads are
+# the 2048 threads one multiprocessor holds (NVIDIA sm_80/sm_90, AMD CDNA), so the grid is one full wave
+# and each block's threads stride over the rest; the blocks' partials stay few for the last block to sum.
+REDUCTION_BLOCKS_PER_MULTIPROCESSOR = 8
 _NONE: dict = {}  # shared empty mapping for launches without reductions (never written)
 _NO_COVERING = object()  # a launch that may not run its covering entry point
 # Each thread of an index-list verification takes this many list values (grid-stride), so that what every
@@ -57,11 +62,13 @@ def panic_message(kind: str, index: int, length: int) -> str:
             else "attempt to calculate the remainder with overflow")
 
 
-def launch_geometry(counts: dict[str, int], block_size: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+def launch_geometry(counts: dict[str, int], block_size: int,
+                    max_blocks: int | None = None) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     """Grid and block for an iteration space of one to three axes. Blocks always hold `block_size`
     threads (the block reductions rely on it): the innermost loop takes x, at least a warp wide and at
     most its own extent rounded up to a power of two; the outer loops share the rest. Each axis's grid
-    is capped at the hardware limit, and the kernels stride over what does not fit."""
+    is capped at the hardware limit, and the whole grid at `max_blocks` when given (the outer axes give
+    way first); the kernels stride over what does not fit."""
     cx, cy, cz = counts["x"], counts.get("y", 1), counts.get("z", 1)
     if "y" not in counts:
         bx, by, bz = block_size, 1, 1
@@ -69,8 +76,12 @@ def launch_geometry(counts: dict[str, int], block_size: int) -> tuple[tuple[int,
         bx = min(block_size, max(32, _next_pow2(cx)))
         by = block_size // bx if "z" not in counts else min(block_size // bx, _next_pow2(cy))
         bz = block_size // (bx * by)
-    grid = (min(-(-cx // bx), MAX_GRID_X), min(-(-cy // by), MAX_GRID_YZ), min(-(-cz // bz), MAX_GRID_YZ))
-    return grid, (bx, by, bz)
+    gx, gy, gz = min(-(-cx // bx), MAX_GRID_X), min(-(-cy // by), MAX_GRID_YZ), min(-(-cz // bz), MAX_GRID_YZ)
+    if max_blocks is not None:
+        gz = min(gz, max(1, max_blocks // (gx * gy)))
+        gy = min(gy, max(1, max_blocks // (gx * gz)))
+        gx = min(gx, max(1, max_blocks // (gy * gz)))
+    return (gx, gy, gz), (bx, by, bz)
 
 
 def _covering(lp: LaunchPlan, counts: dict[str, int]):
@@ -126,17 +137,29 @@ class DeviceBackend(ABC):
     def download(self, host, src_ptr: int) -> None: ...
 
     @abstractmethod
-    def zero(self, dst_ptr: int, nbytes: int) -> None:
-        """Set device memory to zero bytes, in order with the launches (asynchronously)."""
-
-    @abstractmethod
     def launch_packed(self, function, grid: tuple[int, int, int], block: tuple[int, int, int],
                       params_address: int) -> None:
         """Launch with the `void**` argument array at `params_address` (see `LaunchPlan`)."""
 
     @abstractmethod
     def synchronize(self) -> None:
-        """Wait for the device; raise LaunchError for a fault of an earlier launch."""
+        """Wait for the stream; raise LaunchError for a fault of an earlier launch."""
+
+    @abstractmethod
+    def multiprocessors(self) -> int:
+        """The device's multiprocessors (NVIDIA SMs, AMD compute units)."""
+
+    @abstractmethod
+    def pinned(self, nbytes: int):
+        """`nbytes` of page-locked host memory as a numpy uint8 array (which keeps the memory alive)."""
+
+    @abstractmethod
+    def copy_to_host_async(self, dst_address: int, src_ptr: int, nbytes: int) -> None:
+        """Enqueue a device → host copy into pinned memory on the stream, after the launches before it."""
+
+    @abstractmethod
+    def zero_async(self, ptr: int, nbytes: int) -> None:
+        """Enqueue the zeroing of device memory on the stream."""
 
 
 class MarkArray:
@@ -160,7 +183,7 @@ class MarkArray:
                 self.buffer = self.backend.alloc(4 * self.capacity)
                 self.stamp = 0
             if self.stamp == 0 or self.stamp == 0xFFFFFFFF:
-                self.backend.zero(self.buffer.ptr, 4 * self.capacity)
+                self.backend.zero_async(self.buffer.ptr, 4 * self.capacity)
                 self.stamp = 0
             self.stamp += 1
             return self.buffer.ptr, self.stamp
@@ -171,7 +194,8 @@ class DeviceKernel:
 
     Host arrays travel as the transfer plan says and the call waits for the device; a call whose
     arrays are all device arrays, that returns nothing and whose launched code cannot record a panic is
-    asynchronous, like a cupy launch.
+    asynchronous, like a cupy launch. Whatever the host must read after the launches (reduction results,
+    the panic record) comes back with one copy and one wait (see `readback.py`).
     """
 
     def __init__(self, backend: DeviceBackend, name: str, entry: dict, source: str, source_name: str) -> None:
@@ -191,10 +215,13 @@ class DeviceKernel:
         self._ordinal = backend.device_ordinal()
         self.last_transfers: list[Transfer] = []
         self.last_variants: list[str] = []  # the entry point each launch of the last call ran
-        # Kernels that check something on the device report a panic through a module variable.
-        self._panic_sites = {p["site"]: p for p in entry.get("panics", ())}
-        self._panic_record = backend.global_address(self._module, "rs2gpu_panic") if self._panic_sites else None
         self._marks: dict[str, MarkArray] = {}
+        # Kernels that check something on the device report a panic through the module's readback area.
+        self._panic_sites = {p["site"]: p for p in entry.get("panics", ())}
+        reduces = any(lp.seeds for lp in self.plan.launches)
+        self._max_blocks = backend.multiprocessors() * REDUCTION_BLOCKS_PER_MULTIPROCESSOR if reduces else None
+        self._readback = Readback(backend, self._module, entry, self._max_blocks or 0)
+        self._call = threading.Lock()  # one call at a time uses the readback area and the partials
 
     def __call__(self, *args, **kwargs):
         bound = self.plan.bind(args, kwargs, allow_device=True)
@@ -202,27 +229,12 @@ class DeviceKernel:
         variants = self._check_on_host(bound)
         transfers: list[Transfer] = []
         device_ptrs, staged = self._stage_arrays(bound, transfers)
-        slots = {}
-        records_panics = False
-        self.last_variants = []
-        for lp, variant, functions, verifier, covering in zip(self.plan.launches, variants, self._functions,
-                                                              self._verifiers, self._covering_functions):
-            if verifier is not None:
-                records_panics |= self._verify_index_lists(lp, verifier, bound, device_ptrs)
-            # the covering entry point runs the first variant's body
-            covers = lp.covering is not None and variant is lp.variants[0]
-            launched, covered = self._launch(lp, functions[variant.symbol], covering if covers else _NO_COVERING,
-                                             bound, device_ptrs)
-            slots.update(launched)
-            records_panics |= lp.covering[3] if covered else variant.records_panics
-            self.last_variants.append(lp.covering[0] if covered else variant.symbol)
         self.last_transfers = transfers
-        if staged or slots or records_panics:
-            self._synchronize()
-            if records_panics:
-                self._raise_device_panic(bound)
-            self._download_outputs(staged, transfers)
-            self._read_reductions(slots, bound)
+        with self._call:
+            seeds, ran, records_panics = self._launch_all(bound, variants, device_ptrs)
+            if staged or records_panics or (any(ran) and self._readback.result_bytes):
+                self._finish(bound, seeds, ran, records_panics)
+        self._download_outputs(staged, transfers)
         return None if self.plan.result is None else self.plan.result(bound.env)
 
     def _check_on_host(self, bound: BoundArgs) -> list:
@@ -239,6 +251,54 @@ class DeviceKernel:
                 self._check_list_positions(lp, bound)
             variants.append(lp.variant(bound.env))
         return variants
+
+    def _launch_all(self, bound: BoundArgs, variants: list, device_ptrs: dict[str, int]):
+        """Every launch, in order, each after its index lists' verification: each one's reduction seeds,
+        whether it ran (an empty range does not), and whether any code that ran can record a panic."""
+        seeds, ran, records_panics = [], [], False
+        self.last_variants = []
+        for index, (lp, variant) in enumerate(zip(self.plan.launches, variants)):
+            if self._verifiers[index] is not None:
+                records_panics |= self._verify_index_lists(lp, self._verifiers[index], bound, device_ptrs)
+            # the covering entry point runs the first variant's body
+            covering = self._covering_functions[index] if lp.covering and variant is lp.variants[0] \
+                else _NO_COVERING
+            launch_seeds, launched, covered = self._launch(index, lp, self._functions[index][variant.symbol],
+                                                           covering, bound, device_ptrs)
+            seeds.append(launch_seeds)
+            ran.append(launched)
+            records_panics |= launched and (lp.covering[3] if covered else variant.records_panics)
+            self.last_variants.append(lp.covering[0] if covered else variant.symbol)
+        return seeds, ran, records_panics
+
+    def _finish(self, bound: BoundArgs, seeds: list[dict], ran: list[bool], records_panics: bool) -> None:
+        """Wait for the launches with the one readback copy (or without one, when nothing is read back),
+        raise the panic the device recorded, and set the reduced values."""
+        with_record = records_panics and self._readback.checks
+        if with_record or (any(ran) and self._readback.result_bytes):
+            self._on_device(lambda: self._readback.fetch(with_record))
+        self._on_device(self.backend.synchronize)
+        if with_record:
+            self._raise_device_panic(bound, *self._readback.panic())
+        bound.env.reductions.update(self._readback.results(seeds, ran))
+
+    def _download_outputs(self, staged: dict, transfers: list[Transfer]) -> None:
+        for name, (arg, buffer) in staged.items():
+            if self.plan.by_name[name].transfer in ("out", "inout"):
+                started = time.perf_counter()
+                self.backend.download(arg.host, buffer.ptr)
+                transfers.append(Transfer(name, "d2h", arg.nbytes, time.perf_counter() - started))
+
+    def _raise_device_panic(self, bound: BoundArgs, site: int, index: int, length: int) -> None:
+        """Raise the panic the device recorded, if any (nothing has been copied back yet), after queueing
+        the record's reset for the next call."""
+        if site == 0:
+            return
+        self._readback.reset_panic()
+        info = self._panic_sites[site]
+        if info["kind"] == "index list":
+            raise self._repeat_error(info, index, length, bound)
+        raise KernelPanic(panic_message(info["kind"], index, length), info["source"], self.name)
 
     def _check_list_positions(self, lp: LaunchPlan, bound: BoundArgs) -> None:
         """The positions an index list is read at lie inside it, as Rust's own indexing requires."""
@@ -267,28 +327,13 @@ class DeviceKernel:
         threads = {"x": -(-counts["x"] // VERIFY_ITERATIONS_PER_THREAD)}  # index lists are 1-D loops
         grid, block = launch_geometry(threads, self.backend.block_size)
         with verify.lock:
-            struct.pack_into(verify.format, verify.buffer, 0, *verify.values(bound, device_ptrs, starts, counts, marks))
+            struct.pack_into(verify.format, verify.buffer, 0, *verify.values(bound, device_ptrs, starts, counts, _NONE, marks))
             try:
                 self.backend.launch_packed(function, grid, block, verify.pointers_address)
             except LaunchError as e:
                 raise LaunchError(f"launching the index-list verification of kernel `{self.name}` (loop at "
                                   f"{lp.source}) failed: {e}") from e
         return True
-
-    def _raise_device_panic(self, bound: BoundArgs) -> None:
-        """Raise the panic the device recorded, if any (nothing has been copied back yet)."""
-        import numpy as np
-
-        record = np.zeros(3, dtype=np.uint64)  # site (u32) + padding, index, len
-        self.backend.download(record, self._panic_record)
-        site = int(record[0] & 0xFFFFFFFF)
-        if site == 0:
-            return
-        self.backend.upload(self._panic_record, np.zeros(3, dtype=np.uint64))  # ready for the next call
-        info = self._panic_sites[site]
-        if info["kind"] == "index list":
-            raise self._repeat_error(info, int(record[1]), int(record[2]), bound)
-        raise KernelPanic(panic_message(info["kind"], int(record[1]), int(record[2])), info["source"], self.name)
 
     def _repeat_error(self, info: dict, value: int, position: int, bound: BoundArgs) -> RaceError:
         """The error for an index list whose value `value` the verification met twice (the second time at
@@ -318,7 +363,7 @@ class DeviceKernel:
 
     def synchronize(self) -> None:
         """Wait for this kernel's launches; raise LaunchError if one of them failed."""
-        self._synchronize()
+        self._on_device(self.backend.synchronize)
 
     def _stage_arrays(self, bound: BoundArgs, transfers: list[Transfer]):
         """Device addresses for every array: device arrays as they are, host arrays through a device
@@ -345,20 +390,6 @@ class DeviceKernel:
             staged[name] = (arg, buffer)
         return device_ptrs, staged
 
-    def _download_outputs(self, staged: dict, transfers: list[Transfer]) -> None:
-        for name, (arg, buffer) in staged.items():
-            if self.plan.by_name[name].transfer in ("out", "inout"):
-                started = time.perf_counter()
-                self.backend.download(arg.host, buffer.ptr)
-                transfers.append(Transfer(name, "d2h", arg.nbytes, time.perf_counter() - started))
-
-    def _read_reductions(self, slots: dict, bound: BoundArgs) -> None:
-        for name, slot in slots.items():
-            if isinstance(slot, _LocationSlots):
-                bound.env.reductions.update(slot.finish(self.backend))
-            else:
-                bound.env.reductions[name] = self._read_scalar(*slot)
-
     def _array_bytes(self, arg, transfers: list[Transfer]) -> bytes:
         """The contents of an array passed by value, for the launch arguments: a device array is read
         back first (a synchronous copy, logged as a transfer)."""
@@ -372,42 +403,32 @@ class DeviceKernel:
         transfers.append(Transfer(arg.name, "d2h", arg.nbytes, time.perf_counter() - started))
         return host.tobytes()
 
-    def _launch(self, lp: LaunchPlan, function, covering_function, bound: BoundArgs,
-                device_ptrs: dict[str, int]) -> tuple[dict, bool]:
+    def _launch(self, index: int, lp: LaunchPlan, function, covering_function, bound: BoundArgs,
+                device_ptrs: dict[str, int]) -> tuple[dict, bool, bool]:
         """Launch one loop: its covering entry point where one is given and a grid covers the nest, else
-        `function`. Returns the reduction slots, and whether the covering entry point ran."""
+        `function`. Returns the reduction seeds, whether it ran, and whether the covering entry point ran."""
         starts, counts = lp.iteration_space(bound.env)
-        runs = all(counts.values())
-        covered = runs and covering_function is not _NO_COVERING and _covering(lp, counts)
+        seeds = {name: seed(bound.env) for name, seed in lp.seeds} if lp.seeds else _NONE
+        if not all(counts.values()):
+            return seeds, False, False
+        covered = covering_function is not _NO_COVERING and _covering(lp, counts)
         if covered:  # one thread per iteration, on a grid that covers the nest
             function, (grid, block) = covering_function, covered
         else:
-            grid, block = launch_geometry(counts, self.backend.block_size) if runs else ((0, 0, 0), (0, 0, 0))
-        slots, slot_ptrs = ({}, {}) if lp.reductions or lp.locations else (_NONE, _NONE)
-        for name, ty, init in lp.reductions:
-            slot = self.backend.alloc(8)
-            self.backend.upload(slot.ptr, _scalar_array(ty, init(bound.env)))
-            slots[name] = (slot, ty)
-            slot_ptrs[name] = slot.ptr
-        blocks = grid[0] * grid[1] * grid[2]
-        for r, init, location_init in lp.locations:
-            seed = (init(bound.env), location_init(bound.env))
-            partials = [self.backend.alloc(max(8 * blocks, 8)) for _ in range(2)]
-            slots[r["name"]] = _LocationSlots(r, seed, partials, blocks)
-            slot_ptrs[r["name"]], slot_ptrs[r["location"]] = partials[0].ptr, partials[1].ptr
-        if runs:
-            values = lp.values(bound, device_ptrs, starts, counts, slot_ptrs)
-            with lp.lock:
-                struct.pack_into(lp.format, lp.buffer, 0, *values)
-                try:
-                    self.backend.launch_packed(function, grid, block, lp.pointers_address)
-                except LaunchError as e:
-                    raise LaunchError(f"launching kernel `{self.name}` (loop at {lp.source}) failed: {e}") from e
-        return slots, bool(covered)
+            grid, block = launch_geometry(counts, self.backend.block_size, self._max_blocks if lp.seeds else None)
+        values = lp.values(bound, device_ptrs, starts, counts, seeds, self._readback.pointers[index])
+        with lp.lock:
+            struct.pack_into(lp.format, lp.buffer, 0, *values)
+            try:
+                self.backend.launch_packed(function, grid, block, lp.pointers_address)
+            except LaunchError as e:
+                raise LaunchError(f"launching kernel `{self.name}` (loop at {lp.source}) failed: {e}") from e
+        return seeds, True, bool(covered)
 
-    def _synchronize(self) -> None:
+    def _on_device(self, call) -> None:
+        """A call that waits for (or queues behind) the launches: a fault of one is this kernel's error."""
         try:
-            self.backend.synchronize()
+            call()
         except LaunchError as e:
             raise LaunchError(f"kernel `{self.name}` failed on the device: {e}") from e
 
@@ -418,42 +439,3 @@ class DeviceKernel:
             raise KernelPanic(f"index out of bounds: the len is {arg.count} but the index is {index % (1 << 64)}",
                               source, self.name)
         return self._list_values(arg, index, index + 1, self.plan.by_name[name].dtype)[0].item()
-
-    def _read_scalar(self, slot, ty: str):
-        host = _scalar_array(ty, 0)
-        self.backend.download(host, slot.ptr)
-        return host[0].item()
-
-
-class _LocationSlots:
-    """The per-block (value, location) results of a min/max-location reduction, and how to finish it:
-    the best block result, ties to the first (last) location, then Rust's comparison with the seed."""
-
-    def __init__(self, reduction: dict, seed: tuple, partials: list, blocks: int) -> None:
-        self.reduction, self.seed, self.partials, self.blocks = reduction, seed, partials, blocks
-
-    def finish(self, backend) -> dict:
-        r = self.reduction
-        value, location = self.seed
-        if self.blocks:
-            values = _scalar_array(r["type"], 0).repeat(self.blocks)
-            locations = _scalar_array(r["location_type"], 0).repeat(self.blocks)
-            backend.download(values, self.partials[0].ptr)
-            backend.download(locations, self.partials[1].ptr)
-            is_min = r["op"] == "minloc"
-            best = values.min() if is_min else values.max()
-            at = locations[values == best]
-            candidate = (best.item(), (at.min() if r["first"] else at.max()).item()) if at.size else None
-            if candidate is not None:
-                better = candidate[0] < value if is_min else candidate[0] > value
-                if better or (not r["first"] and candidate[0] == value):
-                    value, location = candidate
-        return {r["name"]: value, r["location"]: location}
-
-
-def _scalar_array(ty: str, value):
-    import numpy as np
-
-    from rs2gpu.runtime.arguments import PRIM_DTYPES
-
-    return np.array([value], dtype=PRIM_DTYPES[ty])

@@ -287,10 +287,10 @@ class LaunchPlan(PackedArguments):
         self.source = launch["source"]
         self.dims = [(dim["axis"], compile_expr(dim["start"]), compile_expr(dim["end"]), dim["inclusive"])
                      for dim in launch["dims"]]
-        self.reductions = [(r["name"], r["type"], compile_expr(r["init"])) for r in launch["reductions"]
-                           if "location" not in r]
-        self.locations = [(r, compile_expr(r["init"]), compile_expr(r["location_init"])) for r in launch["reductions"]
-                          if "location" in r]
+        # each reduction's value before the loop (and its location's), which the launch takes by value
+        self.seeds = [(r["name"], compile_expr(r["init"])) for r in launch["reductions"]]
+        self.seeds += [(r["location"], compile_expr(r["location_init"])) for r in launch["reductions"]
+                       if "location" in r]
         self.checks = [(check["poly"], check["source"]) for check in launch.get("checks", ())]
         self.index_lists = launch.get("index_lists", [])
         self.bounds = launch.get("bounds", [])
@@ -305,9 +305,12 @@ class LaunchPlan(PackedArguments):
                          covering["count_limit"], covering["records_panics"]) if covering else None
         fields = _loop_fields(plan.entry, launch)
         for r in launch["reductions"]:
-            fields.append(("reduction", r["name"], "Q", 8, 8))
-            if "location" in r:
-                fields.append(("reduction", r["location"], "Q", 8, 8))
+            seeds = [(r["name"], r["type"])] + ([(r["location"], r["location_type"])] if "location" in r else [])
+            for name, ty in seeds:
+                code = PRIM_PACK[ty]
+                fields.append(("seed", name, code, struct.calcsize(code), struct.calcsize(code)))
+            fields.append(("partials", r["name"], "Q", 8, 8))
+            fields += [("result", name, "Q", 8, 8) for name, _ in seeds]
         super().__init__(fields)
 
     def iteration_space(self, env: Environment) -> tuple[dict[str, int], dict[str, int]]:
@@ -381,14 +384,15 @@ def _out_of_bounds(check: dict, env: Environment) -> int | None:
 
 
 def _compile_values(fields: list) -> Callable:
-    """`values(bound, device_ptrs, start, count, slots)`: the launch arguments in buffer order, as one
-    generated expression (a per-field loop of `if`s costs more than the launch itself). `slots` holds the
-    reduction results by name, and a verification's mark arrays and stamps by ("marks"|"stamp", target)."""
+    """`values(bound, device_ptrs, start, count, seeds, scratch)`: the launch arguments in buffer order, as
+    one generated expression (a per-field loop of `if`s costs more than the launch itself). `scratch` maps
+    ("partials" | "result", name) to the device memory of a reduction (see `readback.py`), and
+    ("marks" | "stamp", target) to a verification's mark array and stamp."""
     getters = {"pointer": "device_ptrs[{!r}]", "length": "bound.arrays[{!r}].count",
                "scalar": "bound.scalars[{!r}]", "struct": "bound.structs[{!r}]", "array": "bound.structs[{!r}]",
-               "start": "starts[{!r}]", "count": "counts[{!r}]", "reduction": "slots[{!r}]",
-               "marks": "slots[('marks', {!r})]",
-               "stamp": "slots[('stamp', {!r})]"}
+               "start": "starts[{!r}]", "count": "counts[{!r}]", "seed": "seeds[{!r}]",
+               "partials": "scratch[('partials', {!r})]", "result": "scratch[('result', {!r})]",
+               "marks": "scratch[('marks', {!r})]", "stamp": "scratch[('stamp', {!r})]"}
     items = ", ".join(getters[kind].format(name) for kind, name, *_ in fields)
-    source = f"lambda bound, device_ptrs, starts, counts, slots: ({items},)"
+    source = f"lambda bound, device_ptrs, starts, counts, seeds, scratch: ({items},)"
     return eval(source, {})  # noqa: S307 - the source is built above from the manifest's names only

@@ -95,6 +95,9 @@ class CudaBackend(DeviceBackend):
     def device_ordinal(self) -> int:
         return self.device.id
 
+    def multiprocessors(self) -> int:
+        return int(self.device.attributes["MultiProcessorCount"])
+
     # ------------------------------------------------------------ memory
 
     def alloc(self, nbytes: int):
@@ -175,9 +178,19 @@ class CudaBackend(DeviceBackend):
                 else:
                     copying[0][1].result()
 
-    def zero(self, dst_ptr: int, nbytes: int) -> None:
+    def pinned(self, nbytes: int):
+        import numpy as np
+
+        return np.frombuffer(self.cp.cuda.alloc_pinned_memory(nbytes), dtype=np.uint8, count=nbytes)
+
+    def copy_to_host_async(self, dst_address: int, src_ptr: int, nbytes: int) -> None:
         runtime = self.cp.cuda.runtime
-        self._check(lambda: runtime.memsetAsync(dst_ptr, 0, nbytes, self.stream.ptr))
+        self._check(lambda: runtime.memcpyAsync(dst_address, src_ptr, nbytes, runtime.memcpyDeviceToHost,
+                                                self._stream_ptr))
+
+    def zero_async(self, ptr: int, nbytes: int) -> None:
+        runtime = self.cp.cuda.runtime
+        self._check(lambda: runtime.memsetAsync(ptr, 0, nbytes, self._stream_ptr))
 
     def _pool(self) -> ThreadPoolExecutor:
         if self._copy_pool is None:

@@ -221,8 +221,8 @@ class HipQueue:
         check(hip, hip.hipMemcpyAsync(dst_address, src_ptr, nbytes, hip.hipMemcpyKind.hipMemcpyDeviceToHost,
                                       self.stream), "hipMemcpyAsync")
 
-    def zero(self, dst_ptr: int, nbytes: int) -> None:
-        check(self.hip, self.hip.hipMemsetAsync(dst_ptr, 0, nbytes, self.stream), "hipMemsetAsync")
+    def zero(self, ptr: int, nbytes: int) -> None:
+        check(self.hip, self.hip.hipMemsetAsync(ptr, 0, nbytes, self.stream), "hipMemsetAsync")
 
     def close(self) -> None:
         """Free the events, the pinned buffers and the stream (after the work queued on it)."""
@@ -303,6 +303,11 @@ class HipBackend(DeviceBackend):
     def device_ordinal(self) -> int:
         return self.device
 
+    def multiprocessors(self) -> int:
+        hip = self.hip
+        return check(hip, hip.hipDeviceGetAttribute(hip.hipDeviceAttribute_t.hipDeviceAttributeMultiprocessorCount,
+                                                    self.device), "hipDeviceGetAttribute")
+
     # ------------------------------------------------------------ memory
 
     def alloc(self, nbytes: int) -> DeviceMemory:
@@ -315,8 +320,16 @@ class HipBackend(DeviceBackend):
     def download(self, host, src_ptr: int) -> None:
         self._staging.download(host, src_ptr)
 
-    def zero(self, dst_ptr: int, nbytes: int) -> None:
-        self.queue.zero(dst_ptr, nbytes)
+    def pinned(self, nbytes: int):
+        import numpy as np
+
+        return np.frombuffer((ctypes.c_uint8 * nbytes).from_address(self.queue.pinned(nbytes)), dtype=np.uint8)
+
+    def copy_to_host_async(self, dst_address: int, src_ptr: int, nbytes: int) -> None:
+        self.queue.copy_to_host(dst_address, src_ptr, nbytes)
+
+    def zero_async(self, ptr: int, nbytes: int) -> None:
+        self.queue.zero(ptr, nbytes)
 
     # ------------------------------------------------------------ launch
 

@@ -16,8 +16,9 @@ from rs2gpu.ir.diagnostics import CompileFailed
 
 REPO = Path(__file__).resolve().parents[2]
 ABI_SOURCE = Path(__file__).resolve().parent / "data" / "abi.rs"
+REDUCTIONS_SOURCE = Path(__file__).resolve().parent / "data" / "reductions.rs"
 CORPUS = [*sorted(m.parent for m in (REPO / "examples").glob("*/Cargo.toml")),
-          *sorted((REPO / "tests" / "cases").glob("*.rs"))]
+          *sorted((REPO / "tests" / "cases").glob("*.rs")), *sorted((REPO / "tests" / "gpu" / "kernels").glob("*.rs"))]
 
 
 def _source_id(path: Path) -> str:
@@ -59,3 +60,8 @@ def kernel_source(corpus_kernel) -> tuple[str, dict, str]:
 @pytest.fixture(scope="session")
 def abi_translation() -> pipeline.Translation:
     return _translate(ABI_SOURCE)
+
+
+@pytest.fixture(scope="session")
+def reductions_translation() -> pipeline.Translation:
+    return _translate(REDUCTIONS_SOURCE)

@@ -86,13 +86,16 @@ def test_launch_with_a_null_function_is_hips_error_not_a_type_error(hip) -> None
 
 
 @pytest.mark.parametrize("call", ["hipMalloc", "hipHostMalloc", "hipEventCreateWithFlags", "hipStreamSynchronize",
-                                  "hipMemsetAsync"])
+                                  "hipMemsetAsync", "hipDeviceGetAttribute"])
 def test_each_call_that_needs_a_device_raises_naming_itself(hip, call: str) -> None:
     queue = HipQueue(hip)
-    host = np.zeros(64, dtype=np.uint8)
+    host = np.zeros(16, dtype=np.uint8)
+    backend = HipBackend.__new__(HipBackend)  # just enough of a backend for the attribute query
+    backend.hip, backend.device = hip, 0
     actions = {"hipMalloc": lambda: DeviceMemory(hip, 64), "hipHostMalloc": lambda: queue.pinned(64),
                "hipEventCreateWithFlags": queue.new_event, "hipStreamSynchronize": queue.synchronize,
-               "hipMemsetAsync": lambda: queue.zero(host.ctypes.data, host.nbytes)}
+               "hipMemsetAsync": lambda: queue.zero(host.ctypes.data, host.nbytes),
+               "hipDeviceGetAttribute": backend.multiprocessors}
     with pytest.raises(HipError, match=f"^{call} failed: hipError") as caught:
         actions[call]()
     assert status_name(caught.value) in NO_DEVICE and isinstance(caught.value, LaunchError)
@@ -179,8 +182,10 @@ class _HostMemory:
 
 
 class HostBackedHip(HipBackend):
-    """HipBackend with host memory in place of the device: compile (hiprtc), launch_packed and
-    synchronize are the real ones."""
+    """HipBackend with host memory in place of the device, and the compute-unit count of an MI250X's
+    GCD: compile (hiprtc), launch_packed and synchronize are the real ones."""
+
+    COMPUTE_UNITS = 110
 
     def __init__(self, cache: BinaryCache) -> None:
         self.hip = hip_python()
@@ -210,6 +215,18 @@ class HostBackedHip(HipBackend):
 
     def download(self, host, src_ptr: int) -> None:
         ctypes.memmove(host.ctypes.data, src_ptr, host.nbytes)
+
+    def multiprocessors(self) -> int:
+        return self.COMPUTE_UNITS
+
+    def pinned(self, nbytes: int):
+        return np.zeros(nbytes, dtype=np.uint8)
+
+    def copy_to_host_async(self, dst_address: int, src_ptr: int, nbytes: int) -> None:
+        ctypes.memmove(dst_address, src_ptr, nbytes)
+
+    def zero_async(self, ptr: int, nbytes: int) -> None:
+        ctypes.memset(ptr, 0, nbytes)
 
 
 def test_a_call_reaches_hip_module_launch_kernel_with_the_packed_arguments(abi_translation, tmp_path, monkeypatch):
@@ -250,6 +267,54 @@ def test_a_call_reaches_hip_module_launch_kernel_with_the_packed_arguments(abi_t
                 struct.pack("<Q", n)]
     assert seen["args"] == expected
     assert seen["geometry"] == (-(-n // 256), 1, 1, 256, 1, 1)
+
+
+def test_a_reduction_launch_takes_seeds_by_value_and_kernel_owned_memory_on_a_capped_grid(reductions_translation,
+                                                                                           tmp_path, monkeypatch):
+    emitted = reductions_translation.emitted
+    entry = emitted.manifest["kernels"]["extremes"]
+    backend = HostBackedHip(BinaryCache(tmp_path))
+    kernel = DeviceKernel(backend, "extremes", entry, emitted.files[entry["files"]["hip"]], entry["files"]["hip"])
+    (partials,) = backend.memory  # the one buffer of the kernel's partials, allocated when it is loaded
+    area = backend.globals["rs2gpu_readback"].ptr
+    max_blocks = 8 * HostBackedHip.COMPUTE_UNITS
+
+    args_meta = [a for a in code_object_metadata(kernel.binary)["amdhsa.kernels"][0][".args"]
+                 if not a[".value_kind"].startswith("hidden_")]
+    seen = []
+    real_launch = backend.queue._launch
+
+    def spy(function, gx, gy, gz, bx, by, bz, shared, stream, params, extra):
+        pointers = (ctypes.c_void_p * len(args_meta)).from_address(params)
+        seen.append(([ctypes.string_at(pointers[i], a[".size"]) for i, a in enumerate(args_meta)],
+                     (gx, gy, gz, bx, by, bz)))
+        return real_launch(function, gx, gy, gz, bx, by, bz, shared, stream, params, extra)
+
+    monkeypatch.setattr(backend.queue, "_launch", spy)
+    n = 1_000_000
+    a = np.ones(n, dtype=np.float32)
+    for _ in range(2):
+        with pytest.raises(LaunchError, match="hipModuleLaunchKernel failed"):
+            kernel(a, -7)
+    assert len(backend.memory) == 1 + 2  # the partials, and the staging buffer of `a` of each call
+
+    (first, geometry), (second, _) = seen
+    staged = backend.memory[1]
+    # the reductions in the manifest's order, which puts the location reduction first
+    assert [r["name"] for r in entry["launches"][0]["reductions"]] == ["low", "total"]
+    assert first == [
+        struct.pack("<Q", staged.ptr), struct.pack("<Q", n),                 # a
+        struct.pack("<q", -7),                                               # bias
+        struct.pack("<Q", 0), struct.pack("<Q", n),                          # the loop's start and count
+        struct.pack("<f", np.finfo(np.float32).max), struct.pack("<Q", 0),   # `low` and `at` start at MAX, 0
+        struct.pack("<Q", partials.ptr),                                     # their (value, location) partials
+        struct.pack("<Q", area + 24), struct.pack("<Q", area + 32),          # their result words
+        struct.pack("<q", -7),                                               # `total` starts at `bias`
+        struct.pack("<Q", partials.ptr + 16 * max_blocks),                   # its partials
+        struct.pack("<Q", area + 40),                                        # its result word
+    ]
+    assert geometry == (max_blocks, 1, 1, 256, 1, 1)
+    assert second[2:] == first[2:]  # the same kernel-owned memory in every call
 
 
 def test_launch_argument_sizes_match_the_code_objects_kernel_arguments(abi_translation, tmp_path):

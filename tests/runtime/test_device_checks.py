@@ -1,5 +1,5 @@
 """The device side of the checks, run on the CPU: conditional accesses, launch variants, index-list
-verification and the panic record, with the generated kernels compiled by g++ (`emulated_device`).
+verification and the panic record, with the generated kernels compiled by g++ (`bench.emulate`).
 
 Expected results and panics come from rustc (the cpu backend runs the same Rust); a RaceError has no Rust
 counterpart (Rust runs the iterations one after another), so its text is the runtime's documented one.
@@ -15,7 +15,7 @@ import rs2gpu
 from rs2gpu import pipeline
 from rs2gpu.runtime.base import DeviceKernel
 
-from emulated_device import EmulatedBackend, EmulatedDeviceArray, compiler
+from bench.emulate import EmulatedBackend, EmulatedDeviceArray, compiler
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -150,7 +150,7 @@ def test_a_distinct_index_list_is_verified_on_the_device_and_the_loop_runs(devic
     rust.scatter(want, x, zones, 5)
     device.backend.launches.clear()
     device.scatter(out, x, zones, 5)
-    assert device.backend.launches == ["rs2gpu_scatter_0_verify", "rs2gpu_scatter_0"]
+    assert [symbol for symbol, _, _ in device.backend.launches] == ["rs2gpu_scatter_0_verify", "rs2gpu_scatter_0"]
     assert out.tobytes() == want.tobytes()
 
 

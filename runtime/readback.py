@@ -1,0 +1,100 @@
+"""What a kernel reads back after its launches, and the device memory its reductions work in.
+
+Every generated module holds one `rs2gpu_readback` area (see the prelude): the 24-byte panic record,
+then one 8-byte word per reduction result (two for a min/max-location reduction), in launch order. The
+last block of a launch with reductions writes the results there, so after a call the host copies the
+part it needs (the record too when the code the call launched can record a panic) with one asynchronous
+copy into pinned memory kept per kernel, then waits once for the stream. The blocks' partial results live
+in one device buffer per kernel, sized for the largest grid a launch with reductions gets.
+
+Nothing here is allocated per call.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from rs2gpu.runtime.arguments import PRIM_PACK
+
+READBACK_SYMBOL = "rs2gpu_readback"
+PANIC_RECORD_BYTES = 24  # rs2gpu_panic_record: site (u32) and padding, index (u64), len (u64)
+RESULT_WORD = 8
+PARTIAL_BYTES = {False: 8, True: 16}  # per block: a scalar, or a (value, location) pair
+
+
+@dataclass(frozen=True)
+class ResultSlot:
+    """Where one reduced value lands: its word in the readback area, and how to read it."""
+
+    name: str
+    format: str   # struct format of the value, e.g. "<d"
+    offset: int   # byte offset in the readback area
+
+
+class Readback:
+    """The readback area and the partials buffer of one loaded kernel (see the module docstring)."""
+
+    def __init__(self, backend, module, entry: dict, max_blocks: int) -> None:
+        self.checks = bool(entry.get("panics"))
+        self.slots, partial_offsets, partial_bytes, end = _layout(entry["launches"], max_blocks)
+        if end != PANIC_RECORD_BYTES + RESULT_WORD * entry["result_words"]:
+            raise ValueError(f"the manifest's reductions fill {end - PANIC_RECORD_BYTES} bytes of results, "
+                             f"its result_words say {entry['result_words']} words")
+        self.result_bytes = end - PANIC_RECORD_BYTES
+        used = self.checks or self.result_bytes
+        self.area = backend.global_address(module, READBACK_SYMBOL) if used else 0
+        self.end = end
+        self.host = backend.pinned(end) if used else None  # laid out like the area
+        # one buffer for every launch: the launches run one after another on the stream
+        self._partials = backend.alloc(partial_bytes) if partial_bytes else None
+        self.pointers: list[dict] = []  # per launch: ("partials" | "result", name) -> device address
+        for slots, offsets in zip(self.slots, partial_offsets):
+            pointers = {("partials", name): self._partials.ptr + at for name, at in offsets.items()}
+            pointers.update({("result", slot.name): self.area + slot.offset for slot in slots})
+            self.pointers.append(pointers)
+        self._backend = backend
+
+    def fetch(self, with_record: bool) -> None:
+        """Enqueue the copy of the results, and of the panic record `with_record`, after the launches on
+        the same stream; the caller synchronizes the stream before reading `panic` or `results`."""
+        first = 0 if with_record else PANIC_RECORD_BYTES
+        if self.end > first:
+            self._backend.copy_to_host_async(self.host.ctypes.data + first, self.area + first, self.end - first)
+
+    def panic(self) -> tuple[int, int, int]:
+        """(site, index, len) of the panic record as fetched; site 0 means no panic."""
+        site, index, length = struct.unpack_from("<I4xQQ", self.host, 0)
+        return site, index, length
+
+    def reset_panic(self) -> None:
+        """Zero the device's panic record for the next call, in stream order (no wait)."""
+        self._backend.zero_async(self.area, PANIC_RECORD_BYTES)
+
+    def results(self, seeds: list[dict], ran: list[bool]) -> dict:
+        """Each reduction's value after the call: as fetched for the launches that ran, and its seed (the
+        value before the loop) for a launch that ran no iteration."""
+        out = {}
+        for slots, seed, fetched in zip(self.slots, seeds, ran):
+            for slot in slots:
+                out[slot.name] = (struct.unpack_from(slot.format, self.host, slot.offset)[0]
+                                  if fetched else seed[slot.name])
+        return out
+
+
+def _layout(launches: list[dict], max_blocks: int):
+    """Per launch, the result slots and the offsets of each reduction's partials in the partials buffer;
+    the bytes of partials the largest launch needs, and where the result words end."""
+    slots, partial_offsets, partial_bytes, offset = [], [], 0, PANIC_RECORD_BYTES
+    for launch in launches:
+        launch_slots, offsets, size = [], {}, 0
+        for r in launch["reductions"]:
+            located = "location" in r
+            offsets[r["name"]] = size
+            size += PARTIAL_BYTES[located] * max_blocks
+            for name, ty in [(r["name"], r["type"])] + ([(r["location"], r["location_type"])] if located else []):
+                launch_slots.append(ResultSlot(name, "<" + PRIM_PACK[ty], offset))
+                offset += RESULT_WORD
+        slots.append(launch_slots)
+        partial_offsets.append(offsets)
+        partial_bytes = max(partial_bytes, size)
+    return slots, partial_offsets, partial_bytes, offset
