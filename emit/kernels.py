@@ -160,7 +160,7 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
                       f"{t} < rs2gpu_count_{axis}; {t} += (usize)gridDim.{axis} * blockDim.{axis}) {{",
                       f"{pad}    const {index_type} {names.name(dim.index)} = {value};"]
         loop_close.insert(0, f"{pad}}}")
-    body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=loop.hoisted)
+    body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=loop.hoisted, scatters=loop.scatters)
     body.block(loop.body)
     return {"symbol": symbol(plan.name, index), "source": str(loop.span), "params": params,
             "preamble": preamble.lines, "reductions": reductions, "loop_open": loop_open,
@@ -197,6 +197,8 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
                       "start": host_expr(d.start, consts=consts), "end": host_expr(d.end, consts=consts),
                       "inclusive": d.inclusive} for d, axis in zip(loop.dims, launch_axes(loop))],
             "reductions": [_reduction_json(plan, r, consts) for r in loop.reductions],
+            "scatters": [{"target": s.param.name, "op": s.op, "sources": [str(u.assign.span) for u in s.updates]}
+                         for s in loop.scatters],
             "checks": [{"poly": _poly_json(check.terms, consts), "source": str(check.span)}
                        for check in loop.launch_checks],
             "bounds": [{"param": b.param.name, "low": _poly_json(b.low, consts), "high": _poly_json(b.high, consts),

@@ -139,9 +139,10 @@ def _describe_abi(name: str, entry: dict) -> str:
     lines += ["", "Launches:"]
     for launch in entry["launches"]:
         red = ", ".join(f"{r['name']} ({r['op']})" for r in launch["reductions"])
+        scattered = ", ".join(f"{s['target']} ({s['op']})" for s in launch.get("scatters", ()))
         dims = " x ".join(f"{d['index']}: {d['index_type']}" for d in launch["dims"])
         lines.append(f"  {launch['symbol']}: loop at {launch['source']}, over ({dims})"
-                     f"{', reduces ' + red if red else ''}")
+                     f"{', reduces ' + red if red else ''}{', updates with atomics ' + scattered if scattered else ''}")
         for check in launch["checks"]:
             lines.append(f"    checked at launch: the strides of the write at {check['source']} do not overlap")
     lines.append(f"  geometry: {entry['geometry']}")
