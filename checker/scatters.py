@@ -58,13 +58,13 @@ def _assignments(body: ir.Block) -> dict[ir.Binding, list[ir.Assign]]:
     out: dict[ir.Binding, list[ir.Assign]] = {}
     for node in walk(body):
         if isinstance(node, ir.Assign):
-            element = element_of(node.target)
+            element = _element_of(node.target)
             if element is not None:
                 out.setdefault(element.base.binding, []).append(node)
     return out
 
 
-def element_of(place: ir.Expr) -> ir.Index | None:
+def _element_of(place: ir.Expr) -> ir.Index | None:
     """`p[e]` for a place `p[e]` or `p[e].field...` of a slice parameter `p`."""
     while isinstance(place, ir.Field):
         place = place.base
@@ -125,10 +125,10 @@ def _refusal(param: ir.Binding, assigns: list[ir.Assign], updates: list[ScatterU
             kinds = "integers" if ops[0] in BITWISE else "integers and floats"
             return Note(f"atomic `{_shown(ops[0])}` updates need 32- or 64-bit {kinds}, and the elements of "
                         f"`{name}` are `{ty}`", update.assign.span)
-    owned = {id(element_of(u.assign.target)) for u in updates} | \
-            {id(element_of(u.element)) for u in updates if u.element is not None}
+    owned = {id(_element_of(u.assign.target)) for u in updates} | \
+            {id(_element_of(u.element)) for u in updates if u.element is not None}
     for node in walk(body):
-        if isinstance(node, ir.Index) and id(node) not in owned and element_of(node) is node \
+        if isinstance(node, ir.Index) and id(node) not in owned and _element_of(node) is node \
                 and node.base.binding is param:
             return Note(f"`{name}` is also read here, {why}", node.span)
     for helper_param, span in accesses.helper_slices:
