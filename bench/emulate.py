@@ -83,6 +83,9 @@ template <typename T> static T atomicAdd(T* p, T v) { BENCH_ATOMIC; T old = *p; 
 template <typename T> static T atomicMin(T* p, T v) { BENCH_ATOMIC; T old = *p; *p = std::min(old, v); return old; }
 template <typename T> static T atomicMax(T* p, T v) { BENCH_ATOMIC; T old = *p; *p = std::max(old, v); return old; }
 template <typename T> static T atomicExch(T* p, T v) { BENCH_ATOMIC; T old = *p; *p = v; return old; }
+template <typename T> static T atomicAnd(T* p, T v) { BENCH_ATOMIC; T old = *p; *p = old & v; return old; }
+template <typename T> static T atomicOr(T* p, T v) { BENCH_ATOMIC; T old = *p; *p = old | v; return old; }
+template <typename T> static T atomicXor(T* p, T v) { BENCH_ATOMIC; T old = *p; *p = old ^ v; return old; }
 template <typename T> static T atomicCAS(T* p, T expected, T v)
 {
     BENCH_ATOMIC;
@@ -91,22 +94,29 @@ template <typename T> static T atomicCAS(T* p, T expected, T v)
     return old;
 }
 template <typename T> static T atomicInc(T* p, T v) { BENCH_ATOMIC; T old = *p; *p = old >= v ? 0 : old + 1; return old; }
-// A warp shuffle: each lane posts its value, the warp meets, each lane reads the lane `delta` below (up)
-// or above (down), or keeps its own value where that lane is outside the warp.
-template <typename T> static T bench_shuffle(T v, int delta)
+// A warp shuffle: each lane posts its value, the warp meets, each lane reads the lane `source(lane)`, or
+// keeps its own value where that lane is outside the warp.
+template <typename T, typename Source> static T bench_shuffle(T v, Source source)
 {
     const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     const unsigned warp = linear / 32, lane = linear % 32;
     std::memcpy(&bench_exchange[warp][lane], &v, sizeof(T));
     bench_warp_barrier[warp]->arrive_and_wait();
     T out = v;
-    const int from = (int)lane + delta;
+    const int from = source((int)lane);
     if (from >= 0 && from < 32) std::memcpy(&out, &bench_exchange[warp][from], sizeof(T));
     bench_warp_barrier[warp]->arrive_and_wait();
     return out;
 }
-template <typename T> static T __shfl_up_sync(unsigned, T v, unsigned offset) { return bench_shuffle(v, -(int)offset); }
-template <typename T> static T __shfl_down_sync(unsigned, T v, unsigned offset) { return bench_shuffle(v, (int)offset); }
+template <typename T> static T __shfl_up_sync(unsigned, T v, unsigned offset) { return bench_shuffle(v, [=](int lane) { return lane - (int)offset; }); }
+template <typename T> static T __shfl_down_sync(unsigned, T v, unsigned offset) { return bench_shuffle(v, [=](int lane) { return lane + (int)offset; }); }
+template <typename T> static T __shfl_sync(unsigned, T v, int from) { return bench_shuffle(v, [=](int) { return from; }); }
+template <typename T> static T __shfl_xor_sync(unsigned, T v, int mask) { return bench_shuffle(v, [=](int lane) { return lane ^ mask; }); }
+// The lanes of a kernel whose threads do not cooperate run one after another, so no warp is ever complete
+// here: code that votes first (rs2gpu's scatter updates) takes its lane-by-lane path.
+static unsigned __activemask() { return 0u; }
+static int __all_sync(unsigned, int predicate) { return predicate; }
+#define __grid_constant__
 static double __longlong_as_double(long long x) { double d; std::memcpy(&d, &x, 8); return d; }
 static long long __double_as_longlong(double d) { long long x; std::memcpy(&x, &d, 8); return x; }
 static float __int_as_float(int x) { float f; std::memcpy(&f, &x, 4); return f; }

@@ -110,6 +110,13 @@ def sum_bound(abs_sum: float, count: int) -> float:
     return 2.0 * count * EPS * float(abs_sum)
 
 
+def reorder_bound(abs_sum, count):
+    """How far two orders (or trees) of adding the same `count` terms can land apart: each is within
+    (count − 1)·ε/2·Σ|terms| of the exact sum (to first order), so the two within (count − 1)·ε·Σ|terms|.
+    Works elementwise on arrays of sums and counts."""
+    return (count - 1) * EPS * abs_sum
+
+
 def zero(*names):
     """A HostResult `before` that zeroes the named buffers (a memset on the stream)."""
     def before(v: dict, d: dict) -> None:

@@ -10,6 +10,7 @@ from rs2gpu.checker.bounds import IndexListWrite, plan_bounds
 from rs2gpu.checker.by_value import arrays_by_value
 from rs2gpu.checker.races import Nest, check_carried, check_exits, check_reads, check_writes, collect_accesses, private_definitions
 from rs2gpu.checker.reductions import find_reductions
+from rs2gpu.checker.scatters import find_scatters
 from rs2gpu.checker.structure import split_kernel
 from rs2gpu.checker.transfers import plan_transfers
 from rs2gpu.ir import nodes as ir
@@ -68,7 +69,7 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.
     outer = set(fn.params) | {s.binding for s in shape.preamble} | set(shape.accumulators)
     host_values = {s.binding for s in shape.preamble}
     reduced_somewhere: dict[ir.Binding, ir.For] = {}
-    loops, accesses_per_loop = [], []
+    loops, accesses_per_loop, scattered = [], [], set()
     for loop in shape.loops:
         nest = fold_nest(loop, set(shape.uniform))
         for d in nest.dims:
@@ -77,8 +78,11 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.
         accesses = collect_accesses(innermost, outer)
         analysis = AffineAnalysis([], set(shape.uniform), private_definitions(innermost), functions)
         analysis.set_loop_vars(_loop_vars(nest, analysis))
-        forms, checks, index_lists = check_writes(nest, accesses, analysis, sink)
-        check_reads(nest, accesses, forms, analysis, sink, checks)
+        scatters, refusals = find_scatters(nest, accesses, analysis)
+        scattered |= {s.param for s in scatters}
+        others = accesses.without({s.param for s in scatters})
+        forms, checks, index_lists = check_writes(nest, others, analysis, sink, refusals)
+        check_reads(nest, others, forms, analysis, sink, checks, refusals)
         reductions = find_reductions(innermost, set(shape.accumulators), sink)
         for r in reductions:
             if r.binding in reduced_somewhere:
@@ -97,7 +101,7 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.
                       for k, (g, scale, offset, target, span) in enumerate(index_lists))
         loops.append(ParallelLoop(dims, innermost.body, reductions, launch_checks, loop.span, lists,
                                   tuple(sorted(where.bounds, key=lambda c: c.order)), frozenset(where.hoisted),
-                                  tuple(where.guarded), frozenset(where.optional)))
+                                  tuple(where.guarded), frozenset(where.optional), tuple(scatters)))
         accesses_per_loop.append((loop if len(nest.dims) == 1 else None, accesses))
     for acc, let in shape.accumulators.items():
         if acc not in reduced_somewhere:
@@ -107,7 +111,7 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.
                 sink.error("RG0104", f"`{acc.name}` is used in a later parallel loop than the one that reduces it",
                            other.span, help="return the reduced value, and pass it to a second kernel call")
     by_value = arrays_by_value(fn, [loop.body for loop in loops], set(shape.uniform))
-    params = plan_transfers(fn, accesses_per_loop, by_value)
+    params = plan_transfers(fn, accesses_per_loop, by_value, scattered)
     return KernelPlan(fn, tuple(shape.preamble), tuple(loops), params, shape.result)
 
 

@@ -4,7 +4,8 @@ For every `&mut` slice written in the loop: each write index must be an affine f
 variable with a nonzero constant coefficient (so distinct iterations write distinct elements), several
 writes of one iteration must not land on an element another iteration writes, and reads of that slice
 must be at an index the same iteration writes. Variables declared outside the loop may not be
-assigned inside it, except reduction variables.
+assigned inside it, except reduction variables. Slices that iterations only update with one combining
+operation (`out[bins[i]] += v`) are scatters (checker/scatters.py), taken out of these checks.
 """
 from __future__ import annotations
 
@@ -31,6 +32,12 @@ class LoopAccesses:
     reads: list[Access]
     carried: list[ir.Assign]
     helper_slices: list[tuple[ir.Binding, ir.Span]]
+
+    def without(self, params: set[ir.Binding]) -> "LoopAccesses":
+        """The accesses of every slice but `params`."""
+        return LoopAccesses([w for w in self.writes if w.param not in params],
+                            [r for r in self.reads if r.param not in params], self.carried,
+                            [(p, span) for p, span in self.helper_slices if p not in params])
 
 
 def collect_accesses(loop: ir.For, outer: set[ir.Binding]) -> LoopAccesses:
@@ -112,10 +119,26 @@ class Nest:
         return ", ".join(f"`{d.var.name}`" for d in self.dims)
 
 
-def check_writes(nest: Nest, accesses: LoopAccesses, analysis: AffineAnalysis, sink: DiagnosticSink):
+def _scatter_hint(param: ir.Binding, refusals: dict | None) -> str:
+    """The help's pointer to scatter updates, unless the slice's updates nearly are some (a note says why not)."""
+    if param in (refusals or {}):
+        return ""
+    return (f"; if the iterations only add into the element, write `{param.name}[k] += v` (or `-=`, `*=`, `&=`, "
+            "`|=`, `^=`, `.min()`, `.max()`): such updates are combined with atomics")
+
+
+def _notes(param: ir.Binding, refusals: dict | None, *notes: Note) -> tuple[Note, ...]:
+    """`notes`, and why `param`'s updates are not a scatter, if they nearly are."""
+    refusal = (refusals or {}).get(param)
+    return notes + ((refusal,) if refusal is not None else ())
+
+
+def check_writes(nest: Nest, accesses: LoopAccesses, analysis: AffineAnalysis, sink: DiagnosticSink,
+                 refusals: dict | None = None):
     """Report every possible race. Returns the write forms per parameter (for the read check), the
     inequalities the runtime must confirm before launching (strides it could not compare here), and the
-    index lists whose values the runtime must find distinct (writes like `out[idx[i]]`)."""
+    index lists whose values the runtime must find distinct (writes like `out[idx[i]]`). `refusals`
+    holds, per slice, a note on why its updates are not a scatter, for the diagnostics about it."""
     forms: dict[ir.Binding, list[tuple[Affine, Access]]] = {}
     launch_checks: list[tuple[Poly, ir.Span]] = []
     index_lists: list = []
@@ -126,35 +149,39 @@ def check_writes(nest: Nest, accesses: LoopAccesses, analysis: AffineAnalysis, s
         name = w.param.name
         if form is None:
             sink.error("RG0102", f"cannot prove that iterations of this loop write distinct elements of `{name}`",
-                       w.span, f"this index is not an affine function of {var}", notes=(started,),
+                       w.span, f"this index is not an affine function of {var}",
+                       notes=_notes(w.param, refusals, started),
                        help=f"write `{name}[i]`, `{name}[i + k]`, `{name}[c * i + k]` or a row-major `j * w + i`; "
-                            "each iteration may run on a different GPU thread")
+                            f"each iteration may run on a different GPU thread{_scatter_hint(w.param, refusals)}")
             continue
         proof = analysis.injectivity(form)
         if proof.independent_of:
             which = ", ".join(f"`{n}`" for n in proof.independent_of)
             message = (f"every iteration writes the same element of `{name}`" if len(nest.dims) == 1 else
                        f"iterations that differ only in {which} write the same element of `{name}`")
-            sink.error("RG0101", message, w.span, f"this index does not depend on {which}", notes=(started,),
+            sink.error("RG0101", message, w.span, f"this index does not depend on {which}",
+                       notes=_notes(w.param, refusals, started),
                        help="all GPU threads would race on this element; if you want a sum or a minimum, "
-                            "accumulate into a `let mut` variable declared before the loop and return it")
+                            "accumulate into a `let mut` variable declared before the loop and return it"
+                            + _scatter_hint(w.param, refusals))
             continue
         if not proof.proven:
             sink.error("RG0102", f"cannot prove that iterations of this loop write distinct elements of `{name}`",
-                       w.span, "the strides of this index cannot be ordered", notes=(started,),
+                       w.span, "the strides of this index cannot be ordered", notes=_notes(w.param, refusals, started),
                        help="use a constant stride (`c * i + k`), or row-major strides whose inner extents are "
-                            "the loop bounds (`j * w + i` with `i` in `0..w`)")
+                            f"the loop bounds (`j * w + i` with `i` in `0..w`){_scatter_hint(w.param, refusals)}")
             continue
         launch_checks += [(check, w.span) for check in proof.launch_checks]
         if proof.index_list is not None:
             index_lists.append((proof.index_list, constant_value(form.coeffs[0][1]), form.rest, w.param, w.span))
         forms.setdefault(w.param, []).append((form, w))
     for param, writes in forms.items():
-        _check_write_pairs(param, writes, nest, analysis, sink, launch_checks)
+        _check_write_pairs(param, writes, nest, analysis, sink, launch_checks, refusals)
     return forms, launch_checks, index_lists
 
 
-def _check_write_pairs(param, writes, nest: Nest, analysis: AffineAnalysis, sink, launch_checks: list) -> None:
+def _check_write_pairs(param, writes, nest: Nest, analysis: AffineAnalysis, sink, launch_checks: list,
+                       refusals: dict | None) -> None:
     for a_index, (a, wa) in enumerate(writes):
         for b, wb in writes[a_index + 1:]:
             diff = b.minus(a)
@@ -166,22 +193,22 @@ def _check_write_pairs(param, writes, nest: Nest, analysis: AffineAnalysis, sink
                 continue  # e.g. px[i] and px[i + 12 * n] with i < n: the two rows never meet
             if diff.coeffs or offset is None or (offset != 0 and stride is None):
                 sink.error("RG0105", f"two writes to `{param.name}` may hit one element from different iterations",
-                           wb.span, "this write", notes=(Note("and this write", wa.span),),
+                           wb.span, "this write", notes=_notes(param, refusals, Note("and this write", wa.span)),
                            help=f"write every element of `{param.name}` at `c * i + k` with one constant c and "
-                                "constant offsets k")
+                                f"constant offsets k{_scatter_hint(param, refusals)}")
                 return
             if offset != 0 and offset % stride == 0:
                 i = nest.dims[0].var.name
                 sink.error("RG0105", f"iteration `{i}` and iteration `{i} + {offset // stride}` write the same "
                            f"element of `{param.name}`", wb.span, "this write",
-                           notes=(Note("collides with this write of another iteration", wa.span),),
+                           notes=_notes(param, refusals, Note("collides with this write of another iteration", wa.span)),
                            help="make the offsets of the writes differ by less than the stride, or split the "
-                                "work into two loops")
+                                f"work into two loops{_scatter_hint(param, refusals)}")
                 return
 
 
 def check_reads(nest: Nest, accesses: LoopAccesses, forms: dict, analysis: AffineAnalysis,
-                sink: DiagnosticSink, launch_checks: list) -> None:
+                sink: DiagnosticSink, launch_checks: list, refusals: dict | None = None) -> None:
     """A written slice may be read at the element the same iteration writes, or where no iteration
     writes (e.g. `px[i + 12 * n]` while iterations write `px[i]`, `i < n`); the latter may need a
     launch check, which is appended to `launch_checks`."""
@@ -196,9 +223,13 @@ def check_reads(nest: Nest, accesses: LoopAccesses, forms: dict, analysis: Affin
         first_write = next(w for w in accesses.writes if w.param is r.param)
         sink.error("RG0103", f"this reads an element of `{r.param.name}` that another iteration may write",
                    r.span, "read here, at an index other than the one this iteration writes",
-                   notes=(Note(f"`{r.param.name}` is written here", first_write.span),),
+                   notes=_notes(r.param, refusals, Note(f"`{r.param.name}` is written here", first_write.span)),
                    help=f"iterations run in parallel, in no fixed order; read `{r.param.name}` only at the "
-                        f"index this iteration writes, or read from a separate input slice")
+                        f"index this iteration writes, or read from a separate input slice"
+                        + ("" if r.param in (refusals or {}) else
+                           f"; if the iterations only add into `{r.param.name}`, update it with "
+                           f"`{r.param.name}[k] += v` and read it in a later loop: such updates are combined "
+                           "with atomics"))
     for param, span in accesses.helper_slices:
         if param in written or (isinstance(param.ty, RefType) and param.ty.mutable):
             sink.error("RG0103", f"`{param.name}` is passed to a helper function inside a parallel loop "

@@ -5,6 +5,7 @@
       shared indices
     &mut [T] written       → "inout"  both ways, or "out" when every element is written before any
                                       read, so the old contents are never needed
+    &mut [T] scattered     → "inout"  `out[k] += v` reads the old value, whatever the indices
     &mut [T] never written → "in"
     scalars and structs    → "value"  in the launch arguments
 """
@@ -18,10 +19,11 @@ from rs2gpu.ir.walk import walk
 
 
 def plan_transfers(fn: ir.Function, loops: list[tuple[ir.For | None, LoopAccesses]],
-                   by_value: dict[ir.Binding, str]) -> tuple[ParamPlan, ...]:
+                   by_value: dict[ir.Binding, str], scattered: set[ir.Binding] = frozenset()) -> tuple[ParamPlan, ...]:
     """`loops` pairs each parallel loop's accesses with the loop itself when it is one-dimensional (the
     only shape whose coverage of a whole slice is recognised; others keep the old contents);
-    `by_value` names the arrays passed in the launch arguments, with the reason."""
+    `by_value` names the arrays passed in the launch arguments, with the reason; `scattered` are the
+    scatter targets of some loop."""
     plans = []
     for p in fn.params:
         if not isinstance(p.ty, RefType):
@@ -32,7 +34,9 @@ def plan_transfers(fn: ir.Function, loops: list[tuple[ir.For | None, LoopAccesse
             continue
         writes = [(loop, w) for loop, acc in loops for w in acc.writes if w.param is p]
         reads = [r for _, acc in loops for r in acc.reads if r.param is p]
-        if not p.ty.mutable or not writes:
+        if p in scattered:
+            plans.append(ParamPlan(p, "inout", True, "updated by several iterations (atomics read the old values)"))
+        elif not p.ty.mutable or not writes:
             plans.append(ParamPlan(p, "in", False, "only read" if p.ty.mutable else "shared reference"))
         elif not reads and any(loop is not None and _covers_whole_slice(loop, w) for loop, w in writes):
             plans.append(ParamPlan(p, "out", True, "every element written, none read: never uploaded"))

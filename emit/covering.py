@@ -53,7 +53,7 @@ def covering_context(loop: ParallelLoop, axes: list[str], names: LocalNames, sit
         lines.append(f"        {index_declaration(dim, axis, names)}")
     # `continue` skips the rest of an iteration: the end of a loop that runs once
     once = _continues(loop.body)
-    body = BodyEmitter(names, indent=3 if once else 2, sites=sites, hoisted=hoisted)
+    body = BodyEmitter(names, indent=3 if once else 2, sites=sites, hoisted=hoisted, scatters=loop.scatters)
     body.block(loop.body)
     if once:
         lines += ["        do {", *body.lines, "        } while (false);"]

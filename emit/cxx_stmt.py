@@ -4,7 +4,8 @@
 since `match` becomes an if-chain, never a `switch`), except:
 - an exclusive range loop evaluates its end once, like Rust: `for (T i = a, i_end = b; i < i_end; i++)`;
 - an inclusive range loop never steps past its last value, so `0..=T::MAX` terminates;
-- a value-producing `if`/`match`/block/`loop` writes into a temporary declared before it.
+- a value-producing `if`/`match`/block/`loop` writes into a temporary declared before it;
+- an update of a scatter target (`out[bins[i]] += v`) is an atomic `rs2gpu_atomic_add(&out[k], v)`.
 
 Every line is recorded with the Rust line it renders. A C++ compiler numbers the lines after `#line N`
 as N, N+1, ...; `lines` inserts a directive wherever that count would name the wrong Rust line, so one
@@ -19,14 +20,20 @@ from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.types import UNIT, ArrayType, NeverType, PrimType, RefType, TupleType
 
 
+# The prelude's atomic update of a scatter target, by combining operation.
+ATOMIC_OPS = {"+": "add", "-": "sub", "*": "mul", "min": "min", "max": "max", "&": "and", "|": "or", "^": "xor"}
+
+
 class BodyEmitter(ExprRenderer):
     def __init__(self, names: LocalNames, indent: int = 1, line_directives: bool = True,
-                 sites=None, hoisted: frozenset = frozenset()) -> None:
+                 sites=None, hoisted: frozenset = frozenset(), scatters: tuple = ()) -> None:
         """`sites` (a `kernels.PanicSites`) numbers the places that can panic (None: render without checks,
         as for consts); `hoisted` holds the accesses not to check (the host or an index list's verification
-        checks them). `used_sites` collects the panic sites of the rendered code."""
+        checks them); `scatters` (`ir.plan.Scatter`s) are the slices whose updates are atomics. `used_sites`
+        collects the panic sites of the rendered code."""
         self.sites = sites
         self.hoisted = hoisted
+        self.scatter_updates = {id(u.assign): u for s in scatters for u in s.updates}
         self.used_sites: set[int] = set()
         self.names = names
         self.indent = indent
@@ -128,19 +135,53 @@ class BodyEmitter(ExprRenderer):
             self.hoist(f"{const}{ty} {name} = {value};")
 
     def assign(self, stmt: ir.Assign) -> None:
-        value = self.expr(stmt.value)  # Rust evaluates the value before the place
-        if self._checks_on_device(stmt.target) and not isinstance(stmt.value, (ir.Lit, ir.Var)):
-            value = self.temp(stmt.value.ty, value)  # so a panic in the value is recorded before the place's
+        update = self.scatter_updates.get(id(stmt))
+        if update is not None:
+            self._scatter(stmt, update)
+            return
+        value = self._value_before_place(stmt.value, stmt.target)
         guards: list[str] = []
         target = self._place(stmt.target, guards)
+        self._open_guards(guards)
+        self._store(stmt, target, value)
+        self._close_guards(guards)
+
+    def _value_before_place(self, value: ir.Expr, place: ir.Expr) -> str:
+        """Rust evaluates the value of an assignment before its place."""
+        text = self.expr(value)
+        if self._checks_on_device(place) and not isinstance(value, (ir.Lit, ir.Var)):
+            text = self.temp(value.ty, text)  # so a panic in the value is recorded before the place's
+        return text
+
+    def _open_guards(self, guards: list[str]) -> None:
         if guards:
             # an out-of-bounds write is recorded and skipped, so it cannot corrupt memory
             self.hoist(f"if ({' && '.join(guards)}) {{")
             self.indent += 1
-        self._store(stmt, target, value)
+
+    def _close_guards(self, guards: list[str]) -> None:
         if guards:
             self.indent -= 1
             self.hoist("}")
+
+    def _scatter(self, stmt: ir.Assign, update) -> None:
+        """`target op= value` as an atomic update of the element, after the checks Rust makes, in its
+        order: `t[e] += v` evaluates v, then checks e; `t[e] = t[e].min(v)` checks e (where the element
+        is read, so that a panic names that place) before it evaluates v."""
+        guards: list[str] = []
+        spans = {}
+        if update.element is not None:
+            spans = {id(t): e.span for t, e in zip(_indices(stmt.target), _indices(update.element))}
+        if update.element_first:
+            target = self._place(stmt.target, guards, spans)
+            self._open_guards(guards)
+            value = self.expr(update.value)
+        else:
+            value = self._value_before_place(update.value, stmt.target)
+            target = self._place(stmt.target, guards, spans)
+            self._open_guards(guards)
+        self.hoist(f"rs2gpu_atomic_{ATOMIC_OPS[update.op]}(&{target}, {value});")
+        self._close_guards(guards)
 
     def _checks_on_device(self, target) -> bool:
         while isinstance(target, (ir.Index, ir.Field)):
@@ -149,19 +190,20 @@ class BodyEmitter(ExprRenderer):
             target = target.base
         return False
 
-    def _place(self, e, guards: list[str]) -> str:
+    def _place(self, e, guards: list[str], spans: dict | None = None) -> str:
         """Render an assignment target; each device-checked index is computed once into a temporary and
-        its check added to `guards`."""
+        its check added to `guards` (reported at `spans[id(index)]` if given, else where it is written)."""
         if isinstance(e, ir.Index):
-            base = self._place(e.base, guards)
+            base = self._place(e.base, guards, spans)
             if self.sites is None or id(e) in self.hoisted:
                 return f"{base}[{self.expr(e.index)}]"
             slot = self.names.fresh("index")
             self.hoist(f"const usize {slot} = {self.expr(e.index)};")
-            guards.append(f"rs2gpu_in_bounds({slot}, {self.length_of(e.base)}, {self.site('bounds', e.span)})")
+            guards.append(f"rs2gpu_in_bounds({slot}, {self.length_of(e.base)}, "
+                          f"{self.site('bounds', (spans or {}).get(id(e), e.span))})")
             return f"{base}[{slot}]"
         if isinstance(e, ir.Field):
-            base = self._place(e.base, guards)
+            base = self._place(e.base, guards, spans)
             if isinstance(e.base.ty, TupleType):
                 return f"{base}.f{e.name}"
             return f"{base}{'->' if isinstance(e.base.ty, RefType) else '.'}{cxx_name(e.name)}"
@@ -316,6 +358,16 @@ class BodyEmitter(ExprRenderer):
         if e.value is not None and target is not None:
             self.hoist(f"{target} = {self.expr(e.value)};")
         self.hoist("break;")
+
+
+def _indices(place) -> list:
+    """The index expressions of a place `p[e].f[k]...`, outermost first."""
+    out = []
+    while isinstance(place, (ir.Index, ir.Field)):
+        if isinstance(place, ir.Index):
+            out.append(place)
+        place = place.base
+    return out
 
 
 def _is_control(e) -> bool:

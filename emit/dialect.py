@@ -19,20 +19,21 @@ class Dialect:
     strict_fp_flags: tuple[str, ...]  # what keeps a*b+c from becoming an fma (Rust never contracts)
     fast_math_flags: tuple[str, ...]
     forceinline: str
+    signed_64_bit_atomic_min_max: bool  # atomicMin/atomicMax take `long long*` (else a compare-and-swap loop)
 
 
 CUDA = Dialect(
     name="cuda", file_suffix=".cu", prelude="prelude_cuda.j2", language="CUDA C++", compiler="NVRTC",
     default_arch="sm_90", warp_size=32,
     strict_fp_flags=("--fmad=false",), fast_math_flags=("--fmad=true", "--use_fast_math"),
-    forceinline="__forceinline__",
+    forceinline="__forceinline__", signed_64_bit_atomic_min_max=True,
 )
 
 HIP = Dialect(
     name="hip", file_suffix=".hip.cpp", prelude="prelude_hip.j2", language="HIP C++", compiler="hiprtc",
     default_arch="gfx90a", warp_size=64,
     strict_fp_flags=("-ffp-contract=off",), fast_math_flags=("-ffp-contract=fast", "-ffast-math"),
-    forceinline="inline __attribute__((always_inline))",
+    forceinline="inline __attribute__((always_inline))", signed_64_bit_atomic_min_max=False,
 )
 
 DIALECTS = {d.name: d for d in (CUDA, HIP)}

@@ -253,7 +253,7 @@ def _variant(plan: KernelPlan, loop: ParallelLoop, name: str, hoisted: frozenset
     reductions = [_reduction_context(r, names, params) for r in loop.reductions]
     preamble = _preamble(plan, loop, names, sites)
     loop_open, loop_close = grid_loop(loop, names, stopped=stops and bool(reductions))
-    body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=hoisted)
+    body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=hoisted, scatters=loop.scatters)
     body.block(loop.body)
     guard = []
     if stops:
@@ -309,6 +309,8 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
                       "start": host_expr(d.start, consts=consts), "end": host_expr(d.end, consts=consts),
                       "inclusive": d.inclusive} for d, axis in zip(loop.dims, launch_axes(loop))],
             "reductions": [_reduction_json(plan, r, consts) for r in loop.reductions],
+            "scatters": [{"target": s.param.name, "op": s.op, "sources": [str(u.assign.span) for u in s.updates]}
+                         for s in loop.scatters],
             "checks": [{"poly": _poly_json(check.terms, consts), "source": str(check.span)}
                        for check in loop.launch_checks],
             "bounds": [_bounds_json(b, consts) for b in loop.bounds],

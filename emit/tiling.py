@@ -119,7 +119,7 @@ def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
             "        rs2gpu_k0 += rs2gpu_k_tile;",
             "    }",
             "    if (rs2gpu_row_in && rs2gpu_col_in) {"]
-    rest = BodyEmitter(names, indent=2, sites=sites, hoisted=hoisted)
+    rest = BodyEmitter(names, indent=2, sites=sites, hoisted=hoisted, scatters=loop.scatters)
     for stmt in pattern.rest:
         rest.statement(stmt)
     out += rest.lines + ["    }"]

@@ -58,10 +58,15 @@ of reductions)."""),
 In a parallel loop each iteration may run on a different GPU thread at the same time. A write whose
 index does not depend on the loop variable is a write by every thread to one element: a data race.
 
+An iteration that only adds into the element (`+=`, or `-=`, `*=`, `&=`, `|=`, `^=`, `.min()`,
+`.max()`, one of them per slice) may share it: such updates commute, and the GPU applies them with
+atomics (a scatter reduction).
+
     for i in 0..n { out[0] = a[i]; }           // rejected
     let mut s = 0.0;
     for i in 0..n { s += a[i]; }               // accepted: a reduction
-    s"""),
+    s
+    for i in 0..n { out[0] += a[i]; }          // accepted: a scatter reduction, atomic additions"""),
     "RG0102": ("write index not provably injective", """
 rs2gpu proves that two iterations never write the same element by showing the write index is an
 affine function of the loop variables whose strides cannot overlap: `c * i + d` with a constant c != 0,
@@ -69,14 +74,19 @@ or row-major `j * w + i` with `i` in `0..w`. A stride it cannot compare with the
 with `i` in `0..n`) is checked by the runtime before the launch; a write through an index list
 (`out[idx[i]]`) is accepted, and the list's values are verified distinct on the device before the loop
 runs (`rs2gpu.RaceError` otherwise). Indices like `i / 2`, `i % m` or `i * i` can map two
-iterations to one element, so the write is rejected.
+iterations to one element, so the write is rejected. Updates that only combine into the element are
+not: when the loop touches a slice only through `out[e] += v` (or one other of `-=`, `*=`, `&=`, `|=`,
+`^=`, `.min()`, `.max()`), with 32- or 64-bit elements and `v` not reading `out`, any index `e` is
+accepted and the GPU applies the updates with atomics.
 
     for i in 0..n { out[i / 2] = a[i]; }      // rejected: i = 0 and i = 1 both write out[0]
-    for i in 0..n / 2 { out[i] = a[2 * i]; }  // accepted"""),
+    for i in 0..n / 2 { out[i] = a[2 * i]; }  // accepted
+    for i in 0..n { out[bins[i]] += a[i]; }   // accepted: a scatter reduction"""),
     "RG0103": ("read of an element another iteration writes", """
 Iterations of a parallel loop run in no fixed order, so reading an element that another iteration
 writes gives a result that depends on timing. A written slice may only be read at the index the same
-iteration writes.
+iteration writes. The target of a scatter reduction (`out[bins[i]] += v`) is read by its updates only;
+read its values in a later loop.
 
     for i in 0..n - 1 { a[i] = a[i + 1]; }    // rejected: reads what iteration i+1 writes
     for i in 0..n - 1 { b[i] = a[i + 1]; }    // accepted: read from a separate slice"""),
@@ -88,7 +98,8 @@ The kernel then returns it."""),
     "RG0105": ("two writes of one iteration can collide with another iteration's", """
 When an iteration writes several elements of one slice, say `a[2*i]` and `a[2*i + 1]`, the writes of
 different iterations must not overlap. `a[i]` and `a[i + 1]` do overlap: iteration i+1's first write
-is iteration i's second."""),
+is iteration i's second. Updates that only add into the elements may overlap: `a[i] += v; a[i + 1] += v`
+is a scatter reduction, applied with atomics."""),
     "RG0106": ("loop bounds not computable before the launch", """
 The number of GPU threads is chosen before the kernel runs, so a parallel loop's bounds may use only
 parameters, slice lengths, constants and arithmetic on them."""),

@@ -133,6 +133,32 @@ class IndexListCheck:
 
 
 @dataclass(frozen=True, slots=True)
+class ScatterUpdate:
+    """One update of a scatter target in the loop body, `target[e] op= value` (or `target[e] =
+    target[e].min(value)`, ...): the emitter combines `value` into the element atomically. `op` is
+    "-" for `-=`, which adds the negated value. `element` is the operand that reads the element in
+    the forms that spell it twice (`t[e] = t[e].min(v)`): Rust checks that read's index first, before
+    it evaluates `value` when `element_first`."""
+
+    assign: ir.Assign
+    op: str  # "+" | "-" | "*" | "min" | "max" | "&" | "|" | "^"
+    value: Expr
+    element: Expr | None = None
+    element_first: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Scatter:
+    """A `&mut` slice that several iterations of a parallel loop may update at one element, and that
+    the loop touches only through updates of one combining operation (`op`: "+" covers `+=` and `-=`),
+    so the updates commute: exactly for integers, which wrap, up to rounding for floats."""
+
+    param: Binding
+    op: str
+    updates: tuple[ScatterUpdate, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ParallelLoop:
     """One top-level range loop, or up to three directly nested ones with invariant bounds: one launch,
     one GPU thread per iteration of the (folded) iteration space. `dims` go from outermost to innermost."""
@@ -147,6 +173,7 @@ class ParallelLoop:
     hoisted: frozenset = frozenset()  # ids of the ir.Index nodes (of `body`) the device never checks
     guarded_bounds: tuple[BoundsCheck, ...] = ()  # conditional accesses: all in bounds → the unchecked variant
     optional: frozenset = frozenset()  # ids of the ir.Index nodes checked on the device only in the checked variant
+    scatters: tuple[Scatter, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -139,9 +139,10 @@ def _describe_abi(name: str, entry: dict) -> str:
     lines += ["", "Launches:"]
     for launch in entry["launches"]:
         red = ", ".join(f"{r['name']} ({r['op']})" for r in launch["reductions"])
+        scattered = ", ".join(f"{s['target']} ({s['op']})" for s in launch.get("scatters", ()))
         dims = " x ".join(f"{d['index']}: {d['index_type']}" for d in launch["dims"])
         lines.append(f"  {launch['symbol']}: loop at {launch['source']}, over ({dims})"
-                     f"{', reduces ' + red if red else ''}")
+                     f"{', reduces ' + red if red else ''}{', updates with atomics ' + scattered if scattered else ''}")
         covering = launch.get("covering")
         if covering:
             block = f", blocks of {' x '.join(map(str, covering['block']))}" if covering["block"] else ""

@@ -13,7 +13,8 @@ REPO = Path(__file__).resolve().parents[2]
 RAJAPERF = REPO / "examples" / "rajaperf"
 
 # A crate of kernels that the example crate does not have: #[repr(C)] structs by value, by reference and
-# as slice elements, integer scalars, a fixed-size array, a tuple result, and a division before the loop.
+# as slice elements, integer scalars, a fixed-size array, a tuple result, a division before the loop, and a
+# scatter update that reads its element.
 PROBE_LIB_RS = """\
 use rs2gpu::kernel;
 
@@ -87,6 +88,13 @@ pub fn first_part(out: &mut [f64], parts: usize) {
     let width = out.len() / parts;
     for i in 0..width {
         out[i] = 1.0;
+    }
+}
+
+#[kernel]
+pub fn lowest(lo: &mut [f64], idx: &[usize], v: &[f64]) {
+    for i in 0..v.len() {
+        lo[idx[i]] = lo[idx[i]].min(v[i]);
     }
 }
 

@@ -130,11 +130,34 @@ def planckian_case(rng, n):
     return Case([x, unwritten(n), u, v, unwritten(n)], {1: y, 4: w})
 
 
+def multi_reduce_case(rng, n):
+    bins = 10
+    values, data_, where = data(rng, bins), data(rng, n), rng.integers(0, bins, n).astype(np.uint64)
+    expected = values.tolist()
+    for i in range(n):  # values[bins[i]] += data[i], in the order of i
+        expected[int(where[i])] += float(data_[i])
+    return Case([values, data_, where], {0: np.array(expected)})
+
+
+def nodal_accumulation_3d_case(rng, n):
+    # n zones (repeats allowed) of a 12 x 11 x 11 node box: jp = 12, kp = 132; each adds vol/8 to its corners
+    jp, kp, nodes = 12, 132, 1452
+    x, vol = data(rng, nodes), data(rng, nodes)
+    zones = rng.integers(0, nodes - 1 - jp - kp, n).astype(np.uint64)
+    expected = x.tolist()
+    for i in map(int, zones):
+        val = 0.125 * float(vol[i])
+        for corner in (0, 1, jp, 1 + jp, kp, 1 + kp, jp + kp, 1 + jp + kp):
+            expected[i + corner] += val
+    return Case([x, vol, zones, jp, kp], {0: np.array(expected)})
+
+
 CASES = {
     "copy": copy_case, "mul": mul_case, "add": add_case, "triad": triad_case, "dot": dot_case,
     "daxpy": daxpy_case, "init3": init3_case, "muladdsub": muladdsub_case, "if_quad": if_quad_case,
     "init_view1d": init_view1d_case, "init_view1d_offset": init_view1d_offset_case,
     "eos": eos_case, "first_diff": first_diff_case, "hydro_1d": hydro_1d_case, "planckian": planckian_case,
+    "multi_reduce": multi_reduce_case, "nodal_accumulation_3d": nodal_accumulation_3d_case,
 }
 
 
@@ -347,6 +370,33 @@ def test_out_of_bounds_stencil_input_panics_at_the_first_read_past_the_end(rajap
     assert caught.value.message == f"index out of bounds: the len is {n + 10} but the index is {n + 10}"
     assert caught.value.location == location(RAJAPERF, "src/lcals.rs", "t * z[i + 11]", "z[i + 11]")
     assert np.array_equal(x[:n - 1], np.full(n - 1, 2.0)) and x[n - 1] == 0.0
+
+
+def test_scatter_index_out_of_bounds_panics_where_the_device_check_reports_it(rajaperf) -> None:
+    # values[bins[i]] += data[i] with bins[2] past the end: Rust panics at the update's place, having added
+    # data[0] and data[1]; the GPU checks that index on the device, at a site the manifest names
+    values, bins = np.zeros(3), np.array([0, 2, 7, 1], dtype=np.uint64)
+    with pytest.raises(rs2gpu.KernelPanic) as caught:
+        rajaperf.multi_reduce(values, np.ones(4), bins)
+    assert caught.value.message == "index out of bounds: the len is 3 but the index is 7"
+    assert caught.value.location == location(RAJAPERF, "src/basic.rs", "values[bins[i]] += data[i];", "values[bins[i]]")
+    sites = {p["source"] for p in rajaperf.manifest["kernels"]["multi_reduce"]["panics"] if p["kind"] == "bounds"}
+    assert caught.value.location in sites
+
+
+def test_min_update_out_of_bounds_panics_at_the_read_on_the_right(probe, probe_crate: Path) -> None:
+    # `lo[k] = lo[k].min(v)` reads lo[k] before it assigns: Rust's panic names the read, and so must the
+    # device check of the update
+    lo = np.full(2, 5.0)
+    with pytest.raises(rs2gpu.KernelPanic) as caught:
+        probe.lowest(lo, np.array([1, 4], dtype=np.uint64), np.array([1.0, 2.0]))
+    assert caught.value.message == "index out of bounds: the len is 2 but the index is 4"
+    statement = "lo[idx[i]] = lo[idx[i]].min(v[i]);"
+    right = location(probe_crate, "src/lib.rs", statement, "lo[idx[i]].min")
+    assert caught.value.location == right
+    sites = [p["source"] for p in probe.manifest["kernels"]["lowest"]["panics"] if p["kind"] == "bounds"]
+    assert right in sites and location(probe_crate, "src/lib.rs", statement, "lo[idx[i]] =") not in sites
+    assert lo.tolist() == [5.0, 1.0]  # iteration 0 ran before the panic
 
 
 def test_kernel_panic_is_a_runtime_error() -> None:

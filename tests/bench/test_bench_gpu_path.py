@@ -58,7 +58,8 @@ def test_gpu_path_writes_every_output(fake_gpu, tmp_path, capsys) -> None:
     assert rows["DOT"]["check"].startswith("dot: |Δ|") and float(rows["DOT"]["cupy_us"]) > 0
     assert rows["INDEXLIST"]["status"].startswith("not a kernel") and float(rows["INDEXLIST"]["hand_us"]) > 0
     assert rows["INDEXLIST"]["check"] == "hand vs cupy: bitwise"
-    assert rows["NODAL_ACCUMULATION_3D"]["status"].startswith("not written")
+    assert rows["NODAL_ACCUMULATION_3D"]["status"] == "ok"
+    assert rows["NODAL_ACCUMULATION_3D"]["check"] == "bitwise" or "within bound" in rows["NODAL_ACCUMULATION_3D"]["check"]
     document = (out / "results.md").read_text(encoding="utf-8")
     for section in ("## How to read this", "## Results", "## Transfers", "## Notes", "device copy bandwidth"):
         assert section in document

@@ -54,3 +54,24 @@ def test_generated_module_compiles_for_every_parameter_kind(tmp_path, cargo_targ
     crate = hook_crate(tmp_path / "corpus", corpus + include, name="corpus")
     built = cargo(["build"], crate, cargo_target)
     assert built.returncode == 0, built.stderr
+
+
+def test_generated_module_launches_scatter_kernels(tmp_path, cargo_target) -> None:
+    # Atomic updates leave the ABI as it is (pointers and lengths): every kernel of the scatter cases gets its
+    # function, which uploads each target (its updates read the old values), and the module compiles.
+    import re
+
+    from rs2gpu import pipeline
+    from rs2gpu.emit.rust_host import MODULE_FILE, render_rust_module
+
+    case = REPO / "tests" / "cases" / "scatter.rs"
+    manifest = pipeline.translate(case).emitted.manifest
+    module = render_rust_module(manifest)[MODULE_FILE]
+    for name, entry in manifest["kernels"].items():
+        assert re.search(rf"pub fn {name}\(\s*gpu: &Gpu,", module), name
+        for target in {s["target"] for launch in entry["launches"] for s in launch["scatters"]}:
+            assert f"let mut {target}_dev = DeviceBuffer::from_slice(gpu, {target})?;" in module, (name, target)
+    include = '\npub mod kernels {\n    include!(concat!(env!("OUT_DIR"), "/rs2gpu_kernels.rs"));\n}\n'
+    crate = hook_crate(tmp_path / "scatter", case.read_text() + include, name="scatter")
+    built = cargo(["build"], crate, cargo_target)
+    assert built.returncode == 0, built.stderr

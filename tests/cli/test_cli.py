@@ -262,6 +262,15 @@ def test_inspect_defaults_to_cuda() -> None:
     assert "reduces dot (+)" in result.stdout
 
 
+def test_inspect_names_the_slices_a_launch_updates_with_atomics() -> None:
+    result = rs2gpu("inspect", EXAMPLE / "src" / "basic.rs", "--kernel", "multi_reduce")
+    assert result.returncode == 0, result.stderr
+    assert "rs2gpu_atomic_add(&values[" in result.stdout
+    launches = result.stdout[result.stdout.index("Launches:"):]
+    assert "updates with atomics values (+)" in launches
+    assert "values: inout (updated by several iterations" in result.stdout
+
+
 def test_inspect_json_prints_the_manifest_entry() -> None:
     result = rs2gpu("inspect", STREAM, "--kernel", "triad", "--json")
     assert result.returncode == 0, result.stderr

@@ -40,8 +40,8 @@ def library(translated, tmp_path_factory):
     folder = tmp_path_factory.mktemp("covering")
     libraries = {}
     for name, entry in translated.emitted.manifest["kernels"].items():
-        path = folder / entry["files"]["hip"]
-        path.write_text(translated.emitted.files[entry["files"]["hip"]])
+        path = folder / entry["files"]["cuda"]
+        path.write_text(translated.emitted.files[entry["files"]["cuda"]])
         libraries[name] = emulate.Library(path, folder)
     return libraries
 

@@ -44,7 +44,7 @@ class Device:
             raise AttributeError(name)
         if name not in self._kernels:
             entry = self.translation.emitted.manifest["kernels"][name]
-            file = entry["files"]["hip"]
+            file = entry["files"]["cuda"]
             self._kernels[name] = DeviceKernel(self.backend, name, entry, self.translation.emitted.files[file], file)
         return self._kernels[name]
 

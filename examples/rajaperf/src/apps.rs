@@ -403,6 +403,27 @@ pub fn zonal_accumulation_3d(vol: &mut [f64], x: &[f64], real_zones: &[usize], j
     }
 }
 
+/// NODAL_ACCUMULATION_3D: each real zone `i` adds `0.125 * vol[i]` to its eight corner nodes, in the order
+/// `i`, `i + 1`, `i + jp`, `i + 1 + jp`, `i + kp`, `i + 1 + kp`, `i + jp + kp`, `i + 1 + jp + kp`.
+///
+/// Neighbouring zones share nodes, so iterations add into the same elements of `x`: on the GPU the additions
+/// are atomics, applied in no fixed order, and a node's sum may differ from this loop's by rounding.
+#[kernel]
+pub fn nodal_accumulation_3d(x: &mut [f64], vol: &[f64], real_zones: &[usize], jp: usize, kp: usize) {
+    for ii in 0..real_zones.len() {
+        let i = real_zones[ii];
+        let val = 0.125 * vol[i];
+        x[i] += val;
+        x[i + 1] += val;
+        x[i + jp] += val;
+        x[i + 1 + jp] += val;
+        x[i + kp] += val;
+        x[i + 1 + kp] += val;
+        x[i + jp + kp] += val;
+        x[i + 1 + jp + kp] += val;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -608,5 +629,27 @@ mod tests {
         zonal_accumulation_3d(&mut vol, &[1.0; 12], &[0, 1], 3, 6);
         assert_eq!(vol[..2], [1.0, 1.0]);
         assert_eq!(vol[2..], [0.0; 10]);
+    }
+
+    #[test]
+    fn nodal_accumulation_3d_adds_an_eighth_to_each_corner() {
+        // 3×2×2 nodes (jp = 3, kp = 6): zone 1's corners are 1, 2, 4, 5, 7, 8, 10, 11.
+        let mut x = [0.5; 12];
+        let mut vol = [0.0; 12];
+        vol[1] = 8.0;
+        nodal_accumulation_3d(&mut x, &vol, &[1], 3, 6);
+        let mut expected = [0.5; 12];
+        for n in [1, 2, 4, 5, 7, 8, 10, 11] {
+            expected[n] = 1.5;
+        }
+        assert_eq!(x, expected);
+    }
+
+    #[test]
+    fn nodal_accumulation_3d_adds_shared_nodes_once_per_zone() {
+        // RAJAPerf's data: x = 0, vol = 1. Zones 0 and 1 share the nodes 1, 4, 7 and 10.
+        let mut x = [0.0; 12];
+        nodal_accumulation_3d(&mut x, &[1.0; 12], &[0, 1], 3, 6);
+        assert_eq!(x, [0.125, 0.25, 0.125, 0.125, 0.25, 0.125, 0.125, 0.25, 0.125, 0.125, 0.25, 0.125]);
     }
 }

@@ -193,21 +193,14 @@ pub fn mat_mat_shared(c: &mut [f64], a: &[f64], b: &[f64], n: usize) {
     }
 }
 
-/// MULTI_REDUCE: `values[bins[i]] += data[i]`, written as one reduction per bin.
+/// MULTI_REDUCE: `values[bins[i]] += data[i]`.
 ///
-/// The direct form scatters into the bins, and two iterations with the same bin would write one element.
-/// Here each bin owns its element and adds the data of its own entries in the order of `i`, so the sums are
-/// exactly the sequential ones.
+/// Iterations with the same bin add into one element, so on the GPU their additions are atomics, applied in
+/// no fixed order: each bin's sum may differ from this loop's by rounding.
 #[kernel]
 pub fn multi_reduce(values: &mut [f64], data: &[f64], bins: &[usize]) {
-    for bin in 0..values.len() {
-        let mut value = values[bin];
-        for i in 0..data.len() {
-            if bins[i] == bin {
-                value += data[i];
-            }
-        }
-        values[bin] = value;
+    for i in 0..data.len() {
+        values[bins[i]] += data[i];
     }
 }
 
@@ -383,6 +376,13 @@ mod tests {
         let mut values = [0.5, 0.0, 0.0];
         multi_reduce(&mut values, &[1.0, 2.0, 3.0, 4.0, 5.0], &[0, 2, 0, 1, 2]);
         assert_eq!(values, [4.5, 4.0, 7.0]);
+    }
+
+    #[test]
+    fn multi_reduce_leaves_bins_without_data_alone() {
+        let mut values = [-1.0, 2.5, 0.0, 7.0];
+        multi_reduce(&mut values, &[1.0, 1.0, 1.0], &[3, 3, 3]);
+        assert_eq!(values, [-1.0, 2.5, 0.0, 10.0]);
     }
 
     #[test]
