@@ -73,14 +73,22 @@ pub fn k(a: &mut [f64], b: &[f64]) {
     a[0] = tail[0];
 }
 """, 4, 19, "sub-slicing"),
-    "iterator_for_loop": ("""
+    "reversed_iterator": ("""
 #[kernel]
 pub fn k(a: &mut [f64], b: &[f64]) {
-    for x in b.iter() {
-        a[0] += *x;
+    for (x, y) in a.iter_mut().zip(b.iter().rev()) {
+        *x = *y;
     }
 }
-""", 4, 14, "this iterator"),
+""", 4, 45, "the iterator method `.rev()`"),
+    "iterator_of_a_closure": ("""
+#[kernel]
+pub fn k(a: &mut [f64], b: &[f64]) {
+    for (x, y) in a.iter_mut().zip(b.iter().map(|v| v * 2.0)) {
+        *x = y;
+    }
+}
+""", 4, 45, "the iterator method `.map()`"),
     "taking_a_reference": ("""
 #[kernel]
 pub fn k(a: &mut [f64]) {
