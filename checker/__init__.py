@@ -12,8 +12,8 @@ from rs2gpu.checker.reductions import find_reductions
 from rs2gpu.checker.structure import split_kernel
 from rs2gpu.checker.transfers import plan_transfers
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.diagnostics import DiagnosticSink
-from rs2gpu.ir.plan import (CheckedCrate, IndexListCheck, KernelPlan, LaunchCheck, LoopDim, ParallelLoop,
+from rs2gpu.ir.diagnostics import DiagnosticSink, Note
+from rs2gpu.ir.plan import (CheckedCrate, HostLoop, IndexListCheck, KernelPlan, LaunchCheck, LoopDim, ParallelLoop,
                             is_host_evaluable)
 from rs2gpu.ir.walk import walk
 
@@ -64,11 +64,11 @@ def _loop_vars(nest: Nest, analysis: AffineAnalysis) -> list[LoopVar]:
 
 def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.Function] | None = None) -> KernelPlan:
     shape = split_kernel(fn, sink)
-    outer = set(fn.params) | {s.binding for s in shape.preamble} | set(shape.accumulators)
-    host_values = {s.binding for s in shape.preamble}
+    outer = set(fn.params) | {s.binding for s in shape.preamble} | set(shape.accumulators) | shape.uniform
+    host_values = shape.host_values
     reduced_somewhere: dict[ir.Binding, ir.For] = {}
     loops, accesses_per_loop = [], []
-    for loop in shape.loops:
+    for loop, around in zip(shape.loops, shape.around):
         nest = fold_nest(loop, set(shape.uniform))
         for d in nest.dims:
             _check_bounds_on_host(d, host_values, sink)
@@ -79,6 +79,12 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.
         forms, checks, index_lists = check_writes(nest, accesses, analysis, sink)
         check_reads(nest, accesses, forms, analysis, sink, checks)
         reductions = find_reductions(innermost, set(shape.accumulators), sink)
+        if around and reductions:
+            sink.error("RG0104", f"`{reductions[0].binding.name}` is reduced in a parallel loop inside a host loop",
+                       reductions[0].span, notes=(Note(f"the host loop over `{around[0].loop.var.name}` starts here",
+                                                       around[0].loop.span),),
+                       help="reductions across the iterations of a host loop are not supported: reduce in a "
+                            "kernel without the host loop, called after this one")
         for r in reductions:
             if r.binding in reduced_somewhere:
                 sink.error("RG0104", f"`{r.binding.name}` is reduced in two parallel loops", r.span,
@@ -91,9 +97,11 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.
         lists = tuple(IndexListCheck(g.list_param, _terms(g.offset, analysis), scale, _terms(offset, analysis),
                                      target, span) for g, scale, offset, target, span in index_lists)
         bounds, hoisted = hoist_bounds(innermost.body, analysis, nest.dims)
+        lets = tuple(let for host in around for let in host.lets)
         loops.append(ParallelLoop(dims, innermost.body, reductions, launch_checks, loop.span, lists, tuple(bounds),
-                                  hoisted))
-        accesses_per_loop.append((loop if len(nest.dims) == 1 else None, accesses))
+                                  hoisted, _uniforms(innermost, around, lets), lets))
+        # a loop inside a host loop may run zero times: its writes never make an upload unnecessary
+        accesses_per_loop.append((loop if len(nest.dims) == 1 and not around else None, accesses))
     for acc, let in shape.accumulators.items():
         if acc not in reduced_somewhere:
             continue
@@ -102,7 +110,27 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.
                 sink.error("RG0104", f"`{acc.name}` is used in a later parallel loop than the one that reduces it",
                            other.span, help="return the reduced value, and pass it to a second kernel call")
     params = plan_transfers(fn, accesses_per_loop)
-    return KernelPlan(fn, tuple(shape.preamble), tuple(loops), params, shape.result)
+    schedule = tuple(_host_loop(step, host_values, sink) for step in shape.schedule)
+    return KernelPlan(fn, tuple(shape.preamble), tuple(loops), params, shape.result, schedule)
+
+
+def _host_loop(step, host_values, sink: DiagnosticSink):
+    """A schedule step of the plan: a launch's index as it is, a host loop with its bounds checked."""
+    if isinstance(step, int):
+        return step
+    _check_bounds_on_host(step.loop, host_values, sink)
+    loop = step.loop
+    return HostLoop(loop.var, loop.start, loop.end, loop.inclusive, tuple(step.lets),
+                    tuple(_host_loop(s, host_values, sink) for s in step.body), loop.span)
+
+
+def _uniforms(loop: ir.For, around, lets: tuple[ir.Let, ...]) -> tuple[ir.Binding, ...]:
+    """The variables of the host loops around `loop` that its body reads, directly or through their `let`s."""
+    used = {n.binding for n in walk(loop) if isinstance(n, ir.Var)}
+    for let in reversed(lets):
+        if let.binding in used:
+            used |= {n.binding for n in walk(let.init) if isinstance(n, ir.Var)}
+    return tuple(host.loop.var for host in around if host.loop.var in used)
 
 
 def _terms(poly, analysis: AffineAnalysis) -> tuple:

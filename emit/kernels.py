@@ -14,7 +14,7 @@ from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_st
 from rs2gpu.emit.hostexpr import host_expr
 from rs2gpu.emit.names import LocalNames, cxx_name
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.plan import KernelPlan, ParallelLoop, Reduction, is_host_evaluable
+from rs2gpu.ir.plan import HostLoop, KernelPlan, ParallelLoop, Reduction, is_host_evaluable
 from rs2gpu.ir.types import (ArrayType, PrimType, RefType, SliceType, StructType, TupleType, Type, align_of,
                              size_of)
 from rs2gpu.ir.walk import walk
@@ -130,6 +130,7 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
     axes = launch_axes(loop)
     for dim, axis in zip(loop.dims, axes):
         params += [f"const {cxx_type(dim.index.ty)} rs2gpu_start_{axis}", f"const usize rs2gpu_count_{axis}"]
+    params += [f"const {cxx_type(b.ty)} {names.name(b)}" for b in loop.uniforms]
     reductions = []
     for r in loop.reductions:
         name, ty = names.name(r.binding), cxx_type(r.binding.ty)
@@ -147,7 +148,7 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
         reductions.append({"declarations": declarations, "finish": finish})
     preamble = BodyEmitter(names, indent=1, sites=sites)
     used = {n.binding for n in walk(loop.body) if isinstance(n, ir.Var)}
-    for let in _needed_preamble(plan.preamble, used):
+    for let in _needed_preamble((*plan.preamble, *loop.lets), used):
         preamble.statement(let)
     loop_open, loop_close = [], []
     for depth, (dim, axis) in enumerate(zip(loop.dims, axes)):
@@ -163,9 +164,22 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
     body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=loop.hoisted)
     body.block(loop.body)
     return {"symbol": symbol(plan.name, index), "source": str(loop.span), "params": params,
+            "host_loops": [f"`{h.var.name}` at {h.span}" for h in host_loops_around(plan.schedule, index) or ()],
             "preamble": preamble.lines, "reductions": reductions, "loop_open": loop_open,
             "loop_close": loop_close, "body": body.lines,
             "iteration": ", ".join(names.name(d.index) for d in loop.dims)}
+
+
+def host_loops_around(schedule, index: int, around: tuple[HostLoop, ...] = ()) -> tuple[HostLoop, ...] | None:
+    """The host loops launch `index` runs in, outermost first (None if the schedule does not hold it)."""
+    for step in schedule:
+        if isinstance(step, HostLoop):
+            found = host_loops_around(step.body, index, (*around, step))
+            if found is not None:
+                return found
+        elif step == index:
+            return around
+    return None
 
 
 def _needed_preamble(preamble: tuple[ir.Let, ...], used: set) -> list[ir.Let]:
@@ -207,6 +221,8 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
                              "offset": _poly_json(c.offset, consts), "target": c.target.name, "source": str(c.span)}
                             for c in loop.index_lists],
         })
+        if loop.uniforms:
+            launches[-1]["uniforms"] = [{"name": b.name, "type": str(b.ty)} for b in loop.uniforms]
     preamble = []
     host_values: set = set()
     for let in plan.preamble:
@@ -217,11 +233,50 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
     result = None
     if plan.result is not None:
         result = {"type": str(fn.ret), "expr": host_expr(plan.result, reduction_bindings, consts)}
-    return {"source": str(fn.span), "rust_path": fn.rust_path, "files": files, "fast_math": fn.fast_math, "params": params,
+    entry = {"source": str(fn.span), "rust_path": fn.rust_path, "files": files, "fast_math": fn.fast_math, "params": params,
             "preamble": preamble, "launches": launches, "returns": result, "panics": panics,
             "geometry": "one thread per iteration of each parallel loop; a loop nest of up to three dimensions "
                         "maps its innermost loop to x; blocks of block_size threads, grid = ceil(count / block) "
                         "per axis (capped), threads stride by the grid when a count exceeds it"}
+    if plan.host_loops:
+        entry["schedule"] = [_schedule_json(plan, step, host_values, consts) for step in plan.schedule]
+    return entry
+
+
+def _schedule_json(plan: KernelPlan, step, host_values: set, consts) -> dict:
+    """A launch (`{"launch": index}`) or a host loop, with the `let`s of its body the host needs."""
+    if isinstance(step, int):
+        return {"launch": step}
+    needed = _host_reads(plan, step.body)
+    for let in reversed(step.lets):
+        if let.binding in needed:
+            needed |= {n.binding for n in walk(let.init) if isinstance(n, ir.Var)}
+    locals_ = []
+    known = host_values | {step.var}
+    for let in step.lets:
+        if let.binding in needed and is_host_evaluable(let.init, known):
+            locals_.append({"name": let.binding.name, "type": str(let.binding.ty),
+                            "expr": host_expr(let.init, consts=consts), "source": str(let.span)})
+            known = known | {let.binding}
+    return {"loop": {"var": step.var.name, "type": str(step.var.ty), "start": host_expr(step.start, consts=consts),
+                     "end": host_expr(step.end, consts=consts), "inclusive": step.inclusive, "source": str(step.span),
+                     "locals": locals_, "body": [_schedule_json(plan, s, known, consts) for s in step.body]}}
+
+
+def _host_reads(plan: KernelPlan, steps) -> set:
+    """The variables the host reads to launch `steps`: in loop bounds and in the checks before a launch."""
+    exprs = []
+    for step in steps:
+        if isinstance(step, HostLoop):
+            exprs += [step.start, step.end, *(let.init for let in step.lets)]
+            exprs += [ir.Var(b, step.span) for b in _host_reads(plan, step.body)]
+            continue
+        loop = plan.loops[step]
+        polys = [c.terms for c in loop.launch_checks] + [c.position for c in loop.index_lists] \
+            + [c.offset for c in loop.index_lists] + [p for b in loop.bounds for p in (b.low, b.high, *b.extents)]
+        exprs += [e for d in loop.dims for e in (d.start, d.end)]
+        exprs += [f for terms in polys for _, factors in terms for f in factors]
+    return {n.binding for e in exprs for n in walk(e) if isinstance(n, ir.Var)}
 
 
 def _reduction_json(plan: KernelPlan, r: Reduction, consts) -> dict:

@@ -127,6 +127,24 @@ class ParallelLoop:
     index_lists: tuple[IndexListCheck, ...] = ()
     bounds: tuple[BoundsCheck, ...] = ()
     hoisted: frozenset = frozenset()  # ids of the ir.Index nodes (of `body`) checked on the host; the rest on the device
+    uniforms: tuple[Binding, ...] = ()  # variables of the host loops around it that it reads: launch arguments
+    lets: tuple[Let, ...] = ()         # the `let`s of the host loops around it, which each thread recomputes
+
+
+@dataclass(frozen=True, slots=True)
+class HostLoop:
+    """A sequential loop around parallel loops (time steps): the host runs `for var in start..end`, and
+    in every iteration launches the loops of `body` in order, the data staying on the device. `body`
+    holds indices into `KernelPlan.loops` and nested host loops; `lets` are the uniform `let`s at the
+    top of its body, recomputed in every iteration."""
+
+    var: Binding
+    start: Expr
+    end: Expr
+    inclusive: bool
+    lets: tuple[Let, ...]
+    body: tuple["int | HostLoop", ...]
+    span: Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,10 +154,15 @@ class KernelPlan:
     loops: tuple[ParallelLoop, ...]
     params: tuple[ParamPlan, ...]
     result: Expr | None
+    schedule: tuple[int | HostLoop, ...] = ()  # the launches in order: indices into `loops`, and host loops
 
     @property
     def name(self) -> str:
         return self.function.name
+
+    @property
+    def host_loops(self) -> bool:
+        return any(isinstance(step, HostLoop) for step in self.schedule)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
-from rs2gpu.runtime.callplan import BoundArgs, CallPlan, LaunchPlan
+from rs2gpu.runtime.callplan import BoundArgs, CallPlan, HostLoopPlan, LaunchPlan
 from rs2gpu.runtime.errors import KernelPanic, LaunchError, RaceError
 from rs2gpu.runtime.hostexpr import Environment, evaluate
 
@@ -148,17 +148,16 @@ class DeviceKernel:
         bound = self.plan.bind(args, kwargs, allow_device=True)
         bound.env.read_element = lambda name, index, source: self._read_element(bound, name, index, source)
         for lp in self.plan.launches:
-            lp.check_strides(bound.env, self.name)
-            failure = lp.check_bounds(bound.env)
-            if failure is not None:
-                raise KernelPanic(*failure, self.name)
-            if lp.index_lists:
-                self._verify_index_lists(lp, bound)
+            if not lp.per_step:
+                self._check_launch(lp, bound)
         transfers: list[Transfer] = []
         device_ptrs, staged = self._stage_arrays(bound, transfers)
         slots = {}
-        for lp, function in zip(self.plan.launches, self._functions):
-            slots.update(self._launch(lp, function, bound, device_ptrs))
+        if self.plan.schedule is None:
+            for lp, function in zip(self.plan.launches, self._functions):
+                slots.update(self._launch(lp, function, bound, device_ptrs))
+        else:
+            slots = self._run_schedule(self.plan.schedule, bound, device_ptrs)
         self.last_transfers = transfers
         if staged or slots or self._panic_record is not None:
             self._synchronize()
@@ -174,6 +173,39 @@ class DeviceKernel:
                 else:
                     bound.env.reductions[name] = self._read_scalar(*slot)
         return None if self.plan.result is None else self.plan.result(bound.env)
+
+    def _check_launch(self, lp: LaunchPlan, bound: BoundArgs) -> None:
+        """What the host verifies before a launch: stride inequalities, bounds, index lists."""
+        lp.check_strides(bound.env, self.name)
+        failure = lp.check_bounds(bound.env)
+        if failure is not None:
+            raise KernelPanic(*failure, self.name)
+        if lp.index_lists:
+            self._verify_index_lists(lp, bound)
+
+    def _run_schedule(self, steps: list, bound: BoundArgs, device_ptrs: dict[str, int]) -> dict:
+        """Launch in schedule order: a host loop sets its values, then runs its body once per iteration,
+        with the data staying on the device. A check that fails in some iteration raises before that
+        iteration's launches, once the earlier ones are done (nothing is copied back)."""
+        try:
+            return self._run_steps(steps, bound, device_ptrs)
+        except KernelPanic:
+            self._synchronize()  # the staged buffers must outlive the launches that use them
+            raise
+
+    def _run_steps(self, steps: list, bound: BoundArgs, device_ptrs: dict[str, int]) -> dict:
+        slots = {}
+        for step in steps:
+            if isinstance(step, HostLoopPlan):
+                for value in step.values(bound.env):
+                    step.enter(bound.env, value)
+                    slots.update(self._run_steps(step.body, bound, device_ptrs))
+                continue
+            lp = self.plan.launches[step]
+            if lp.per_step:
+                self._check_launch(lp, bound)
+            slots.update(self._launch(lp, self._functions[step], bound, device_ptrs))
+        return slots
 
     def _raise_device_panic(self) -> None:
         """Raise the panic the device recorded, if any (nothing has been copied back yet)."""
