@@ -238,6 +238,8 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
             "geometry": "one thread per iteration of each parallel loop; a loop nest of up to three dimensions "
                         "maps its innermost loop to x; blocks of block_size threads, grid = ceil(count / block) "
                         "per axis (capped), threads stride by the grid when a count exceeds it"}
+    if fn.type_args:
+        entry["generic"] = {"name": fn.source_name, "type_args": [str(t) for t in fn.type_args]}
     if plan.host_loops:
         entry["schedule"] = [_schedule_json(plan, step, host_values, consts) for step in plan.schedule]
     return entry

@@ -132,9 +132,6 @@ class FunctionLowerer(LoopLowering):
         others = [p for p in node.named_children if p.type not in ("type_parameter", "type_identifier")]
         if others:
             self.unsupported(others[0], "lifetime and const generic parameters")
-        if self.as_kernel and names:
-            self.unsupported(node, "a generic kernel", "write one kernel per element type for now; generic helper "
-                                                      "fns are supported")
         if len(names) != len(self.type_args):
             self.error(node, "wrong number of type arguments", code="RG0011")
         self.generics = dict(zip(names, self.type_args))

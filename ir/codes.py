@@ -54,6 +54,20 @@ An integer literal does not fit its type (rustc's deny-by-default `overflowing_l
 Kernel parameters must be scalars, #[repr(C)] structs by value, `&S` structs, or `&[T]`, `&mut [T]`,
 `&[T; N]` of scalars or structs. Kernels return nothing, a scalar, or a tuple of scalars (the results
 of reductions)."""),
+    "RG0014": ("generic kernel without its instantiations", """
+A kernel is compiled for the GPU once per element type, before any call, so a generic kernel says
+which types it is instantiated with, in its attribute; a call then picks the instantiation whose
+types its arguments have. Each entry is one type, or a parenthesized list with one type per type
+parameter:
+
+    #[kernel(types(f32, f64))]
+    pub fn axpy<T: Copy + Add<Output = T> + Mul<Output = T>>(y: &mut [T], x: &[T], a: T) { ... }
+
+    #[kernel(types((f64, i32), (f32, f32)))]
+    pub fn select<T: Copy, K: Copy + PartialOrd>(out: &mut [T], a: &[T], key: &[K], cut: K) { ... }
+
+`types(...)` on a kernel without type parameters, an entry with the wrong number of types, and the
+same entry twice are errors too."""),
     "RG0101": ("every iteration writes the same element", """
 In a parallel loop each iteration may run on a different GPU thread at the same time. A write whose
 index does not depend on the loop variable is a write by every thread to one element: a data race.
