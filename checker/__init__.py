@@ -125,8 +125,9 @@ def _host_loop(step, host_values, sink: DiagnosticSink):
 
 
 def _uniforms(loop: ir.For, around, lets: tuple[ir.Let, ...]) -> tuple[ir.Binding, ...]:
-    """The variables of the host loops around `loop` that its body reads, directly or through their `let`s."""
-    used = {n.binding for n in walk(loop) if isinstance(n, ir.Var)}
+    """The variables of the host loops around `loop` that its body reads, directly or through their `let`s
+    (its bounds are the host's: the launch gets the iteration space computed)."""
+    used = {n.binding for n in walk(loop.body) if isinstance(n, ir.Var)}
     for let in reversed(lets):
         if let.binding in used:
             used |= {n.binding for n in walk(let.init) if isinstance(n, ir.Var)}

@@ -58,6 +58,7 @@ def split_kernel(fn: ir.Function, sink: DiagnosticSink) -> KernelShape:
     for stmt in fn.body.stmts:
         if isinstance(stmt, ir.Let):
             _top_level_let(stmt, shape, assigned_later, sink)
+            host_names[stmt.binding.name] = stmt.binding  # the host knows it by this name from here on
         elif isinstance(stmt, ir.ExprStmt) and isinstance(stmt.expr, ir.For):
             _schedule_loop(stmt.expr, shape, (), shape.schedule, assigned_later, host_names, sink)
         else:
