@@ -3,11 +3,9 @@
 Rust panics on an out-of-bounds index. An access whose index is affine in the loop variables, and that
 every iteration performs (not under an `if`, a `match`, a `while`, or after a `continue`), spans a range
 whose ends are polynomials in the parameters: the runtime evaluates them before launching and raises the
-panic Rust would raise, so the device code needs no check at all. An affine access that is in bounds for
-every iteration whatever the arguments (`a[i]` for `i` in `0..a.len()`) needs no check even where it is
-conditional. Every other access (gathers through an index list, other conditional accesses, accesses in
-helper functions) is checked on the device, which records the first violation for the host to raise
-after the launch.
+panic Rust would raise, so the device code needs no check at all. Every other access (gathers through
+an index list, conditional accesses, accesses in helper functions) is checked on the device, which
+records the first violation for the host to raise after the launch.
 """
 from __future__ import annotations
 
@@ -69,12 +67,6 @@ def hoist_bounds(body: ir.Block, analysis: AffineAnalysis, dims) -> tuple[list[B
         terms = analysis_terms(analysis)
         checks.append(BoundsCheck(index.base.binding, terms(low), terms(high), tuple(terms(e) for e in extents),
                                   index.span, order, _step(analysis.form(index.index), analysis)))
-    for index in walk(body):
-        if _param_index(index) and id(index) not in hoisted:
-            # Inside for every iteration, so inside for those that take the branch: no check anywhere.
-            bounds = _range(analysis.form(index.index), analysis, starts)
-            if bounds is not None and _provably_inside(bounds[0], bounds[1], index.base.binding, analysis):
-                hoisted.add(id(index))
     checks.sort(key=lambda c: c.order)
     return checks, frozenset(hoisted)
 

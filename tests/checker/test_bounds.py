@@ -1,5 +1,6 @@
-"""Where each index is checked against its slice's length: nowhere (in bounds for every argument), on the
-host before the launch (affine, performed by every iteration), or on the device (everything else).
+"""Where each index is checked against its slice's length, for the index forms of iterator loops and signed
+loop variables: nowhere (in bounds for every argument), on the host before the launch (affine, performed by
+every iteration), or on the device.
 
 The facts here are what the plan says; that the checks raise Rust's panic is tested on the emulated device
 (tests/gpu) and on the GPU.
@@ -39,34 +40,6 @@ pub fn add(out: &mut [f64], a: &[f64], b: &[f64]) {
 """)
     # i < min(min(out.len(), a.len()), b.len()) is below each of the three lengths
     assert loop.bounds == () and device_checked(loop) == set()
-
-
-def test_conditional_access_in_bounds_for_every_iteration_needs_no_check(check_source) -> None:
-    loop = single_loop(check_source, """
-#[kernel]
-pub fn relu(out: &mut [f64], a: &[f64]) {
-    for (i, o) in out.iter_mut().enumerate() {
-        if i % 2 == 0 {
-            *o = 1.0;
-        }
-    }
-}
-""")
-    assert loop.bounds == () and device_checked(loop) == set()
-
-
-def test_conditional_access_that_may_leave_its_slice_is_checked_on_the_device(check_source) -> None:
-    loop = single_loop(check_source, """
-#[kernel]
-pub fn pick(out: &mut [f64], a: &[f64]) {
-    for i in 0..out.len() {
-        if i % 2 == 0 {
-            out[i] = a[i];
-        }
-    }
-}
-""")
-    assert device_checked(loop) == {"a"}
 
 
 def test_fixed_size_array_indexed_within_its_length_needs_no_check(check_source) -> None:

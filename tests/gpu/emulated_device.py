@@ -76,14 +76,14 @@ class _HostMemory:
         self.ptr = self.array.ctypes.data
 
 
-class EmulatedDevice(DeviceBackend):
+class EmulatedBackend(DeviceBackend):
     name = "emulated"
 
     def __init__(self, workdir: Path) -> None:
         if emulate.unavailable():
             raise RuntimeError(f"cannot run kernels on the CPU: {emulate.unavailable()}")
         self.workdir = Path(workdir)
-        self.launches: list[tuple[str, tuple, tuple]] = []  # (symbol, grid, block) of every launch, in order
+        self.launches: list[str] = []  # the symbol of every launch, in order
         self.memory: list[_HostMemory] = []
 
     def compile(self, source: str, source_name: str, fast_math: bool) -> bytes:
@@ -131,7 +131,7 @@ class EmulatedDevice(DeviceBackend):
 
     def launch_packed(self, function, grid, block, params_address: int) -> None:
         symbol, entry = function
-        self.launches.append((symbol, grid, block))
+        self.launches.append(symbol)
         entry(params_address, *grid, *block)
 
     def synchronize(self) -> None:
@@ -140,7 +140,7 @@ class EmulatedDevice(DeviceBackend):
 
 def emulated_kernels(translation, workdir: Path) -> dict[str, DeviceKernel]:
     """Every kernel of a translation (with the hip target) on one emulated device."""
-    device = EmulatedDevice(workdir)
+    device = EmulatedBackend(workdir)
     emitted = translation.emitted
     return {name: DeviceKernel(device, name, entry, emitted.files[entry["files"]["hip"]], entry["files"]["hip"])
             for name, entry in emitted.manifest["kernels"].items()}
