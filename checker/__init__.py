@@ -97,9 +97,9 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.
         lists = tuple(IndexListCheck(g.list_param, _terms(g.offset, analysis), scale, _terms(offset, analysis),
                                      target, span) for g, scale, offset, target, span in index_lists)
         bounds, hoisted = hoist_bounds(innermost.body, analysis, nest.dims)
-        lets = tuple(let for host in around for let in host.lets)
+        uniforms, lets = _host_loop_values(innermost, around, host_values)
         loops.append(ParallelLoop(dims, innermost.body, reductions, launch_checks, loop.span, lists, tuple(bounds),
-                                  hoisted, _uniforms(innermost, around, lets), lets))
+                                  hoisted, uniforms, lets))
         # a loop inside a host loop may run zero times: its writes never make an upload unnecessary
         accesses_per_loop.append((loop if len(nest.dims) == 1 and not around else None, accesses))
     for acc, let in shape.accumulators.items():
@@ -121,17 +121,22 @@ def _host_loop(step, host_values, sink: DiagnosticSink):
     _check_bounds_on_host(step.loop, host_values, sink)
     loop = step.loop
     return HostLoop(loop.var, loop.start, loop.end, loop.inclusive, tuple(step.lets),
-                    tuple(_host_loop(s, host_values, sink) for s in step.body), loop.span)
+                    tuple(_host_loop(s, host_values, sink) for s in step.body), loop.span,
+                    tuple(let for let in step.lets if let.binding in host_values))
 
 
-def _uniforms(loop: ir.For, around, lets: tuple[ir.Let, ...]) -> tuple[ir.Binding, ...]:
-    """The variables of the host loops around `loop` that its body reads, directly or through their `let`s
-    (its bounds are the host's: the launch gets the iteration space computed)."""
+def _host_loop_values(loop: ir.For, around, host_values) -> tuple[tuple[ir.Binding, ...], tuple[ir.Let, ...]]:
+    """What a launch in the host loops `around` gets of their values: the variables and host-evaluated
+    `let`s its body reads (directly or through the other `let`s), as arguments, and the `let`s only a
+    thread can compute, to recompute. Its bounds are the host's: the launch gets the iteration space."""
+    lets = [let for host in around for let in host.lets]
     used = {n.binding for n in walk(loop.body) if isinstance(n, ir.Var)}
     for let in reversed(lets):
-        if let.binding in used:
+        if let.binding in used and let.binding not in host_values:
             used |= {n.binding for n in walk(let.init) if isinstance(n, ir.Var)}
-    return tuple(host.loop.var for host in around if host.loop.var in used)
+    values = [b for host in around for b in (host.loop.var, *(let.binding for let in host.lets))]
+    return (tuple(b for b in values if b in used and b in host_values),
+            tuple(let for let in lets if let.binding in used and let.binding not in host_values))
 
 
 def _terms(poly, analysis: AffineAnalysis) -> tuple:

@@ -241,44 +241,19 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
     if fn.type_args:
         entry["generic"] = {"name": fn.source_name, "type_args": [str(t) for t in fn.type_args]}
     if plan.host_loops:
-        entry["schedule"] = [_schedule_json(plan, step, host_values, consts) for step in plan.schedule]
+        entry["schedule"] = [_schedule_json(step, consts) for step in plan.schedule]
     return entry
 
 
-def _schedule_json(plan: KernelPlan, step, host_values: set, consts) -> dict:
-    """A launch (`{"launch": index}`) or a host loop, with the `let`s of its body the host needs."""
+def _schedule_json(step, consts) -> dict:
+    """A launch (`{"launch": index}`) or a host loop, with the `let`s the host evaluates in it."""
     if isinstance(step, int):
         return {"launch": step}
-    needed = _host_reads(plan, step.body)
-    for let in reversed(step.lets):
-        if let.binding in needed:
-            needed |= {n.binding for n in walk(let.init) if isinstance(n, ir.Var)}
-    locals_ = []
-    known = host_values | {step.var}
-    for let in step.lets:
-        if let.binding in needed and is_host_evaluable(let.init, known):
-            locals_.append({"name": let.binding.name, "type": str(let.binding.ty),
-                            "expr": host_expr(let.init, consts=consts), "source": str(let.span)})
-            known = known | {let.binding}
+    locals_ = [{"name": let.binding.name, "type": str(let.binding.ty), "expr": host_expr(let.init, consts=consts),
+                "source": str(let.span)} for let in step.host_lets]
     return {"loop": {"var": step.var.name, "type": str(step.var.ty), "start": host_expr(step.start, consts=consts),
                      "end": host_expr(step.end, consts=consts), "inclusive": step.inclusive, "source": str(step.span),
-                     "locals": locals_, "body": [_schedule_json(plan, s, known, consts) for s in step.body]}}
-
-
-def _host_reads(plan: KernelPlan, steps) -> set:
-    """The variables the host reads to launch `steps`: in loop bounds and in the checks before a launch."""
-    exprs = []
-    for step in steps:
-        if isinstance(step, HostLoop):
-            exprs += [step.start, step.end, *(let.init for let in step.lets)]
-            exprs += [ir.Var(b, step.span) for b in _host_reads(plan, step.body)]
-            continue
-        loop = plan.loops[step]
-        polys = [c.terms for c in loop.launch_checks] + [c.position for c in loop.index_lists] \
-            + [c.offset for c in loop.index_lists] + [p for b in loop.bounds for p in (b.low, b.high, *b.extents)]
-        exprs += [e for d in loop.dims for e in (d.start, d.end)]
-        exprs += [f for terms in polys for _, factors in terms for f in factors]
-    return {n.binding for e in exprs for n in walk(e) if isinstance(n, ir.Var)}
+                     "locals": locals_, "body": [_schedule_json(s, consts) for s in step.body]}}
 
 
 def _reduction_json(plan: KernelPlan, r: Reduction, consts) -> dict:

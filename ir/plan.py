@@ -127,8 +127,8 @@ class ParallelLoop:
     index_lists: tuple[IndexListCheck, ...] = ()
     bounds: tuple[BoundsCheck, ...] = ()
     hoisted: frozenset = frozenset()  # ids of the ir.Index nodes (of `body`) checked on the host; the rest on the device
-    uniforms: tuple[Binding, ...] = ()  # variables of the host loops around it that it reads: launch arguments
-    lets: tuple[Let, ...] = ()         # the `let`s of the host loops around it, which each thread recomputes
+    uniforms: tuple[Binding, ...] = ()  # values of the host loops around it that it reads: launch arguments
+    lets: tuple[Let, ...] = ()         # `let`s of the host loops around it only a thread can compute: recomputed
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +136,8 @@ class HostLoop:
     """A sequential loop around parallel loops (time steps): the host runs `for var in start..end`, and
     in every iteration launches the loops of `body` in order, the data staying on the device. `body`
     holds indices into `KernelPlan.loops` and nested host loops; `lets` are the uniform `let`s at the
-    top of its body, recomputed in every iteration."""
+    top of its body, of which the host evaluates `host_lets` in every iteration (as Rust would, so a
+    panic in one is raised there) and passes them to the launches that read them."""
 
     var: Binding
     start: Expr
@@ -145,6 +146,7 @@ class HostLoop:
     lets: tuple[Let, ...]
     body: tuple["int | HostLoop", ...]
     span: Span
+    host_lets: tuple[Let, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 The rule being specified: a top-level loop whose body holds loops, and that writes some element whatever
 its own variable is, cannot be a parallel loop (its iterations would write the same elements), so it
 runs on the host, one iteration after another, launching the loops inside it; every other loop keeps
-its meaning (one launch, possibly 2-D/3-D). Every kernel here is valid Rust (see the last test).
+its meaning (one launch, possibly 2-D/3-D). The kernels of the tables below are valid Rust (the last test).
 """
 from __future__ import annotations
 
@@ -152,11 +152,33 @@ def test_time_step_loop_runs_on_the_host_around_its_launches(check_source) -> No
     assert [d.index.name for loop in plan.loops for d in loop.dims] == ["i", "i"]
 
 
-def test_launches_receive_the_host_loop_variable_only_where_they_read_it(check_source) -> None:
+def test_launches_receive_the_host_loop_values_they_read(check_source) -> None:
     plan = check_source(JACOBI).checked.kernels[0]
-    # launch 0 reads `w`, which is computed from `step`; launch 1 reads neither
-    assert [[b.name for b in loop.uniforms] for loop in plan.loops] == [["step"], []]
-    assert all([let.binding.name for let in loop.lets] == ["w"] for loop in plan.loops)
+    # launch 0 reads `w`, which the host computes in every step; launch 1 reads nothing of the loop
+    assert [[b.name for b in loop.uniforms] for loop in plan.loops] == [["w"], []]
+    assert [loop.lets for loop in plan.loops] == [(), ()]
+    assert [let.binding.name for let in plan.schedule[0].host_lets] == ["w"]
+
+
+def test_a_let_only_a_thread_can_compute_is_recomputed_from_the_loop_variable(check_source) -> None:
+    plan = check_source("""
+fn damping(step: usize) -> f64 {
+    1.0 / (step + 1) as f64
+}
+
+#[kernel]
+pub fn damp(a: &mut [f64], steps: usize) {
+    for step in 0..steps {
+        let w = damping(step);
+        for i in 0..a.len() {
+            a[i] *= w;
+        }
+    }
+}
+""").checked.kernels[0]
+    [loop] = plan.loops
+    assert [b.name for b in loop.uniforms] == ["step"]
+    assert [let.binding.name for let in loop.lets] == ["w"] and plan.schedule[0].host_lets == ()
 
 
 def test_loop_that_repeats_a_launch_was_a_race_and_is_now_a_host_loop(check_source) -> None:
