@@ -105,3 +105,16 @@ def test_generic_kernel_on_a_device_picks_the_instantiation_of_the_arguments(cpu
     axpy(y, x, 1.5)
     assert axpy.last is device["axpy_generic_f32"]
     assert y.tobytes() == want.tobytes()
+
+
+def test_let_of_a_host_loop_that_panics_stops_the_call_in_its_iteration(cpu, device):
+    kernel = device["step_divisor"]
+    a = np.arange(6, dtype=np.int32)
+    with pytest.raises(rs2gpu.KernelPanic) as expected:
+        cpu.step_divisor(a.copy(), 3)
+    first = len(kernel.backend.launches)
+    with pytest.raises(rs2gpu.KernelPanic) as raised:
+        kernel(a, 3)
+    assert raised.value.message == expected.value.message == "attempt to divide by zero"
+    assert kernel.backend.launches[first:] == ["rs2gpu_step_divisor_0"]  # step 0 ran, step 1 panicked
+    assert a.tolist() == list(range(6))

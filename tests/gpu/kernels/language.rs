@@ -274,3 +274,14 @@ pub fn drifting_read(b: &mut [f64], a: &[f64], steps: usize) {
         }
     }
 }
+
+/// A `let` of the host loop that divides by zero in step 1: Rust panics there, before that step's loop.
+#[kernel]
+pub fn step_divisor(a: &mut [i32], steps: i32) {
+    for s in 0..steps {
+        let q = 12 / (s - 1);
+        for i in 0..a.len() {
+            a[i] = a[i].wrapping_add(q);
+        }
+    }
+}
