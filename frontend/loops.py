@@ -230,8 +230,11 @@ class LoopLowering:
         root = base
         while isinstance(root, ir.Field):
             root = root.base
-        if not isinstance(root, ir.Var):
+        if not isinstance(root, (ir.Var, ir.ConstRef)):
             self.unsupported(node, "iterating a temporary value", "iterate a variable or a field of one")
+        if mutable and isinstance(root, ir.ConstRef):
+            self.unsupported(use, f"mutating a temporary copy of the constant `{root.name}`",
+                             "the writes would be lost: iterate it with `.iter()`")
         if mutable:
             behind = next((e.ty for e in _place_chain(base) if isinstance(e.ty, RefType)), None)
             if behind is not None and not behind.mutable:
