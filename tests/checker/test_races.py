@@ -726,6 +726,21 @@ def test_location_reductions_in_either_statement_order(check_source) -> None:
     assert found == {("lowest", "minloc", "at_lowest", True), ("highest", "maxloc", "at_highest", False)}
 
 
+def test_race_in_a_generic_kernel_is_reported_once_for_all_its_instantiations(check_source) -> None:
+    source = """
+#[kernel(types(f32, f64, i64))]
+pub fn shift<T: Copy>(a: &mut [T]) {
+    for i in 0..a.len() - 1 {
+        a[i] = a[i + 1];
+    }
+}
+"""
+    with pytest.raises(CompileFailed) as failure:
+        check_source(source)
+    assert [(d.code, d.span.line, d.span.col) for d in failure.value.diagnostics] == [
+        ("RG0103", *locate(source, "a[i + 1]"))]
+
+
 # ---------------------------------------------------------------- the cases are Rust
 
 
