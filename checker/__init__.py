@@ -14,8 +14,8 @@ from rs2gpu.checker.scatters import find_scatters
 from rs2gpu.checker.structure import split_kernel
 from rs2gpu.checker.transfers import plan_transfers
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.diagnostics import DiagnosticSink
-from rs2gpu.ir.plan import (CheckedCrate, IndexListCheck, KernelPlan, LaunchCheck, LoopDim, ParallelLoop,
+from rs2gpu.ir.diagnostics import DiagnosticSink, Note
+from rs2gpu.ir.plan import (CheckedCrate, HostLoop, IndexListCheck, KernelPlan, LaunchCheck, LoopDim, ParallelLoop,
                             is_host_evaluable)
 from rs2gpu.ir.walk import walk
 
@@ -66,11 +66,11 @@ def _loop_vars(nest: Nest, analysis: AffineAnalysis) -> list[LoopVar]:
 
 def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.Function] | None = None) -> KernelPlan:
     shape = split_kernel(fn, sink)
-    outer = set(fn.params) | {s.binding for s in shape.preamble} | set(shape.accumulators)
-    host_values = {s.binding for s in shape.preamble}
+    outer = set(fn.params) | {s.binding for s in shape.preamble} | set(shape.accumulators) | shape.uniform
+    host_values = shape.host_values
     reduced_somewhere: dict[ir.Binding, ir.For] = {}
     loops, accesses_per_loop, scattered = [], [], set()
-    for loop in shape.loops:
+    for loop, around in zip(shape.loops, shape.around):
         nest = fold_nest(loop, set(shape.uniform))
         for d in nest.dims:
             _check_bounds_on_host(d, host_values, sink)
@@ -84,6 +84,12 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.
         forms, checks, index_lists = check_writes(nest, others, analysis, sink, refusals)
         check_reads(nest, others, forms, analysis, sink, checks, refusals)
         reductions = find_reductions(innermost, set(shape.accumulators), sink)
+        if around and reductions:
+            sink.error("RG0104", f"`{reductions[0].binding.name}` is reduced in a parallel loop inside a host loop",
+                       reductions[0].span, notes=(Note(f"the host loop over `{around[0].loop.var.name}` starts here",
+                                                       around[0].loop.span),),
+                       help="reductions across the iterations of a host loop are not supported: reduce in a "
+                            "kernel without the host loop, called after this one")
         for r in reductions:
             if r.binding in reduced_somewhere:
                 sink.error("RG0104", f"`{r.binding.name}` is reduced in two parallel loops", r.span,
@@ -99,10 +105,12 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.
         lists = tuple(IndexListCheck(g.list_param, _terms(g.offset, analysis), scale, _terms(offset, analysis),
                                      target, span, where.list_bounds[k], tuple(where.list_gathers[k]))
                       for k, (g, scale, offset, target, span) in enumerate(index_lists))
+        uniforms, lets = _host_loop_values(innermost, around, host_values)
         loops.append(ParallelLoop(dims, innermost.body, reductions, launch_checks, loop.span, lists,
                                   tuple(sorted(where.bounds, key=lambda c: c.order)), frozenset(where.hoisted),
-                                  tuple(where.guarded), frozenset(where.optional), tuple(scatters)))
-        accesses_per_loop.append((loop if len(nest.dims) == 1 else None, accesses))
+                                  tuple(where.guarded), frozenset(where.optional), tuple(scatters), uniforms, lets))
+        # a loop inside a host loop may run zero times: its writes never make an upload unnecessary
+        accesses_per_loop.append((loop if len(nest.dims) == 1 and not around else None, accesses))
     for acc, let in shape.accumulators.items():
         if acc not in reduced_somewhere:
             continue
@@ -112,7 +120,33 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.
                            other.span, help="return the reduced value, and pass it to a second kernel call")
     by_value = arrays_by_value(fn, [loop.body for loop in loops], set(shape.uniform))
     params = plan_transfers(fn, accesses_per_loop, by_value, scattered)
-    return KernelPlan(fn, tuple(shape.preamble), tuple(loops), params, shape.result)
+    schedule = tuple(_host_loop(step, host_values, sink) for step in shape.schedule)
+    return KernelPlan(fn, tuple(shape.preamble), tuple(loops), params, shape.result, schedule)
+
+
+def _host_loop(step, host_values, sink: DiagnosticSink):
+    """A schedule step of the plan: a launch's index as it is, a host loop with its bounds checked."""
+    if isinstance(step, int):
+        return step
+    _check_bounds_on_host(step.loop, host_values, sink)
+    loop = step.loop
+    return HostLoop(loop.var, loop.start, loop.end, loop.inclusive, tuple(step.lets),
+                    tuple(_host_loop(s, host_values, sink) for s in step.body), loop.span,
+                    tuple(let for let in step.lets if let.binding in host_values))
+
+
+def _host_loop_values(loop: ir.For, around, host_values) -> tuple[tuple[ir.Binding, ...], tuple[ir.Let, ...]]:
+    """What a launch in the host loops `around` gets of their values: the variables and host-evaluated
+    `let`s its body reads (directly or through the other `let`s), as arguments, and the `let`s only a
+    thread can compute, to recompute. Its bounds are the host's: the launch gets the iteration space."""
+    lets = [let for host in around for let in host.lets]
+    used = {n.binding for n in walk(loop.body) if isinstance(n, ir.Var)}
+    for let in reversed(lets):
+        if let.binding in used and let.binding not in host_values:
+            used |= {n.binding for n in walk(let.init) if isinstance(n, ir.Var)}
+    values = [b for host in around for b in (host.loop.var, *(let.binding for let in host.lets))]
+    return (tuple(b for b in values if b in used and b in host_values),
+            tuple(let for let in lets if let.binding in used and let.binding not in host_values))
 
 
 def _terms(poly, analysis: AffineAnalysis) -> tuple:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import permutations
 
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.types import PrimType, RefType
+from rs2gpu.ir.types import ArrayType, PrimType, RefType
 
 Monomial = tuple[str, ...]
 Poly = tuple[tuple[Monomial, int], ...]  # sorted (monomial, coefficient) pairs, no zero coefficients
@@ -119,6 +119,7 @@ class AffineAnalysis:
         self.gathers: dict[int, Gather] = {}  # pseudo loop variables: values loaded from an index list
         self._names: dict[str, str] = {}
         self.non_negative: set[str] = set()
+        self.upper_bounds: dict[str, tuple[Poly, ...]] = {}  # atom → polynomials it never exceeds
 
     def set_loop_vars(self, loop_vars: list[LoopVar]) -> None:
         """Extents are computed with this analysis before the loop variables are known to it, since a
@@ -150,6 +151,8 @@ class AffineAnalysis:
             if b in self.definitions:
                 return self.form(self.definitions[b])
             return None
+        if isinstance(expr, ir.Intrinsic) and expr.name == "len" and isinstance(_referent(expr.args[0].ty), ArrayType):
+            return Affine((), constant(_referent(expr.args[0].ty).length))
         if isinstance(expr, ir.Intrinsic) and expr.name == "len" and isinstance(expr.args[0], ir.Var) \
                 and expr.args[0].binding.kind == "param":
             b = expr.args[0].binding
@@ -160,8 +163,16 @@ class AffineAnalysis:
         if isinstance(expr, ir.Call) and expr.func in self.functions:
             inlined = inline_call(self.functions[expr.func], expr.args)
             return self.form(inlined) if inlined is not None else None
-        if isinstance(expr, ir.Cast) and (_is_widening_int_cast(expr) or self._gather(expr.operand) is not None):
+        if isinstance(expr, ir.Cast) and (_is_widening_int_cast(expr) or _is_wrapping_identity(expr)
+                                          or self._gather(expr.operand) is not None):
             return self.form(expr.operand)
+        if isinstance(expr, ir.Cast) and _is_int(expr.ty) and _is_int(expr.operand.ty):
+            return self._invariant_atom("cast", expr, (expr.operand,))
+        if isinstance(expr, ir.Intrinsic) and expr.name == "min" and _is_int(expr.ty):
+            atom = self._invariant_atom("min", expr, expr.args)
+            if atom is not None:  # min(a, b) ≤ a and ≤ b: what proves `zip`'s accesses in bounds
+                self.upper_bounds[atom.rest[0][0][0]] = tuple(self.form(a).rest for a in expr.args)
+            return atom
         gather = self._gather(expr)
         if gather is not None:
             return Affine(((gather.key, constant(1)),), ())
@@ -181,6 +192,15 @@ class AffineAnalysis:
         if isinstance(expr, ir.BlockExpr) and not expr.block.stmts and expr.block.tail is not None:
             return self.form(expr.block.tail)
         return None
+
+    def _invariant_atom(self, kind: str, expr: ir.Expr, operands) -> Affine | None:
+        """`expr`, a function of invariant `operands` that is not itself affine (a narrowing cast, a
+        minimum), as an atom of its own: the same value in every iteration, evaluated by the host."""
+        forms = [self.form(o) for o in operands]
+        if any(f is None or f.coeffs for f in forms):
+            return None
+        key = f"{kind} {expr.ty} " + " ".join(repr(f.rest) for f in forms)
+        return self._atom(key, expr, _unsigned(expr.ty))
 
     def _gather(self, expr: ir.Expr) -> "Gather | None":
         """`idx[ii + k]` with `idx` a read-only integer slice parameter and one thread variable: the loaded
@@ -279,7 +299,16 @@ class AffineAnalysis:
         return self._proven_non_negative(p)
 
     def _proven_non_negative(self, p: Poly) -> bool:
-        return all(k >= 0 for _, k in p) and all(a in self.non_negative for m, _ in p for a in m)
+        if all(k >= 0 for _, k in p) and all(a in self.non_negative for m, _ in p for a in m):
+            return True
+        # p = q − k·m with m ≤ b (a minimum and one of its operands): p ≥ q − k·b, so that suffices
+        for monomial, k in p:
+            if k < 0 and len(monomial) == 1 and monomial[0] in self.upper_bounds:
+                rest = tuple(term for term in p if term[0] != monomial)
+                if any(self._proven_non_negative(add(rest, mul(constant(k), bound)))
+                       for bound in self.upper_bounds[monomial[0]]):
+                    return True
+        return False
 
 
 def inline_call(callee: ir.Function, args: tuple[ir.Expr, ...]) -> ir.Expr | None:
@@ -320,6 +349,25 @@ class Injectivity:
 
 def _unsigned(ty) -> bool:
     return isinstance(ty, PrimType) and ty.is_int and not ty.is_signed
+
+
+def _referent(ty):
+    return ty.target if isinstance(ty, RefType) else ty
+
+
+def _is_int(ty) -> bool:
+    return isinstance(ty, PrimType) and ty.is_int
+
+
+def _is_wrapping_identity(cast: ir.Cast) -> bool:
+    """`x as usize` (or `as u64`) of a signed integer is x modulo 2^64, the arithmetic every affine form
+    already stands for: a negative x becomes an index past any slice's end, which is the panic Rust
+    raises. For a 64-bit x that holds after any wrapping arithmetic inside it; a narrower x wraps at its
+    own width first, so only a plain variable (`i as usize` with `i: i32`) is the same number."""
+    src, dst = cast.operand.ty, cast.ty
+    if not (_is_int(src) and src.is_signed and _is_int(dst) and not dst.is_signed and dst.bits == 64):
+        return False
+    return src.bits == 64 or isinstance(cast.operand, ir.Var)
 
 
 def _is_widening_int_cast(cast: ir.Cast) -> bool:

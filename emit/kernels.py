@@ -19,7 +19,7 @@ from rs2gpu.emit.hostexpr import host_expr
 from rs2gpu.emit.names import LocalNames, cxx_name
 from rs2gpu.emit.verify import verify_context
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.plan import KernelPlan, ParallelLoop, Reduction, is_host_evaluable
+from rs2gpu.ir.plan import HostLoop, KernelPlan, ParallelLoop, Reduction, is_host_evaluable
 from rs2gpu.ir.types import (ArrayType, PrimType, RefType, SliceType, StructType, TupleType, Type, align_of,
                              size_of)
 from rs2gpu.ir.walk import walk
@@ -187,13 +187,14 @@ def launch_axes(loop: ParallelLoop) -> list[str]:
 
 
 def loop_parameters(plan: KernelPlan, loop: ParallelLoop, names: LocalNames) -> list[str]:
-    """The C++ parameters of a launch up to its reduction results: the kernel's parameters, then each
-    dimension's start and count."""
+    """The C++ parameters of a launch up to its reduction results: the kernel's parameters, each
+    dimension's start and count, then the values of the host loops around it that it reads."""
     by_value = arrays_by_value(plan)
     params = [a["cxx"] for p in plan.function.params
               for a in param_abi(p, restrict=True, names=names, by_value=p in by_value)]
     for dim, axis in zip(loop.dims, launch_axes(loop)):
         params += [f"const {cxx_type(dim.index.ty)} rs2gpu_start_{axis}", f"const usize rs2gpu_count_{axis}"]
+    params += [f"const {cxx_type(b.ty)} {names.name(b)}" for b in loop.uniforms]
     return params
 
 
@@ -241,7 +242,20 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
                                     uniform_values(plan), fast)
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
     return {"symbol": name, "source": str(loop.span), "variants": variants, "verify": verify,
-            "covering": covering, "guard": variants[0]["guard"], "iteration": variants[0]["iteration"]}
+            "covering": covering, "guard": variants[0]["guard"], "iteration": variants[0]["iteration"],
+            "host_loops": [f"`{h.var.name}` at {h.span}" for h in host_loops_around(plan.schedule, index) or ()]}
+
+
+def host_loops_around(schedule, index: int, around: tuple[HostLoop, ...] = ()) -> tuple[HostLoop, ...] | None:
+    """The host loops launch `index` runs in, outermost first (None if the schedule does not hold it)."""
+    for step in schedule:
+        if isinstance(step, HostLoop):
+            found = host_loops_around(step.body, index, (*around, step))
+            if found is not None:
+                return found
+        elif step == index:
+            return around
+    return None
 
 
 def _variant(plan: KernelPlan, loop: ParallelLoop, name: str, hoisted: frozenset, sites: PanicSites | None,
@@ -269,7 +283,7 @@ def _preamble(plan: KernelPlan, loop: ParallelLoop, names: LocalNames, sites) ->
     """The preamble `let`s the loop needs, recomputed by every thread."""
     preamble = BodyEmitter(names, indent=1, sites=sites)
     used = {n.binding for n in walk(loop.body) if isinstance(n, ir.Var)}
-    for let in needed_preamble(plan.preamble, used):
+    for let in needed_preamble((*plan.preamble, *loop.lets), used):
         preamble.statement(let)
     return preamble
 
@@ -325,6 +339,8 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
             "verify": None if verify is None else {"symbol": verify["symbol"], "checks": verify["checks"],
                                                    "records_panics": True},
         })
+        if loop.uniforms:
+            launches[-1]["uniforms"] = [{"name": b.name, "type": str(b.ty)} for b in loop.uniforms]
     preamble = []
     host_values: set = set()
     for let in plan.preamble:
@@ -335,7 +351,7 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
     result = None
     if plan.result is not None:
         result = {"type": str(fn.ret), "expr": host_expr(plan.result, reduction_bindings, consts)}
-    return {"source": str(fn.span), "rust_path": fn.rust_path, "files": files, "fast_math": fn.fast_math, "params": params,
+    entry = {"source": str(fn.span), "rust_path": fn.rust_path, "files": files, "fast_math": fn.fast_math, "params": params,
             "preamble": preamble, "launches": launches, "returns": result, "panics": panics,
             "result_words": result_words(plan),
             "geometry": "one thread per iteration of each parallel loop; a loop nest of up to three dimensions "
@@ -345,6 +361,22 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
                         "covering entry point runs it instead where a grid covers every count (each below "
                         "count_limit) and the first variant runs, on its block or else the block that launches "
                         "the fewest idle threads"}
+    if fn.type_args:
+        entry["generic"] = {"name": fn.source_name, "type_args": [str(t) for t in fn.type_args]}
+    if plan.host_loops:
+        entry["schedule"] = [_schedule_json(step, consts) for step in plan.schedule]
+    return entry
+
+
+def _schedule_json(step, consts) -> dict:
+    """A launch (`{"launch": index}`) or a host loop, with the `let`s the host evaluates in it."""
+    if isinstance(step, int):
+        return {"launch": step}
+    locals_ = [{"name": let.binding.name, "type": str(let.binding.ty), "expr": host_expr(let.init, consts=consts),
+                "source": str(let.span)} for let in step.host_lets]
+    return {"loop": {"var": step.var.name, "type": str(step.var.ty), "start": host_expr(step.start, consts=consts),
+                     "end": host_expr(step.end, consts=consts), "inclusive": step.inclusive, "source": str(step.span),
+                     "locals": locals_, "body": [_schedule_json(s, consts) for s in step.body]}}
 
 
 def _covering_json(plan: KernelPlan, covering: dict | None) -> dict | None:

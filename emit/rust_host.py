@@ -490,6 +490,8 @@ def signature(name: str, params: list[str], returns: str, indent: str = "") -> l
 
 def unsupported(entry: dict) -> str | None:
     """Why the Rust module cannot launch this kernel yet (None when it can)."""
+    if "schedule" in entry:
+        return "a host loop around its parallel loops"
     for launch in entry["launches"]:
         if any("location" in r for r in launch["reductions"]):
             return "a min/max-location reduction"

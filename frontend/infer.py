@@ -89,6 +89,14 @@ def _unify_concrete(a: Type, b: Type) -> None:
         raise TypeMismatch(display(a), display(b))
 
 
+def may_be_int(ty) -> bool:
+    """Whether `ty` is, or may still become, an integer type."""
+    ty = find(ty)
+    if isinstance(ty, InferVar):
+        return ty.kind in ("int", "any")
+    return isinstance(ty, PrimType) and ty.is_int
+
+
 def display(ty) -> str:
     ty = find(ty)
     if isinstance(ty, InferVar):

@@ -46,6 +46,44 @@ def attribute_arguments(attribute_item: Node) -> str:
     return text_of(args)[1:-1].strip() if args is not None else ""
 
 
+def token_list(token_tree: Node) -> list[list[Node]]:
+    """The comma-separated entries of a token tree `( ... )`, each a list of tokens."""
+    entries: list[list[Node]] = [[]]
+    for token in token_tree.children[1:-1]:
+        if token.type == ",":
+            entries.append([])
+        elif token.type not in ("line_comment", "block_comment"):
+            entries[-1].append(token)
+    return [e for e in entries if e]
+
+
+def attribute_options(attribute_item: Node) -> list[tuple[str, list[list[Node]] | None]]:
+    """`#[name(a, b(x, y))]` as [("a", None), ("b", [[x], [y]])]; an entry that is not a name, or a
+    name followed by anything but one parenthesized list, comes back as its text with an empty list."""
+    attr = next(c for c in attribute_item.named_children if c.type == "attribute")
+    args = attr.child_by_field_name("arguments")
+    out = []
+    for entry in token_list(args) if args is not None else []:
+        name = text_of(entry[0])
+        if len(entry) == 1 and entry[0].type == "identifier":
+            out.append((name, None))
+        elif len(entry) == 2 and entry[0].type == "identifier" and entry[1].type == "token_tree" \
+                and text_of(entry[1]).startswith("("):
+            out.append((name, token_list(entry[1])))
+        else:
+            out.append((" ".join(text_of(t) for t in entry), []))
+    return out
+
+
+def generic_names(function_item: Node) -> list[str]:
+    """The names of a fn's type parameters."""
+    params = function_item.child_by_field_name("type_parameters")
+    if params is None:
+        return []
+    return [text_of(p.child_by_field_name("name") or p) for p in params.named_children
+            if p.type in ("type_parameter", "type_identifier")]
+
+
 def collect_items(files: list[SourceFile]) -> list[RawItem]:
     items: list[RawItem] = []
     for file in files:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
 
 from tree_sitter import Node
 
@@ -16,9 +15,10 @@ from rs2gpu.frontend import infer
 from rs2gpu.ir import walk as irwalk
 from rs2gpu.frontend.constants import associated_constant, literal_text
 from rs2gpu.frontend.consteval import NotConstant, evaluate, int_range, round_float
-from rs2gpu.frontend.infer import InferVar, TypeMismatch, find
+from rs2gpu.frontend.infer import InferVar, TypeMismatch, find, may_be_int
 from rs2gpu.frontend.items import RawItem, is_kernel
 from rs2gpu.frontend.literals import parse_number
+from rs2gpu.frontend.loops import ElementName, LoopContext, LoopLowering
 from rs2gpu.frontend.source import SourceFile, text_of
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.intrinsics import FREE_FUNCTIONS, lookup
@@ -57,13 +57,7 @@ _CONSTRUCT_NAMES = {
 }
 
 
-@dataclass
-class _LoopContext:
-    break_type: object  # Type or InferVar; None for `for`/`while` (breaks carry no value)
-    has_break: bool = False
-
-
-class FunctionLowerer:
+class FunctionLowerer(LoopLowering):
     def __init__(self, crate, item: RawItem | None, type_args: tuple, ir_name: str, as_kernel: bool,
                  file: SourceFile | None = None) -> None:
         self.crate = crate
@@ -74,7 +68,7 @@ class FunctionLowerer:
         self.type_args = type_args
         self.generics: dict[str, Type] = {}
         self.scopes: list[dict[str, ir.Binding]] = [{}]
-        self.loops: list[_LoopContext] = []
+        self.loops: list[LoopContext] = []
         self.ret: object = UNIT
         self.generic_calls: dict[str, tuple[RawItem, list]] = {}
         self.deferred: set[ir.Binding] = set()  # `let x;`: immutable, but initialized by a later `x = ...`
@@ -138,9 +132,6 @@ class FunctionLowerer:
         others = [p for p in node.named_children if p.type not in ("type_parameter", "type_identifier")]
         if others:
             self.unsupported(others[0], "lifetime and const generic parameters")
-        if self.as_kernel and names:
-            self.unsupported(node, "a generic kernel", "write one kernel per element type for now; generic helper "
-                                                      "fns are supported")
         if len(names) != len(self.type_args):
             self.error(node, "wrong number of type arguments", code="RG0011")
         self.generics = dict(zip(names, self.type_args))
@@ -303,6 +294,13 @@ class FunctionLowerer:
 
         `initializing`: a plain `=`, which may give a `let x;` its value (rustc checks that this happens
         once on every path; rs2gpu leaves that to rustc's build of the same source)."""
+        element = self.element_name(node)
+        if element is not None and element.reference:
+            self.error(node, f"cannot assign to `{element.name}`, a reference to an element", code="RG0008",
+                       help=f"assign to the element through it: `*{element.name} = ...`")
+        if element is not None:
+            self.error(node, f"cannot assign twice to immutable variable `{element.name}`", code="RG0008",
+                       help=f"bind it with `mut {element.name}` in the `for` pattern")
         target = self.expr(node)
         root = target
         while isinstance(root, (ir.Index, ir.Field)):
@@ -360,6 +358,8 @@ class FunctionLowerer:
     def _expr_identifier(self, node):
         name = text_of(node)
         binding = self.lookup_var(name)
+        if isinstance(binding, ElementName):
+            return binding.at(self.span(node))
         if binding is not None:
             return ir.Var(binding, self.span(node))
         const = self.crate.const(name)
@@ -390,6 +390,11 @@ class FunctionLowerer:
         operand_node = node.named_children[0]
         if op == "-" and operand_node.type in ("integer_literal", "float_literal"):
             return self._number(node, text_of(operand_node), negate=True)
+        element = self.element_name(operand_node)
+        if op == "*" and element is not None:
+            if not element.reference:
+                self.error(node, f"type `{infer.display(element.access.ty)}` cannot be dereferenced", code="RG0005")
+            return element.at(self.span(node))
         operand = self.expr(operand_node)
         ty = find(operand.ty)
         if op == "*":
@@ -417,7 +422,7 @@ class FunctionLowerer:
             return BOOL
         if op in SHIFTS:
             for side in (lhs, rhs):
-                if not _may_be_int(side.ty):
+                if not may_be_int(side.ty):
                     self.error(node, f"no implementation for `{infer.display(lhs.ty)} {op} "
                                f"{infer.display(rhs.ty)}`", code="RG0005")
             return lhs.ty
@@ -516,7 +521,7 @@ class FunctionLowerer:
         first = self.expr(arg_nodes[0])
         second = self.expr(arg_nodes[1])
         self.unify(first.ty, second.ty, arg_nodes[1])
-        if not _may_be_int(first.ty):
+        if not may_be_int(first.ty):
             self.error(node, f"`std::cmp::{name}` needs an `Ord` type", code="RG0005",
                        help=f"for floats use `a.{name}(b)`")
         return ir.Intrinsic(FREE_FUNCTIONS[name], (first, second), first.ty, self.span(node))
@@ -622,7 +627,7 @@ class FunctionLowerer:
 
     def _expr_match_expression(self, node):
         scrutinee = self.expr(node.child_by_field_name("value"))
-        if not _may_be_int(scrutinee.ty):
+        if not may_be_int(scrutinee.ty):
             self.unsupported(node.child_by_field_name("value"), f"`match` on `{infer.display(scrutinee.ty)}`",
                              "kernels match on integers")
         arms = []
@@ -704,79 +709,6 @@ class FunctionLowerer:
             return evaluate(lit, self.crate)
         except NotConstant:
             self.error(node, "this pattern is not a constant", code="RG0005")
-
-    def _expr_for_expression(self, node):
-        pattern = node.child_by_field_name("pattern")
-        value = node.child_by_field_name("value")
-        if value.type != "range_expression":
-            self.unsupported(value, "this iterator", "loop over a range, `for i in 0..n`")
-        if pattern.type != "identifier" and text_of(pattern) != "_":
-            self.unsupported(pattern, "a pattern in a `for` loop", "loop over a range with one index variable")
-        bounds = [c for c in value.named_children]
-        operator = next(c.type for c in value.children if c.type in ("..", "..=", "..."))
-        if len(bounds) != 2:
-            self.unsupported(value, "an open range", "give both bounds, `start..end`")
-        start, end = self.expr(bounds[0]), self.expr(bounds[1])
-        self.unify(start.ty, end.ty, value)
-        if not _may_be_int(start.ty):
-            self.error(value, f"`{infer.display(start.ty)}` is not an integer range", code="RG0005")
-        var = ir.Binding(text_of(pattern), start.ty, False, "loop", self.span(pattern))
-        self.scopes.append({var.name: var})
-        self.loops.append(_LoopContext(None))
-        try:
-            body = self.block(node.child_by_field_name("body"))
-        finally:
-            self.loops.pop()
-            self.scopes.pop()
-        self.unify(UNIT, body.ty, node.child_by_field_name("body"))
-        return ir.For(var, start, end, operator != "..", body, self.span(node))
-
-    def _expr_while_expression(self, node):
-        cond_node = node.child_by_field_name("condition")
-        if cond_node.type in ("let_condition", "let_chain"):
-            self.unsupported(cond_node, "`while let`", "use `while` with a condition, or `loop` with `break`")
-        cond = self.expr(cond_node)
-        self.unify(BOOL, cond.ty, cond_node)
-        self.loops.append(_LoopContext(None))
-        try:
-            body = self.block(node.child_by_field_name("body"))
-        finally:
-            self.loops.pop()
-        self.unify(UNIT, body.ty, node.child_by_field_name("body"))
-        return ir.While(cond, body, self.span(node))
-
-    def _expr_loop_expression(self, node):
-        context = _LoopContext(InferVar("any"))
-        self.loops.append(context)
-        try:
-            body = self.block(node.child_by_field_name("body"))
-        finally:
-            self.loops.pop()
-        ty = context.break_type if context.has_break else NEVER
-        return ir.Loop(body, ty, self.span(node))
-
-    def _expr_break_expression(self, node):
-        if not self.loops:
-            self.error(node, "`break` outside of a loop", code="RG0005")
-        if any(c.type == "label" for c in node.named_children):
-            self.unsupported(node, "a labeled `break`")
-        value_nodes = node.named_children
-        context = self.loops[-1]
-        context.has_break = True
-        value = self.expr(value_nodes[0]) if value_nodes else None
-        if context.break_type is None:
-            if value is not None:
-                self.error(node, "`break` with value from a `for` or `while` loop", code="RG0005")
-        else:
-            self.unify(context.break_type, value.ty if value is not None else UNIT, node)
-        return ir.Break(value, NEVER, self.span(node))
-
-    def _expr_continue_expression(self, node):
-        if not self.loops:
-            self.error(node, "`continue` outside of a loop", code="RG0005")
-        if node.named_children:
-            self.unsupported(node, "a labeled `continue`")
-        return ir.Continue(NEVER, self.span(node))
 
     def _expr_return_expression(self, node):
         value = self.expr(node.named_children[0]) if node.named_children else None
@@ -922,13 +854,6 @@ def _followed_by_semicolon(node: Node) -> bool:
     while sibling is not None and sibling.type in ("line_comment", "block_comment"):
         sibling = sibling.next_named_sibling
     return sibling is not None and sibling.type == "empty_statement"
-
-
-def _may_be_int(ty) -> bool:
-    ty = find(ty)
-    if isinstance(ty, InferVar):
-        return ty.kind in ("int", "any")
-    return isinstance(ty, PrimType) and ty.is_int
 
 
 def _receiver_kinds(ty) -> tuple[str, ...]:

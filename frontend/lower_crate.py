@@ -10,8 +10,8 @@ from contextlib import contextmanager
 from tree_sitter import Node
 
 from rs2gpu.frontend import infer
-from rs2gpu.frontend.items import (RawItem, attribute_arguments, collect_items, is_kernel, is_repr_c,
-                                   kernel_attribute)
+from rs2gpu.frontend.items import (RawItem, attribute_options, collect_items, generic_names, is_kernel, is_repr_c,
+                                   kernel_attribute, token_list)
 from rs2gpu.frontend.source import SourceFile, text_of
 from rs2gpu.ir import nodes
 from rs2gpu.ir.diagnostics import DiagnosticSink
@@ -40,6 +40,7 @@ class CrateLowerer:
         self._failed_items: set[tuple[str, str]] = set()
         self._duplicates: list[tuple[RawItem, RawItem]] = []
         self._used: set[tuple[str, str]] = set()  # (kind, name) of every item kernels reach
+        self._kernel_options: dict[str, dict] = {}
         self._index_items(collect_items(files))
 
     # ------------------------------------------------------------ items
@@ -70,7 +71,11 @@ class CrateLowerer:
     def lower(self) -> nodes.Crate:
         for item in self.kernel_items():
             try:
-                self.lower_function(item, (), as_kernel=True)
+                for type_args in self.kernel_instances(item):
+                    try:
+                        self.lower_function(item, type_args, as_kernel=True)
+                    except LoweringError:
+                        pass
             except LoweringError:
                 pass
         self._report_duplicates()
@@ -86,6 +91,15 @@ class CrateLowerer:
 
         ir_name = item.name if not type_args else item.name + "_" + "_".join(map(_type_token, type_args))
         self._used.add(("fn", item.name))
+        taken = self.functions.get(ir_name)
+        other = self.items.get(ir_name)
+        if taken is not None and taken.source_name != item.name or type_args and other is not None \
+                and other.kind == "fn" and (is_kernel(other) or ("fn", ir_name) in self._used):
+            self.diagnostics.error(
+                "RG0010", f"`{item.name}::<{', '.join(map(str, type_args))}>` and the fn `{ir_name}` would have "
+                          f"one name in the generated code", item.file.span(item.node.child_by_field_name("name")),
+                f"instantiated as `{ir_name}`", help=f"rename the fn `{ir_name}`")
+            raise LoweringError()
         if ir_name in self.functions or ir_name in self._in_progress or ir_name in self._failed:
             return ir_name  # a failed function was reported once; its callers just stop
         self._in_progress.add(ir_name)
@@ -101,15 +115,69 @@ class CrateLowerer:
             self.functions[ir_name] = fn
         return ir_name
 
-    def kernel_options(self, item: RawItem) -> dict[str, bool]:
+    def kernel_options(self, item: RawItem) -> dict:
+        """The arguments of `#[kernel(...)]`: `fast_math`, and `types(...)`, the instantiations of a generic
+        kernel (each a type, or a parenthesized list of types for several type parameters)."""
+        if item.name in self._kernel_options:
+            return self._kernel_options[item.name]
         attr = kernel_attribute(item)
-        args = attribute_arguments(attr) if attr is not None else ""
-        names = [a.strip() for a in args.split(",") if a.strip()]
-        for name in names:
-            if name != "fast_math":
+        options = {"fast_math": False, "types": None}
+        for name, value in attribute_options(attr) if attr is not None else ():
+            if name == "fast_math" and value is None:
+                options["fast_math"] = True
+            elif name == "types" and value is not None:
+                options["types"] = [self._instance_types(entry, item) for entry in value]
+            else:
                 self.diagnostics.error("RG0002", f"unknown kernel option `{name}`", item.file.span(attr),
-                                       help="the only option is `fast_math`")
-        return {"fast_math": "fast_math" in names}
+                                       help="the options are `fast_math` and `types(...)`")
+        self._kernel_options[item.name] = options
+        return options
+
+    def kernel_instances(self, item: RawItem) -> list[tuple[Type, ...]]:
+        """The type arguments of each instantiation of a kernel: `[()]` for a kernel that is not generic."""
+        type_params = generic_names(item.node)
+        instances = self.kernel_options(item)["types"]
+        name = item.file.span(item.node.child_by_field_name("name"))
+        if not type_params and instances is None:
+            return [()]
+        if not type_params:
+            self.diagnostics.error("RG0014", f"kernel `{item.name}` lists `types(...)` but has no type parameter",
+                                   name, help="remove `types(...)`, or make the kernel generic")
+            raise LoweringError()
+        if not instances:
+            example = ", ".join(["f32"] * len(type_params))
+            example = example if len(type_params) == 1 else f"({example})"
+            self.diagnostics.error(
+                "RG0014", f"generic kernel `{item.name}` does not say which types to instantiate it with", name,
+                help=f"list the instantiations in the attribute, e.g. `#[kernel(types({example}, ...))]`")
+            raise LoweringError()
+        seen = []
+        for types in instances:
+            if len(types) != len(type_params):
+                self.diagnostics.error(
+                    "RG0014", f"kernel `{item.name}` has {len(type_params)} type parameter(s), but an instantiation "
+                              f"lists {len(types)} type(s)", name,
+                    help=f"give each instantiation one type per parameter ({', '.join(type_params)})")
+                raise LoweringError()
+            if types in seen:
+                self.diagnostics.error("RG0014", f"kernel `{item.name}` is instantiated twice with "
+                                                 f"`{', '.join(map(str, types))}`", name)
+                raise LoweringError()
+            seen.append(types)
+        return seen
+
+    def _instance_types(self, entry: list[Node], item: RawItem) -> tuple[Type, ...]:
+        """One instantiation of `types(...)`: a type, or `(T1, T2)` for several type parameters."""
+        if len(entry) == 1 and entry[0].type == "token_tree":
+            return tuple(self._instance_types(part, item)[0] for part in token_list(entry[0]))
+        text = " ".join(text_of(t) for t in entry)
+        if len(entry) == 1 and entry[0].type == "primitive_type" and text in PRIM_NAMES:
+            return (PrimType(text),)
+        if len(entry) == 1 and entry[0].type in ("identifier", "type_identifier"):
+            return (self.struct_type(text, item.file, entry[0]),)
+        self.diagnostics.error("RG0003", f"`{text}` cannot instantiate a kernel", item.file.span(entry[0]),
+                               help="instantiate kernels with primitive types and #[repr(C)] structs")
+        raise LoweringError()
 
     # ------------------------------------------------------------ types
 

@@ -11,13 +11,14 @@ The file does not parse as Rust. rs2gpu reads the same source rustc compiles, so
 the same problem, usually with more detail."""),
     "RG0002": ("construct not supported in kernels", """
 Kernels are written in a subset of Rust that maps directly onto GPU code: scalars, slices, fixed-size
-arrays, #[repr(C)] structs, tuples, `let`, `if`, `match` on integers, loops, helper functions, consts
-and the math methods of f32/f64. Closures, macros, iterators other than ranges, `unsafe`, references
-taken inside a kernel, trait objects and heap types are not. The message names the construct; the help
-line suggests the usual rewrite.
+arrays, #[repr(C)] structs, tuples, `let`, `if`, `match` on integers, loops over ranges and over
+slices and arrays (`.iter()`, `.iter_mut()`, `.zip(..)`, `.enumerate()`, `.copied()`), helper
+functions, consts and the math methods of f32/f64. Closures, macros, other iterator methods,
+`unsafe`, references taken inside a kernel, trait objects and heap types are not. The message names
+the construct; the help line suggests the usual rewrite.
 
-    for x in a.iter() { ... }        // rejected: iterator
-    for i in 0..a.len() { ... a[i] } // accepted"""),
+    for x in a.iter().rev() { ... }            // rejected: the iterator method `.rev()`
+    for (o, x) in out.iter_mut().zip(a) { ... } // accepted"""),
     "RG0003": ("type not supported", """
 A type used by a kernel has no GPU representation (for example a tuple struct, or a struct that
 contains itself), or an array length is not a constant."""),
@@ -54,6 +55,20 @@ An integer literal does not fit its type (rustc's deny-by-default `overflowing_l
 Kernel parameters must be scalars, #[repr(C)] structs by value, `&S` structs, or `&[T]`, `&mut [T]`,
 `&[T; N]` of scalars or structs. Kernels return nothing, a scalar, or a tuple of scalars (the results
 of reductions)."""),
+    "RG0014": ("generic kernel without its instantiations", """
+A kernel is compiled for the GPU once per element type, before any call, so a generic kernel says
+which types it is instantiated with, in its attribute; a call then picks the instantiation whose
+types its arguments have. Each entry is one type, or a parenthesized list with one type per type
+parameter:
+
+    #[kernel(types(f32, f64))]
+    pub fn axpy<T: Copy + Add<Output = T> + Mul<Output = T>>(y: &mut [T], x: &[T], a: T) { ... }
+
+    #[kernel(types((f64, i32), (f32, f32)))]
+    pub fn select<T: Copy, K: Copy + PartialOrd>(out: &mut [T], a: &[T], key: &[K], cut: K) { ... }
+
+`types(...)` on a kernel without type parameters, an entry with the wrong number of types, and the
+same entry twice are errors too."""),
     "RG0101": ("every iteration writes the same element", """
 In a parallel loop each iteration may run on a different GPU thread at the same time. A write whose
 index does not depend on the loop variable is a write by every thread to one element: a data race.
@@ -94,19 +109,23 @@ read its values in a later loop.
 A variable declared before a parallel loop is assigned inside it, so one iteration would see the
 value another left. The only allowed form is a reduction: the variable is only combined with one of
 `+=`, `*=`, `&=`, `|=`, `^=`, `x = x.min(..)`, `x = x.max(..)`, and not otherwise read in the loop.
-The kernel then returns it."""),
+The kernel then returns it. A reduction inside a host loop (across its iterations) is not supported."""),
     "RG0105": ("two writes of one iteration can collide with another iteration's", """
 When an iteration writes several elements of one slice, say `a[2*i]` and `a[2*i + 1]`, the writes of
 different iterations must not overlap. `a[i]` and `a[i + 1]` do overlap: iteration i+1's first write
 is iteration i's second. Updates that only add into the elements may overlap: `a[i] += v; a[i + 1] += v`
 is a scatter reduction, applied with atomics."""),
     "RG0106": ("loop bounds not computable before the launch", """
-The number of GPU threads is chosen before the kernel runs, so a parallel loop's bounds may use only
-parameters, slice lengths, constants and arithmetic on them."""),
+The number of GPU threads is chosen before the kernel runs, so a parallel loop's bounds (and a host
+loop's) may use only parameters, slice lengths, constants, the variables and `let`s of the host loops
+around it, and arithmetic on them."""),
     "RG0107": ("statement outside a parallel loop", """
-A kernel is a sequence of top-level `for` loops over ranges (each one a GPU launch), preceded by `let`s
-of values computed from the parameters and followed by an optional result computed from reductions.
-Other statements at the top level would have to run on the host between launches."""),
+A kernel is a sequence of top-level `for` loops (each one a GPU launch, or a host loop around
+launches), preceded by `let`s of values computed from the parameters and followed by an optional
+result computed from reductions. Other statements at the top level, or between the loops of a host
+loop, would have to run on the host between launches. The `let`s of a host loop must be computable
+from the parameters and the loop's variable, and the values the host keeps (those `let`s, the loop
+variables, the kernel's top-level `let`s) need distinct names."""),
     "RG0108": ("early exit from a parallel loop", """
 `return` or `break` inside a parallel loop would stop the remaining iterations, but on the GPU they may
 already be running. Use `continue` to finish one iteration early."""),

@@ -174,6 +174,26 @@ class ParallelLoop:
     guarded_bounds: tuple[BoundsCheck, ...] = ()  # conditional accesses: all in bounds → the unchecked variant
     optional: frozenset = frozenset()  # ids of the ir.Index nodes checked on the device only in the checked variant
     scatters: tuple[Scatter, ...] = ()
+    uniforms: tuple[Binding, ...] = ()  # values of the host loops around it that it reads: launch arguments
+    lets: tuple[Let, ...] = ()         # `let`s of the host loops around it only a thread can compute: recomputed
+
+
+@dataclass(frozen=True, slots=True)
+class HostLoop:
+    """A sequential loop around parallel loops (time steps): the host runs `for var in start..end`, and
+    in every iteration launches the loops of `body` in order, the data staying on the device. `body`
+    holds indices into `KernelPlan.loops` and nested host loops; `lets` are the uniform `let`s at the
+    top of its body, of which the host evaluates `host_lets` in every iteration (as Rust would, so a
+    panic in one is raised there) and passes them to the launches that read them."""
+
+    var: Binding
+    start: Expr
+    end: Expr
+    inclusive: bool
+    lets: tuple[Let, ...]
+    body: tuple["int | HostLoop", ...]
+    span: Span
+    host_lets: tuple[Let, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,10 +203,15 @@ class KernelPlan:
     loops: tuple[ParallelLoop, ...]
     params: tuple[ParamPlan, ...]
     result: Expr | None
+    schedule: tuple[int | HostLoop, ...] = ()  # the launches in order: indices into `loops`, and host loops
 
     @property
     def name(self) -> str:
         return self.function.name
+
+    @property
+    def host_loops(self) -> bool:
+        return any(isinstance(step, HostLoop) for step in self.schedule)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@
     k = rs2gpu.load("examples/rajaperf")          # backend="auto": cuda if a GPU is usable, else cpu
     k.triad(a, b, c, 2.0)                         # numpy, cupy or torch arrays; Python scalars
     k.dot(a, b)                                   # returns what the Rust function returns
+    k.axpy(y32, x32, 2.0)                         # a generic kernel: the instantiation the dtypes ask for
 
 Calls check their arguments against the Rust signature (TypeError/ValueError naming the parameter),
 refuse aliasing `&mut` arguments (AliasError) before any device work, move data as the transfer plan
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from rs2gpu import config, pipeline, support_crate_path
 from rs2gpu.runtime.cache import BinaryCache
+from rs2gpu.runtime.dispatch import group_instances
 from rs2gpu.runtime.errors import ToolchainUnavailable
 
 BACKENDS = ("cuda", "hip", "cpu")
@@ -25,9 +27,10 @@ class KernelModule:
     def __init__(self, backend: str, kernels: dict, manifest: dict, sources: dict[str, str]) -> None:
         self.backend = backend
         self.manifest = manifest
-        self._kernels = kernels
         self.sources = sources  # generated file name → C++ text (GPU backends)
-        for name, kernel in kernels.items():
+        # a generic kernel under its Rust name, choosing among its instantiations (also there by their names)
+        self._kernels = {**kernels, **group_instances(kernels, manifest)}
+        for name, kernel in self._kernels.items():
             setattr(self, name, kernel)
 
     def __dir__(self):

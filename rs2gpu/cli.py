@@ -113,6 +113,10 @@ def cmd_inspect(args) -> int:
         return EXIT_USER_ERROR
     manifest = result.emitted.manifest["kernels"]
     if args.kernel not in manifest:
+        instances = sorted(k for k, e in manifest.items() if e.get("generic", {}).get("name") == args.kernel)
+        if instances:
+            raise UsageError(f"`{args.kernel}` is generic: inspect one of its instantiations, "
+                             f"{', '.join(instances)}")
         known = ", ".join(sorted(manifest)) or "none"
         raise UsageError(f"no kernel named `{args.kernel}` in {path} (kernels: {known})")
     entry = manifest[args.kernel]
@@ -128,7 +132,9 @@ def cmd_inspect(args) -> int:
 
 
 def _describe_abi(name: str, entry: dict) -> str:
-    lines = [f"== {name} ({entry['source']}) ==", "", "Arguments (in launch order):"]
+    generic = entry.get("generic")
+    of = f", {generic['name']}::<{', '.join(generic['type_args'])}>" if generic else ""
+    lines = [f"== {name} ({entry['source']}{of}) ==", "", "Arguments (in launch order):"]
     lines.append(f"  {'parameter':<14}{'type':<16}{'transfer':<10}{'C++ arguments'}")
     for p in entry["params"]:
         abi = ", ".join(f"{a['name']}: {a['size']} B" for a in p["abi"])
@@ -141,8 +147,10 @@ def _describe_abi(name: str, entry: dict) -> str:
         red = ", ".join(f"{r['name']} ({r['op']})" for r in launch["reductions"])
         scattered = ", ".join(f"{s['target']} ({s['op']})" for s in launch.get("scatters", ()))
         dims = " x ".join(f"{d['index']}: {d['index_type']}" for d in launch["dims"])
+        uniforms = ", ".join(f"`{u['name']}`" for u in launch.get("uniforms", ()))
         lines.append(f"  {launch['symbol']}: loop at {launch['source']}, over ({dims})"
-                     f"{', reduces ' + red if red else ''}{', updates with atomics ' + scattered if scattered else ''}")
+                     f"{', reduces ' + red if red else ''}{', updates with atomics ' + scattered if scattered else ''}"
+                     f"{', given ' + uniforms if uniforms else ''}")
         covering = launch.get("covering")
         if covering:
             block = f", blocks of {' x '.join(map(str, covering['block']))}" if covering["block"] else ""
@@ -161,9 +169,24 @@ def _describe_abi(name: str, entry: dict) -> str:
         device = launch["variants"][0]["checks"]
         lines.append(f"    device checks: {len(device)}" + (" (the call waits for them)" if device else ""))
     lines.append(f"  geometry: {entry['geometry']}")
+    if "schedule" in entry:
+        lines += ["", "Schedule (host loops run on the host; the data stays on the device):"]
+        lines += _describe_schedule(entry["schedule"], entry["launches"], "  ")
     if entry["returns"]:
         lines.append(f"Returns: {entry['returns']['type']}")
     return "\n".join(lines)
+
+
+def _describe_schedule(steps: list, launches: list, indent: str) -> list[str]:
+    lines = []
+    for step in steps:
+        if "launch" in step:
+            lines.append(f"{indent}launch {launches[step['launch']]['symbol']}")
+            continue
+        loop = step["loop"]
+        lines.append(f"{indent}for `{loop['var']}` ({loop['type']}) at {loop['source']}:")
+        lines += _describe_schedule(loop["body"], launches, indent + "  ")
+    return lines
 
 
 def cmd_compile(args) -> int:

@@ -42,11 +42,13 @@ def check(path: Path) -> Translation:
     """Lower and check every kernel under `path`; raise CompileFailed on any error."""
     seconds: dict[str, float] = {}
     crate, lowered = _timed(seconds, "frontend", lower_path, Path(path))
-    diagnostics = list(lowered.items)
+    # Each instantiation of a generic kernel is lowered and checked on its own: one problem of its
+    # source is reported once.
+    diagnostics = list(dict.fromkeys(lowered.items))
     if lowered.has_errors:
         raise CompileFailed(diagnostics, crate.sources)
     checked, checks = _timed(seconds, "checker", check_crate, crate)
-    diagnostics += checks.items
+    diagnostics += [d for d in dict.fromkeys(checks.items) if d not in diagnostics]
     if checks.has_errors:
         raise CompileFailed(diagnostics, crate.sources)
     return Translation(crate, checked, None, [d for d in diagnostics if d.severity == "warning"], seconds)

@@ -12,7 +12,7 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
-from rs2gpu.runtime.callplan import BoundArgs, CallPlan, LaunchPlan
+from rs2gpu.runtime.callplan import BoundArgs, CallPlan, HostLoopPlan, LaunchPlan
 from rs2gpu.runtime.covering import covering_geometry
 from rs2gpu.runtime.errors import KernelPanic, LaunchError, RaceError
 from rs2gpu.runtime.hostexpr import Environment, evaluate
@@ -189,6 +189,16 @@ class MarkArray:
             return self.buffer.ptr, self.stamp
 
 
+class _Launched:
+    """What the launches of one call did: per launch its reduction seeds and whether it ran; whether any
+    code that ran can have recorded a panic."""
+
+    def __init__(self, launches: int) -> None:
+        self.seeds: list[dict] = [_NONE] * launches
+        self.ran = [False] * launches
+        self.records_panics = False
+
+
 class DeviceKernel:
     """One translated kernel on one GPU backend: `kernel(*args)` runs it like the Rust function.
 
@@ -238,38 +248,58 @@ class DeviceKernel:
         return None if self.plan.result is None else self.plan.result(bound.env)
 
     def _check_on_host(self, bound: BoundArgs) -> list:
-        """Everything the host decides before any device work, launch after launch: the strides and the
-        bounds of the accesses every iteration makes (raising Rust's panic), the positions the index lists
-        are read at, and which variant of each launch runs."""
-        variants = []
-        for lp in self.plan.launches:
-            lp.check_strides(bound.env, self.name)
-            failure = lp.check_bounds(bound.env)
-            if failure is not None:
-                raise KernelPanic(*failure, self.name)
-            if lp.index_lists:
-                self._check_list_positions(lp, bound)
-            variants.append(lp.variant(bound.env))
-        return variants
+        """Everything the host decides before any device work, launch after launch (see `_check_launch`),
+        but for the launches whose checks read the values of a host loop around them: the host checks
+        those in every iteration of the loop. The variant of each launch checked here (None for those)."""
+        return [None if lp.per_step else self._check_launch(lp, bound) for lp in self.plan.launches]
+
+    def _check_launch(self, lp: LaunchPlan, bound: BoundArgs):
+        """The strides and the bounds of the accesses every iteration makes (raising Rust's panic), the
+        positions the index lists are read at; returns the variant of the launch that runs."""
+        lp.check_strides(bound.env, self.name)
+        failure = lp.check_bounds(bound.env)
+        if failure is not None:
+            raise KernelPanic(*failure, self.name)
+        if lp.index_lists:
+            self._check_list_positions(lp, bound)
+        return lp.variant(bound.env)
 
     def _launch_all(self, bound: BoundArgs, variants: list, device_ptrs: dict[str, int]):
-        """Every launch, in order, each after its index lists' verification: each one's reduction seeds,
+        """Every launch in the schedule's order (a host loop runs its body once per iteration, the data
+        staying on the device), each after its index lists' verification: each launch's reduction seeds,
         whether it ran (an empty range does not), and whether any code that ran can record a panic."""
-        seeds, ran, records_panics = [], [], False
+        launched = _Launched(len(self.plan.launches))
         self.last_variants = []
-        for index, (lp, variant) in enumerate(zip(self.plan.launches, variants)):
-            if self._verifiers[index] is not None:
-                records_panics |= self._verify_index_lists(lp, self._verifiers[index], bound, device_ptrs)
+        steps = self.plan.schedule if self.plan.schedule is not None else range(len(self.plan.launches))
+        try:
+            self._run_steps(steps, bound, variants, device_ptrs, launched)
+        except KernelPanic:
+            # a host check of a later iteration failed: a panic the device recorded earlier came first
+            self._finish(bound, launched.seeds, launched.ran, launched.records_panics)
+            raise
+        return launched.seeds, launched.ran, launched.records_panics
+
+    def _run_steps(self, steps, bound: BoundArgs, variants: list, device_ptrs: dict[str, int],
+                   launched: _Launched) -> None:
+        for step in steps:
+            if isinstance(step, HostLoopPlan):
+                for value in step.values(bound.env):
+                    step.enter(bound.env, value)
+                    self._run_steps(step.body, bound, variants, device_ptrs, launched)
+                continue
+            lp = self.plan.launches[step]
+            variant = self._check_launch(lp, bound) if lp.per_step else variants[step]
+            if self._verifiers[step] is not None:
+                launched.records_panics |= self._verify_index_lists(lp, self._verifiers[step], bound, device_ptrs)
             # the covering entry point runs the first variant's body
-            covering = self._covering_functions[index] if lp.covering and variant is lp.variants[0] \
+            covering = self._covering_functions[step] if lp.covering and variant is lp.variants[0] \
                 else _NO_COVERING
-            launch_seeds, launched, covered = self._launch(index, lp, self._functions[index][variant.symbol],
-                                                           covering, bound, device_ptrs)
-            seeds.append(launch_seeds)
-            ran.append(launched)
-            records_panics |= launched and (lp.covering[3] if covered else variant.records_panics)
+            seeds, ran, covered = self._launch(step, lp, self._functions[step][variant.symbol], covering, bound,
+                                               device_ptrs)
+            launched.seeds[step] = seeds
+            launched.ran[step] |= ran
+            launched.records_panics |= ran and (lp.covering[3] if covered else variant.records_panics)
             self.last_variants.append(lp.covering[0] if covered else variant.symbol)
-        return seeds, ran, records_panics
 
     def _finish(self, bound: BoundArgs, seeds: list[dict], ran: list[bool], records_panics: bool) -> None:
         """Wait for the launches with the one readback copy (or without one, when nothing is read back),

@@ -141,6 +141,7 @@ class CallPlan:
         self.preamble = [(local["name"], compile_expr(local["expr"]), local.get("source", entry["source"]))
                          for local in entry["preamble"]]
         self.launches = [LaunchPlan(self, launch) for launch in entry["launches"]]
+        self.schedule = [schedule_step(step, self) for step in entry["schedule"]] if "schedule" in entry else None
         self.result = compile_expr(entry["returns"]["expr"]) if entry["returns"] else None
         mutable = [p.name for p in self.params if p.mutable and p.dtype is not None]
         self.alias_pairs = [(m, o.name) for m in mutable for o in self.params
@@ -231,11 +232,12 @@ class PackedArguments:
         self.pointers = (ctypes.c_void_p * len(fields))(*[base + off for off in offsets])
         self.pointers_address = ctypes.addressof(self.pointers)
         self.lock = threading.Lock()
+        self.per_step = False  # whether its checks read a host loop's values, so must be redone in every iteration
 
 
 def _loop_fields(entry: dict, launch: dict) -> list[tuple]:
-    """The fields of a launch's arguments up to its reduction results: the kernel's parameters, then each
-    dimension's start and count."""
+    """The fields of a launch's arguments up to its reduction results: the kernel's parameters, each
+    dimension's start and count, then the values of the host loops around it that it reads."""
     fields = []
     for p in entry["params"]:
         for part in p["abi"]:
@@ -253,6 +255,9 @@ def _loop_fields(entry: dict, launch: dict) -> list[tuple]:
         code = PRIM_PACK[dim["index_type"]]
         fields.append(("start", dim["axis"], code, struct.calcsize(code), struct.calcsize(code)))
         fields.append(("count", dim["axis"], "Q", 8, 8))
+    for value in launch.get("uniforms", ()):
+        code = PRIM_PACK[value["type"]]
+        fields.append(("uniform", value["name"], code, struct.calcsize(code), struct.calcsize(code)))
     return fields
 
 
@@ -392,7 +397,63 @@ def _compile_values(fields: list) -> Callable:
                "scalar": "bound.scalars[{!r}]", "struct": "bound.structs[{!r}]", "array": "bound.structs[{!r}]",
                "start": "starts[{!r}]", "count": "counts[{!r}]", "seed": "seeds[{!r}]",
                "partials": "scratch[('partials', {!r})]", "result": "scratch[('result', {!r})]",
-               "marks": "scratch[('marks', {!r})]", "stamp": "scratch[('stamp', {!r})]"}
+               "marks": "scratch[('marks', {!r})]", "stamp": "scratch[('stamp', {!r})]",
+               "uniform": "bound.env.locals[{!r}]"}
     items = ", ".join(getters[kind].format(name) for kind, name, *_ in fields)
     source = f"lambda bound, device_ptrs, starts, counts, seeds, scratch: ({items},)"
     return eval(source, {})  # noqa: S307 - the source is built above from the manifest's names only
+
+
+class HostLoopPlan:
+    """A host loop of the schedule: `for var in start..end`, setting the loop's values in the environment
+    (its variable and the `let`s the launches' bounds read) before running `body` in every iteration."""
+
+    def __init__(self, loop: dict, plan: CallPlan) -> None:
+        self.kernel = plan.name
+        self.var = loop["var"]
+        self.source = loop["source"]
+        self.start, self.end = compile_expr(loop["start"]), compile_expr(loop["end"])
+        self.inclusive = loop["inclusive"]
+        self.locals = [(local["name"], compile_expr(local["expr"]), local["source"]) for local in loop["locals"]]
+        self.body = [schedule_step(step, plan) for step in loop["body"]]
+        names = {self.var} | {name for name, _, _ in self.locals}
+        for launch in launches_in(self.body, plan):
+            checked = [launch.launch[key] for key in ("dims", "checks", "bounds", "guarded_bounds", "index_lists")
+                       if key in launch.launch]
+            launch.per_step |= any(reads_local(part, names) for part in checked)
+
+    def values(self, env: Environment) -> range:
+        try:
+            start, end = self.start(env), self.end(env)
+        except HostPanic as panic:  # a bound like `n / w` with w == 0
+            raise KernelPanic(str(panic), self.source, self.kernel) from None
+        return range(start, end + 1 if self.inclusive else end)
+
+    def enter(self, env: Environment, value: int) -> None:
+        env.locals[self.var] = value
+        for name, fn, source in self.locals:
+            try:
+                env.locals[name] = fn(env)
+            except HostPanic as panic:
+                raise KernelPanic(str(panic), source, self.kernel) from None
+
+
+def schedule_step(step: dict, plan: CallPlan) -> "int | HostLoopPlan":
+    """A launch's index, or a host loop."""
+    return step["launch"] if "launch" in step else HostLoopPlan(step["loop"], plan)
+
+
+def launches_in(steps: list, plan: CallPlan) -> list[LaunchPlan]:
+    out = []
+    for step in steps:
+        out += launches_in(step.body, plan) if isinstance(step, HostLoopPlan) else [plan.launches[step]]
+    return out
+
+
+def reads_local(expr, names: set[str]) -> bool:
+    """Whether a manifest host expression (or a structure of them) reads one of the locals `names`."""
+    if isinstance(expr, dict):
+        return expr.get("local") in names or any(reads_local(v, names) for v in expr.values())
+    if isinstance(expr, list):
+        return any(reads_local(v, names) for v in expr)
+    return False

@@ -110,7 +110,9 @@ def shim_source(entry_by_name: dict[str, dict]) -> str:
                 setup.append(f"let {n}: {p['type']} = core::ptr::read_unaligned({n}_ptr as *const {p['type']});")
                 call_args.append(n)
         results = _result_layout(entry["returns"])
-        call = f"{scope}::{function}({', '.join(call_args)})"
+        generic = entry.get("generic")
+        turbofish = f"::<{', '.join(generic['type_args'])}>" if generic else ""
+        call = f"{scope}::{function}{turbofish}({', '.join(call_args)})"
         if not results:
             body = f"{call};"
         elif len(results) == 1 and not entry["returns"]["type"].startswith("("):

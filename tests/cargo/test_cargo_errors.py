@@ -76,3 +76,32 @@ def test_build_without_rs2gpu_says_how_to_get_it(tmp_path, cargo_target) -> None
                            check=False)
     assert built.returncode != 0
     assert "could not run" in built.stderr and "RS2GPU_PYTHON" in built.stderr
+
+
+GENERIC_LIB_RS = """\
+use rs2gpu::kernel;
+use std::ops::{Add, Mul};
+
+#[kernel(ARGUMENTS)]
+pub fn axpy<T: Copy + Add<Output = T> + Mul<Output = T>>(y: &mut [T], x: &[T], a: T) {
+    for i in 0..y.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
+"""
+
+
+def test_kernel_attribute_takes_types_and_fast_math(tmp_path, cargo_target) -> None:
+    source = GENERIC_LIB_RS.replace("ARGUMENTS", "types(f32, f64), fast_math")
+    crate = hook_crate(tmp_path / "generic", source)
+    built = cargo(["build"], crate, cargo_target)
+    assert built.returncode == 0, built.stderr
+
+
+def test_kernel_attribute_rejects_an_argument_it_does_not_know(tmp_path, cargo_target) -> None:
+    crate = hook_crate(tmp_path / "typo", GENERIC_LIB_RS.replace("ARGUMENTS", "type(f32)"))
+    (crate / "build.rs").unlink()  # rustc's verdict on the attribute, without rs2gpu's
+    built = cargo(["build"], crate, cargo_target)
+    assert built.returncode != 0
+    assert "error: unknown #[kernel] argument `type" in built.stderr  # as rustc prints the tokens
+    assert "the accepted arguments are `fast_math` and `types(T1, T2, ...)`" in built.stderr

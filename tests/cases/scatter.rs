@@ -179,15 +179,14 @@ pub fn smear_i32(out: &mut [i32], v: &[i32]) {
     }
 }
 
-/// Column sums of a row-major matrix: every row adds into the same row of sums (a 2-D loop).
+/// Column sums of a row-major matrix over its flat index: every row adds into the same row of sums. (As
+/// a nest `for r { for c { sums[c] += .. } }`, `r` would be a host loop: each row a launch.)
 #[kernel]
 pub fn column_sums_i64(sums: &mut [i64], m: &[i64], width: usize) {
     let cols = width % sums.len() + 1;
     let rows = m.len() / cols;
-    for r in 0..rows {
-        for c in 0..cols {
-            sums[c] = sums[c].wrapping_add(m[r * cols + c]);
-        }
+    for k in 0..rows * cols {
+        sums[k % cols] = sums[k % cols].wrapping_add(m[k]);
     }
 }
 

@@ -1011,3 +1011,68 @@ pub fn scatter_where_in_range(out: &mut [f64], values: &[f64], idx: &[u32], limi
         }
     }
 }
+
+// ---------------------------------------------------------------- iterator loops
+
+/// Element references of structs through `iter_mut`, copies of a local array, counters of `enumerate`.
+#[kernel]
+pub fn iterators(particles: &mut [Particle], out: &mut [f64], a: &[f64], table: &[f64; 16]) {
+    for (i, p) in particles.iter_mut().enumerate() {
+        p.mass = p.mass * 0.5 + i as f64;
+        p.id = p.id.wrapping_add(1);
+    }
+    for (o, (x, &t)) in out.iter_mut().zip(a.iter().zip(table)) {
+        let steps = [1.0, 0.5, 0.25];
+        let mut acc = *x;
+        for (k, mut s) in steps.iter().copied().enumerate() {
+            s *= t;
+            acc += s * k as f64;
+        }
+        *o = acc;
+    }
+}
+
+// ---------------------------------------------------------------- signed loop indices
+
+/// Signed loop variables of every width cast to usize (narrow ones as plain variables), and an i64
+/// index with arithmetic before the cast.
+#[kernel]
+pub fn signed_indices(out: &mut [f32], wide: &mut [f64], a: &[f32], first: i16) {
+    for i in first..(out.len() as i16) {
+        out[i as usize] = a[i as usize] + 1.0;
+    }
+    let n = wide.len() as i64;
+    for i in 1..n - 1 {
+        wide[i as usize] = (a[(i - 1) as usize] as f64) * (a[(i + 1) as usize] as f64);
+    }
+}
+
+// ---------------------------------------------------------------- generic kernels
+
+/// One source, three instantiations: floats, an integer, and a #[repr(C)] struct.
+#[kernel(types(f32, i64, Params))]
+pub fn scatter_generic<T: Copy>(out: &mut [T], a: &[T], stride: usize) {
+    let s = stride % 3 + 1;
+    for i in 0..out.len() / s {
+        out[s * i] = a[i];
+    }
+}
+
+// ---------------------------------------------------------------- host loops
+
+/// A host loop inside a host loop, with `let`s that the launches read and the host needs for a bound.
+#[kernel]
+pub fn host_loops(a: &mut [f64], b: &mut [i32], sweeps: u32, steps: i32) {
+    for sweep in 0..sweeps {
+        let scale = 1.0 / (sweep + 1) as f64;
+        for step in 0..steps % 4 {
+            let offset = (step as usize).min(a.len());
+            for i in offset..a.len() {
+                a[i] = a[i] * scale + step as f64;
+            }
+        }
+        for i in 0..b.len() {
+            b[i] = b[i].wrapping_add(sweep as i32);
+        }
+    }
+}

@@ -313,6 +313,44 @@ pub fn first_x(points: &mut [Point], b: &[f64]) {
 }
 """, (Expected("RG0101", "every iteration writes the same element of `points`", "points[0].x = b[i]"),)),
 
+    Racy("signed_stencil_in_place", """
+#[kernel]
+pub fn smooth(a: &mut [f64]) {
+    let n = a.len() as i64;
+    for i in 1..n - 1 {
+        a[i as usize] = a[(i - 1) as usize] + a[(i + 1) as usize];
+    }
+}
+""", (Expected("RG0103", "reads an element of `a`", "a[(i - 1) as usize]"),
+      Expected("RG0103", "reads an element of `a`", "a[(i + 1) as usize]"))),
+
+    Racy("narrow_signed_arithmetic_before_the_cast", """
+#[kernel]
+pub fn ahead(a: &mut [f64], b: &[f64]) {
+    for i in 0..b.len() as i32 {
+        a[(i + 1) as usize] = b[i as usize];
+    }
+}
+""", (Expected("RG0102", "write distinct elements of `a`", "a[(i + 1) as usize]"),)),
+
+    Racy("iterator_item_written_to_one_element", """
+#[kernel]
+pub fn last(out: &mut [f64], a: &[f64]) {
+    for x in a.iter() {
+        out[0] = *x;
+    }
+}
+""", (Expected("RG0101", "every iteration writes the same element of `out`", "out[0] = *x"),)),
+
+    Racy("enumerate_counter_halved_in_the_write", """
+#[kernel]
+pub fn pairs(out: &mut [f64], a: &[f64]) {
+    for (i, x) in a.iter().enumerate() {
+        out[i / 2] = *x;
+    }
+}
+""", (Expected("RG0102", "write distinct elements of `out`", "out[i / 2]"),)),
+
     Racy("two_racy_writes_are_both_reported", """
 #[kernel]
 pub fn both(a: &mut [f64], c: &mut [f64], b: &[f64]) {
@@ -440,6 +478,39 @@ pub fn relu(a: &mut [f64], b: &[f64]) {
         } else {
             a[i] = 0.0;
         }
+    }
+}
+""",
+    "zip_of_an_output_and_an_input": """
+#[kernel]
+pub fn double(out: &mut [f64], inp: &[f64]) {
+    for (o, x) in out.iter_mut().zip(inp) {
+        *o = 2.0 * x;
+    }
+}
+""",
+    "enumerate_with_a_read_of_another_slice_at_the_counter": """
+#[kernel]
+pub fn weigh(out: &mut [f64], w: &[f64], x: &[f64]) {
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = w[i] * x[i + 1];
+    }
+}
+""",
+    "signed_index_cast_to_usize": """
+#[kernel]
+pub fn copy(a: &mut [f64], b: &[f64], n: usize) {
+    for i in 0..n as i32 {
+        a[i as usize] = b[i as usize];
+    }
+}
+""",
+    "signed_stencil_into_another_slice": """
+#[kernel]
+pub fn smooth(out: &mut [f64], a: &[f64]) {
+    let n = a.len() as i64;
+    for i in 1..n - 1 {
+        out[i as usize] = a[(i - 1) as usize] + a[(i + 1) as usize];
     }
 }
 """,
@@ -653,6 +724,21 @@ def test_location_reductions_in_either_statement_order(check_source) -> None:
     plan = check_source(LOCATION_REDUCTION).checked.kernels[0]
     found = {(r.binding.name, r.op, r.location.name, r.first) for r in plan.loops[0].reductions}
     assert found == {("lowest", "minloc", "at_lowest", True), ("highest", "maxloc", "at_highest", False)}
+
+
+def test_race_in_a_generic_kernel_is_reported_once_for_all_its_instantiations(check_source) -> None:
+    source = """
+#[kernel(types(f32, f64, i64))]
+pub fn shift<T: Copy>(a: &mut [T]) {
+    for i in 0..a.len() - 1 {
+        a[i] = a[i + 1];
+    }
+}
+"""
+    with pytest.raises(CompileFailed) as failure:
+        check_source(source)
+    assert [(d.code, d.span.line, d.span.col) for d in failure.value.diagnostics] == [
+        ("RG0103", *locate(source, "a[i + 1]"))]
 
 
 # ---------------------------------------------------------------- the cases are Rust

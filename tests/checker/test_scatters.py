@@ -61,16 +61,6 @@ pub fn transfer(balance: &mut [f32], from: &[usize], to: &[usize], amount: &[f32
     }
 }
 """, [("balance", "+", ["-", "+"])]),
-    "rows_of_a_2d_loop_add_into_one_row": ("""
-#[kernel]
-pub fn column_sums(sums: &mut [f64], m: &[f64], w: usize, h: usize) {
-    for j in 0..h {
-        for i in 0..w {
-            sums[i] += m[j * w + i];
-        }
-    }
-}
-""", [("sums", "+", ["+"])]),
     "update_spelled_as_an_assignment": ("""
 #[kernel]
 pub fn spelled(out: &mut [u64], idx: &[usize], a: &[u64]) {
@@ -149,6 +139,23 @@ pub fn binned(out: &mut [f64], keys: &[u64], a: &[f64]) {
 }
 """, [("out", "max", ["max", "max"])]),
 }
+
+
+def test_a_loop_around_a_nest_that_updates_elements_whatever_its_variable_runs_on_the_host(check_source) -> None:
+    # `j` does not pick the element: every `j` adds into the same row, so `j` is a host loop (its
+    # iterations one after another, rustc's sums bit for bit), and each launch updates distinct elements
+    plan = check_source("""
+#[kernel]
+pub fn column_sums(sums: &mut [f64], m: &[f64], w: usize, h: usize) {
+    for j in 0..h {
+        for i in 0..w {
+            sums[i] += m[j * w + i];
+        }
+    }
+}
+""").checked.kernels[0]
+    [loop] = plan.loops
+    assert plan.schedule[0].var.name == "j" and loop.scatters == ()
 
 
 @pytest.mark.parametrize("name", sorted(SCATTERS))

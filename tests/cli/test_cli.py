@@ -288,6 +288,28 @@ def test_inspect_of_an_unknown_kernel_exits_2_and_lists_the_kernels() -> None:
     no_traceback(result)
 
 
+LANGUAGE = REPO / "tests" / "gpu" / "kernels" / "language.rs"
+
+
+def test_inspect_shows_the_schedule_of_a_host_loop() -> None:
+    result = rs2gpu("inspect", LANGUAGE, "--kernel", "jacobi")
+    assert result.returncode == 0, result.stderr
+    schedule = result.stdout[result.stdout.index("Schedule"):].splitlines()[1:4]
+    assert [line.strip().split(" at ")[0] for line in schedule] == [
+        "for `step` (usize)", "launch rs2gpu_jacobi_0", "launch rs2gpu_jacobi_1"]
+    assert "rs2gpu_jacobi_0: loop at" in result.stdout and "given `step`" in result.stdout
+
+
+def test_inspect_of_a_generic_kernel_names_its_instantiations() -> None:
+    result = rs2gpu("inspect", LANGUAGE, "--kernel", "axpy_generic")
+    assert result.returncode == 2
+    assert "`axpy_generic` is generic: inspect one of its instantiations, axpy_generic_f32, axpy_generic_f64" \
+        in result.stderr
+    no_traceback(result)
+    one = rs2gpu("inspect", LANGUAGE, "--kernel", "axpy_generic_f64")
+    assert one.returncode == 0 and "axpy_generic::<f64>" in one.stdout
+
+
 # ---------------------------------------------------------------- explain, support-crate, help
 
 

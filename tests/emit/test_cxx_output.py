@@ -290,6 +290,72 @@ def test_entry_points_are_named_after_the_kernel_and_the_loop(tmp_path: Path) ->
         assert entries["rs2gpu_two_loops_1"][-2:] == ["const usize rs2gpu_start_x", "const usize rs2gpu_count_x"]
 
 
+TIME_STEPS = """\
+use rs2gpu::kernel;
+
+#[kernel]
+pub fn relax(a: &mut [f64], b: &mut [f64], steps: u32) {
+    let n = a.len().min(b.len());
+    for step in 0..steps {
+        let m = n - (step as usize).min(n);
+        for i in 0..m {
+            b[i] = a[i] * 0.5 + step as f64;
+        }
+        for i in 0..m {
+            a[i] = b[i];
+        }
+    }
+}
+"""
+
+
+def test_launches_of_a_host_loop_take_its_variable_after_their_iteration_space(tmp_path: Path) -> None:
+    result = translate_crate(tmp_path, TIME_STEPS)
+    entry = result.emitted.manifest["kernels"]["relax"]
+    for name in ("relax.cu", "relax.hip.cpp"):
+        entries = entry_points(result.emitted.files[name])
+        assert entries["rs2gpu_relax_0"][-3:] == ["const usize rs2gpu_start_x", "const usize rs2gpu_count_x",
+                                                   "const u32 step"]
+        assert entries["rs2gpu_relax_1"][-2:] == ["const usize rs2gpu_start_x", "const usize rs2gpu_count_x"]
+    assert [launch.get("uniforms") for launch in entry["launches"]] == [[{"name": "step", "type": "u32"}], None]
+    compile_everything(result)
+
+
+def test_manifest_schedule_runs_the_launches_in_the_host_loop_with_the_values_their_bounds_need(tmp_path: Path):
+    entry = translate_crate(tmp_path, TIME_STEPS).emitted.manifest["kernels"]["relax"]
+    [step] = entry["schedule"]
+    loop = step["loop"]
+    assert (loop["var"], loop["type"], loop["end"], loop["inclusive"]) == ("step", "u32", {"param": "steps"}, False)
+    assert loop["body"] == [{"launch": 0}, {"launch": 1}]
+    assert [local["name"] for local in loop["locals"]] == ["m"]  # both bounds read it
+    assert all(launch["dims"][0]["end"] == {"local": "m"} for launch in entry["launches"])
+
+
+def test_kernel_without_host_loops_has_no_schedule(tmp_path: Path) -> None:
+    manifest = translate_crate(tmp_path, EVERY_KIND).emitted.manifest["kernels"]
+    assert all("schedule" not in entry for entry in manifest.values())
+
+
+def test_each_instantiation_of_a_generic_kernel_is_a_kernel_with_its_type_arguments(tmp_path: Path) -> None:
+    result = translate_crate(tmp_path, """\
+use rs2gpu::kernel;
+
+#[kernel(types(f32, u16))]
+pub fn fill<T: Copy>(out: &mut [T], value: T) {
+    for o in out.iter_mut() {
+        *o = value;
+    }
+}
+""")
+    manifest = result.emitted.manifest["kernels"]
+    assert sorted(manifest) == ["fill_f32", "fill_u16"]
+    assert manifest["fill_u16"]["generic"] == {"name": "fill", "type_args": ["u16"]}
+    assert manifest["fill_u16"]["rust_path"] == "fill"
+    assert [p["type"] for p in manifest["fill_u16"]["params"]] == ["&mut [u16]", "u16"]
+    assert entry_points(result.emitted.files["fill_f32.cu"])["rs2gpu_fill_f32_0"][2] == "const f32 value"
+    compile_everything(result)
+
+
 def test_every_pointer_of_every_entry_point_is_restrict_and_const_exactly_for_shared_data(corpus) -> None:
     for name, text in corpus.items():
         for symbol, params in entry_points(text).items():

@@ -73,14 +73,22 @@ pub fn k(a: &mut [f64], b: &[f64]) {
     a[0] = tail[0];
 }
 """, 4, 19, "sub-slicing"),
-    "iterator_for_loop": ("""
+    "reversed_iterator": ("""
 #[kernel]
 pub fn k(a: &mut [f64], b: &[f64]) {
-    for x in b.iter() {
-        a[0] += *x;
+    for (x, y) in a.iter_mut().zip(b.iter().rev()) {
+        *x = *y;
     }
 }
-""", 4, 14, "this iterator"),
+""", 4, 45, "the iterator method `.rev()`"),
+    "iterator_of_a_closure": ("""
+#[kernel]
+pub fn k(a: &mut [f64], b: &[f64]) {
+    for (x, y) in a.iter_mut().zip(b.iter().map(|v| v * 2.0)) {
+        *x = y;
+    }
+}
+""", 4, 45, "the iterator method `.map()`"),
     "taking_a_reference": ("""
 #[kernel]
 pub fn k(a: &mut [f64]) {
@@ -151,6 +159,40 @@ pub fn k(a: &mut [f64]) {
     a[0] = 1.0;
 }
 """, 2, 1, "RG0002", "unknown kernel option `fastest`")
+
+
+def test_instantiation_with_a_type_the_crate_lacks_names_the_type(rustc) -> None:
+    source = """
+#[kernel(types(String))]
+pub fn copy<T: Copy>(out: &mut [T], x: &[T]) {
+    for i in 0..out.len() {
+        out[i] = x[i];
+    }
+}
+"""
+    rustc.assert_accepts(source)  # the attribute is rs2gpu's: rustc never instantiates the kernel
+    assert_error(source, 2, 16, "RG0004", "cannot find type `String` in this crate")
+
+
+def test_instantiation_named_like_another_kernel_is_a_name_clash(rustc) -> None:
+    source = """
+#[kernel(types(f32))]
+pub fn copy<T: Copy>(out: &mut [T], x: &[T]) {
+    for i in 0..out.len() {
+        out[i] = x[i];
+    }
+}
+
+#[kernel]
+pub fn copy_f32(out: &mut [f32], x: &[f32]) {
+    for i in 0..out.len() {
+        out[i] = x[i] * 2.0;
+    }
+}
+"""
+    rustc.assert_accepts(source)
+    diag = assert_error(source, 3, 8, "RG0010", "`copy::<f32>` and the fn `copy_f32` would have one name")
+    assert diag.help == "rename the fn `copy_f32`"
 
 
 # ---------------------------------------------------------------- errors in the Rust itself

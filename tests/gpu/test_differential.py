@@ -1,5 +1,10 @@
 """Differential tests: every kernel of the kernel files below, on random inputs, on the cuda backend
-and on the cpu backend (the rustc build of the same source), must agree.
+and on the cpu backend (the rustc build of the same source), must agree. Each instantiation of a generic
+kernel is a kernel of its own here.
+
+The kernels of tests/gpu/kernels also run on the emulated device (the generated C++ compiled for this
+CPU, driven by the real `DeviceKernel`; see emulated_device.py), which needs no GPU: the same calls,
+launch arguments, schedules and transfers as on the GPU, so that those are checked on every machine.
 
 Agreement means: the same arrays afterwards, bit for bit (any NaN matching any NaN, since the GPU does
 not keep NaN payloads), and the same return values — except where the arithmetic itself differs:
@@ -13,17 +18,18 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import rs2gpu
+from rs2gpu import pipeline
 from rs2gpu.runtime.arguments import numpy_dtype
 
-pytestmark = pytest.mark.gpu
-
 HERE = Path(__file__).resolve().parent
-FILES = sorted([*(HERE.parent / "cases").glob("*.rs"), *(HERE / "kernels").glob("*.rs")])
+KERNEL_FILES = sorted((HERE / "kernels").glob("*.rs"))
+FILES = sorted([*(HERE.parent / "cases").glob("*.rs"), *KERNEL_FILES])
 NOT_CORRECTLY_ROUNDED = re.compile(r"\.(exp|exp2|exp_m1|ln|ln_1p|log2|log10|sin|cos|tan|asin|acos|atan|atan2|"
                                    r"sinh|cosh|tanh|asinh|acosh|atanh|powf|powi|cbrt|hypot|to_degrees|"
                                    r"to_radians)\(")
@@ -31,10 +37,12 @@ SIZES = (1, 257, 4099)
 
 
 def kernels_of(path: Path) -> list[str]:
-    return re.findall(r"#\[kernel[^\]]*\]\s*pub fn (\w+)", path.read_text())
+    """The kernels of a file as the manifest names them (one per instantiation of a generic kernel)."""
+    return list(pipeline.translate(path, ("cuda",)).emitted.manifest["kernels"])
 
 
 CASES = [(f, k) for f in FILES for k in kernels_of(f)]
+EMULATED_CASES = [(f, k) for f, k in CASES if f in KERNEL_FILES]
 
 
 @pytest.fixture(scope="session")
@@ -44,6 +52,21 @@ def modules():
     def get(path: Path):
         if path not in loaded:
             loaded[path] = (rs2gpu.load(path, backend="cpu"), rs2gpu.load(path, backend="cuda"))
+        return loaded[path]
+    return get
+
+
+@pytest.fixture(scope="session")
+def emulated_modules(tmp_path_factory):
+    from .emulated_device import emulated_kernels
+
+    loaded = {}
+    workdir = tmp_path_factory.mktemp("emulated")
+
+    def get(path: Path):
+        if path not in loaded:
+            kernels = emulated_kernels(pipeline.translate(path, ("cuda",)), workdir)
+            loaded[path] = (rs2gpu.load(path, backend="cpu"), SimpleNamespace(**kernels))
         return loaded[path]
     return get
 
@@ -105,10 +128,22 @@ def close(a: np.ndarray, b: np.ndarray, relative: float) -> bool:
     return bool(np.all(both_nan | (a == b) | (np.abs(a - b) <= relative * np.abs(b))))
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("n", SIZES)
 @pytest.mark.parametrize("path,name", CASES, ids=[f"{f.stem}::{k}" for f, k in CASES])
 def test_gpu_agrees_with_rustc(modules, path, name, n):
     cpu, cuda = modules(path)
+    agrees_with_rustc(cpu, cuda, path, name, n)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("path,name", EMULATED_CASES, ids=[f"{f.stem}::{k}" for f, k in EMULATED_CASES])
+def test_emulated_device_agrees_with_rustc(emulated_modules, path, name, n):
+    cpu, emulated = emulated_modules(path)
+    agrees_with_rustc(cpu, emulated, path, name, n)
+
+
+def agrees_with_rustc(cpu, cuda, path: Path, name: str, n: int) -> None:
     entry = cpu.manifest["kernels"][name]
     rng = np.random.default_rng([n, len(name), sum(map(ord, name))])
     args = arguments(entry, n, rng)
@@ -126,7 +161,7 @@ def test_gpu_agrees_with_rustc(modules, path, name, n):
         return
     got = getattr(cuda, name)(*args)
     source = path.read_text()
-    inexact = bool(NOT_CORRECTLY_ROUNDED.search(_kernel_text(source, name)))
+    inexact = bool(NOT_CORRECTLY_ROUNDED.search(_kernel_text(source, entry["rust_path"].split("::")[-1])))
     for p, a, b in zip(entry["params"], args, expected):
         if isinstance(a, np.ndarray):
             if inexact:
@@ -158,6 +193,6 @@ def _compare_results(entry, args, got, want) -> None:
 
 
 def _kernel_text(source: str, name: str) -> str:
-    start = source.index(f"pub fn {name}(")
+    start = re.search(rf"pub fn {name}[(<]", source).start()
     following = source.find("#[kernel", start)
     return source[start:following if following != -1 else len(source)]

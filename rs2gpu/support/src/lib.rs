@@ -5,15 +5,18 @@
 //! CPU and its results are the reference the GPU must reproduce. The crate uses bare `proc_macro` and has no
 //! dependencies, so it builds offline.
 
-use proc_macro::{TokenStream, TokenTree};
+use proc_macro::{Delimiter, TokenStream, TokenTree};
 
-/// The one argument the attribute accepts: it lets the GPU build contract `a * b + c` into fused multiply-adds.
+/// Lets the GPU build contract `a * b + c` into fused multiply-adds.
 const FAST_MATH: &str = "fast_math";
+/// `types(f32, f64)`: the instantiations of a generic kernel, each a type or a parenthesized list of types.
+const TYPES: &str = "types";
 
-/// Marks a function as a GPU kernel; `#[kernel(fast_math)]` also opts in to fast math on the GPU.
+/// Marks a function as a GPU kernel; `#[kernel(fast_math)]` also opts in to fast math on the GPU, and
+/// `#[kernel(types(f32, f64))]` lists the types a generic kernel is translated for.
 ///
-/// The function is returned unchanged: its CPU behaviour is the specification. Any argument other than
-/// `fast_math` is a compile error here, so a typo cannot silently change what the GPU computes.
+/// The function is returned unchanged: its CPU behaviour is the specification. Any other argument is a
+/// compile error here, so a typo cannot silently change what the GPU computes.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     match check_args(attr) {
@@ -27,7 +30,8 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// Accepts no arguments or exactly `fast_math`; otherwise returns a message naming the bad argument.
+/// Accepts `fast_math` and `types(...)`, each at most once; otherwise returns a message naming the bad
+/// argument.
 fn check_args(attr: TokenStream) -> Result<(), String> {
     let mut args: Vec<Vec<TokenTree>> = vec![Vec::new()];
     for token in attr {
@@ -36,18 +40,27 @@ fn check_args(attr: TokenStream) -> Result<(), String> {
             _ => args.last_mut().unwrap().push(token),
         }
     }
-    let args: Vec<String> = args
-        .iter()
-        .filter(|tokens| !tokens.is_empty())
-        .map(|tokens| tokens.iter().cloned().collect::<TokenStream>().to_string())
-        .collect();
-    if let Some(bad) = args.iter().find(|arg| arg.as_str() != FAST_MATH) {
-        return Err(format!(
-            "unknown #[kernel] argument `{bad}`: the only accepted argument is `{FAST_MATH}`"
-        ));
-    }
-    if args.len() > 1 {
-        return Err(format!("#[kernel] argument `{FAST_MATH}` is given more than once"));
+    let mut seen: Vec<&str> = Vec::new();
+    for tokens in args.iter().filter(|tokens| !tokens.is_empty()) {
+        let name = match tokens.as_slice() {
+            [TokenTree::Ident(i)] if i.to_string() == FAST_MATH => FAST_MATH,
+            [TokenTree::Ident(i), TokenTree::Group(g)]
+                if i.to_string() == TYPES && g.delimiter() == Delimiter::Parenthesis && !g.stream().is_empty() =>
+            {
+                TYPES
+            }
+            _ => {
+                let bad = tokens.iter().cloned().collect::<TokenStream>().to_string();
+                return Err(format!(
+                    "unknown #[kernel] argument `{bad}`: the accepted arguments are `{FAST_MATH}` and \
+                     `{TYPES}(T1, T2, ...)`"
+                ));
+            }
+        };
+        if seen.contains(&name) {
+            return Err(format!("#[kernel] argument `{name}` is given more than once"));
+        }
+        seen.push(name);
     }
     Ok(())
 }

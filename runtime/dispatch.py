@@ -1,0 +1,136 @@
+"""Calling a generic kernel: the instantiation is chosen from the arguments' types, as rustc would infer
+the type parameters at a call site.
+
+    #[kernel(types(f32, f64))]
+    pub fn axpy<T: ...>(y: &mut [T], x: &[T], a: T)
+
+    k.axpy(y32, x32, 2.0)       # arrays of float32: axpy::<f32>
+    k.axpy["f64"](y, x, 2.0)    # one instantiation, by its type arguments
+
+An array argument matches an instantiation when its dtype is the parameter's element type, a numpy
+scalar when its dtype is the parameter's type, a Python bool, int or float when the parameter is a bool,
+an integer or a float type (an int also fits a float parameter, if nothing fits exactly). Exactly one
+instantiation must match; otherwise the TypeError lists them.
+"""
+from __future__ import annotations
+
+from rs2gpu.runtime.arguments import PRIM_DTYPES, numpy_dtype
+
+_INTS = {"i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize"}
+_TORCH_NAMES = {"float32": "f4", "float64": "f8", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8",
+                "uint8": "u1", "uint16": "u2", "uint32": "u4", "uint64": "u8", "bool": "?"}
+
+
+def argument_dtype(value):
+    """The numpy dtype of an array or numpy scalar argument (None for Python scalars and the unknown)."""
+    import numpy as np
+
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        interface = getattr(value, "__array_interface__", None) or getattr(value, "__cuda_array_interface__", None)
+        return np.dtype(interface["typestr"]) if interface is not None else None
+    if isinstance(dtype, np.dtype):
+        return dtype
+    code = _TORCH_NAMES.get(str(dtype).removeprefix("torch."))
+    return np.dtype(code) if code is not None else None
+
+
+def _fit(param: dict, value) -> int:
+    """How an argument fits a parameter: 2 exactly, 1 by conversion (an int for a float), 0 not at all."""
+    import numpy as np
+
+    if "elem" in param:
+        dtype = argument_dtype(value)
+        return 2 if dtype is None or dtype == numpy_dtype(param["elem"]) else 0
+    if param["kind"] != "scalar":
+        return 2  # a struct by value: its fields are checked when the call binds it
+    ty = param["type"]
+    if isinstance(value, np.generic):
+        return 2 if value.dtype == np.dtype(PRIM_DTYPES[ty]) else 0
+    if isinstance(value, bool):
+        return 2 if ty == "bool" else 0
+    if isinstance(value, int):
+        return 2 if ty in _INTS else 1 if ty in ("f32", "f64") else 0
+    if isinstance(value, float):
+        return 2 if ty in ("f32", "f64") else 0
+    return 2  # something else: the instantiation's own checks explain what is wrong with it
+
+
+def _key(value):
+    """What the choice depends on, for the cache of choices."""
+    dtype = argument_dtype(value) if not isinstance(value, (bool, int, float)) else None
+    return type(value), dtype
+
+
+class GenericKernel:
+    """A generic kernel's instantiations on one backend; calling it calls the one the arguments fit."""
+
+    def __init__(self, name: str, instances: dict[tuple[str, ...], object], entries: dict[tuple[str, ...], dict]):
+        self.name = name
+        self.instances = instances
+        self._entries = entries
+        self._choices: dict[tuple, object] = {}
+        self.last = None  # the instantiation the last call ran
+
+    def __getitem__(self, type_args) -> object:
+        key = (type_args,) if isinstance(type_args, str) else tuple(type_args)
+        if key not in self.instances:
+            raise KeyError(f"`{self.name}` has no instantiation `{self._spelled(key)}`; it has "
+                           f"{', '.join(self._spelled(k) for k in self.instances)}")
+        return self.instances[key]
+
+    def __call__(self, *args, **kwargs):
+        key = (tuple(_key(a) for a in args), tuple((k, _key(v)) for k, v in sorted(kwargs.items())))
+        kernel = self._choices.get(key)
+        if kernel is None:
+            kernel = self._choices[key] = self._choose(args, kwargs)
+        self.last = kernel
+        return kernel(*args, **kwargs)
+
+    @property
+    def last_transfers(self) -> list:
+        return self.last.last_transfers if self.last is not None else []
+
+    def _choose(self, args: tuple, kwargs: dict):
+        scores = {}
+        for type_args, entry in self._entries.items():
+            params = entry["params"]
+            values = dict(zip((p["name"] for p in params), args)) | kwargs
+            fits = [_fit(p, values[p["name"]]) for p in params if p["name"] in values]
+            if all(fits):
+                scores[type_args] = min(fits, default=2)
+        best = max(scores.values(), default=0)
+        chosen = [t for t, score in scores.items() if score == best]
+        untyped = any(argument_dtype(a) is None and not isinstance(a, (bool, int, float)) for a in args)
+        if len(chosen) == 1 or chosen and untyped:
+            return self.instances[chosen[0]]  # with an argument of no dtype, its binding says what is wrong
+        given = ", ".join(self._describe(a) for a in args)
+        listed = "; ".join(self._signature(t) for t in (chosen or self._entries))
+        if not chosen:
+            raise TypeError(f"{self.name}() has no instantiation for arguments ({given}); it has: {listed}")
+        raise TypeError(f"{self.name}() with arguments ({given}) fits several instantiations: {listed}; pass numpy "
+                        f"scalars (np.float32(2.0)) or choose one, e.g. {self.name}[{chosen[0][0]!r}](...)")
+
+    def _spelled(self, type_args: tuple[str, ...]) -> str:
+        return f"{self.name}::<{', '.join(type_args)}>"
+
+    def _signature(self, type_args: tuple[str, ...]) -> str:
+        params = ", ".join(f"{p['name']}: {p['type']}" for p in self._entries[type_args]["params"])
+        return f"{self._spelled(type_args)}({params})"
+
+    @staticmethod
+    def _describe(value) -> str:
+        dtype = argument_dtype(value) if not isinstance(value, (bool, int, float)) else None
+        return f"{type(value).__name__} of {dtype}" if dtype is not None else type(value).__name__
+
+
+def group_instances(kernels: dict[str, object], manifest: dict) -> dict[str, GenericKernel]:
+    """The generic kernels of a manifest, by their Rust name, over the backend's `kernels` (by manifest key)."""
+    grouped: dict[str, tuple[dict, dict]] = {}
+    for key, entry in manifest["kernels"].items():
+        generic = entry.get("generic")
+        if generic is not None:
+            instances, entries = grouped.setdefault(generic["name"], ({}, {}))
+            instances[tuple(generic["type_args"])] = kernels[key]
+            entries[tuple(generic["type_args"])] = entry
+    return {name: GenericKernel(name, instances, entries) for name, (instances, entries) in grouped.items()}

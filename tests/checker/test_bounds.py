@@ -1,0 +1,88 @@
+"""Where each index is checked against its slice's length, for the index forms of iterator loops and signed
+loop variables: nowhere (in bounds for every argument), on the host before the launch (affine, performed by
+every iteration), or on the device.
+
+The facts here are what the plan says; that the checks raise Rust's panic is tested on the emulated device
+(tests/gpu) and on the GPU.
+"""
+from __future__ import annotations
+
+from rs2gpu.ir import nodes as ir
+from rs2gpu.ir.walk import walk
+
+
+def single_loop(check_source, source: str):
+    [loop] = check_source(source).checked.kernels[0].loops
+    return loop
+
+
+def accesses(loop) -> dict[str, list[ir.Index]]:
+    """The parameter accesses of the loop body by parameter name, in source order."""
+    out: dict[str, list[ir.Index]] = {}
+    for node in walk(loop.body):
+        if isinstance(node, ir.Index) and isinstance(node.base, ir.Var):
+            out.setdefault(node.base.binding.name, []).append(node)
+    return out
+
+
+def device_checked(loop) -> set[str]:
+    return {name for name, nodes in accesses(loop).items() if any(id(n) not in loop.hoisted for n in nodes)}
+
+
+def test_zipped_slices_need_no_check_anywhere(check_source) -> None:
+    loop = single_loop(check_source, """
+#[kernel]
+pub fn add(out: &mut [f64], a: &[f64], b: &[f64]) {
+    for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
+        *o = x + y;
+    }
+}
+""")
+    # i < min(min(out.len(), a.len()), b.len()) is below each of the three lengths
+    assert loop.bounds == () and device_checked(loop) == set()
+
+
+def test_fixed_size_array_indexed_within_its_length_needs_no_check(check_source) -> None:
+    loop = single_loop(check_source, """
+#[kernel]
+pub fn weigh(out: &mut [f64], w: &[f64; 3]) {
+    for i in 0..out.len() {
+        let mut s = 0.0;
+        for (k, c) in w.iter().enumerate() {
+            s += c * k as f64;
+        }
+        out[i] = s;
+    }
+}
+""")
+    assert loop.bounds == () and device_checked(loop) == set()
+
+
+def test_signed_index_cast_to_usize_is_checked_on_the_host_from_its_signed_start(check_source) -> None:
+    loop = single_loop(check_source, """
+#[kernel]
+pub fn from(out: &mut [f64], a: &[f64], lo: i64) {
+    for i in lo..out.len() as i64 {
+        out[i as usize] = a[i as usize];
+    }
+}
+""")
+    assert device_checked(loop) == set()
+    checks = {b.param.name: b for b in loop.bounds}
+    assert set(checks) == {"a", "out"}
+    # the lowest index is `lo` itself: a negative `lo` is an index past the end once cast, as in Rust
+    [(coefficient, (factor,))] = checks["a"].low
+    assert coefficient == 1 and isinstance(factor, ir.Var) and factor.binding.name == "lo"
+
+
+def test_narrow_signed_arithmetic_before_the_cast_is_checked_on_the_device(check_source) -> None:
+    loop = single_loop(check_source, """
+#[kernel]
+pub fn ahead(out: &mut [f32], a: &[f32]) {
+    for i in 0..out.len() as i32 {
+        out[i as usize] = a[(i + 1) as usize];
+    }
+}
+""")
+    # i + 1 wraps at i32::MAX before the cast, so it is not the affine i + 1
+    assert device_checked(loop) == {"a"} and [b.param.name for b in loop.bounds] == ["out"]
