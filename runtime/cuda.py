@@ -1,6 +1,11 @@
 """The CUDA backend: NVRTC to cubin (disk-cached), then cupy's driver bindings for modules, memory,
 copies and launches. Every driver call raises on error; faults of asynchronous work surface at the
 next synchronize as `LaunchError`.
+
+A call's copies and launches go to cupy's current stream, as a cupy kernel's do: they are ordered after
+the work already queued there that produced the call's device arrays, and before what the caller queues
+next that reads them. That is the legacy default stream unless the caller chose another (`with
+cupy.cuda.Stream():`), the same stream torch uses by default.
 """
 from __future__ import annotations
 
@@ -55,8 +60,7 @@ class CudaBackend(DeviceBackend):
         except cp.cuda.runtime.CUDARuntimeError as e:
             raise ToolchainUnavailable(f"no usable CUDA device {device}: {e}") from e
         self.arch = arch or f"sm_{major}{minor}"
-        self.stream = cp.cuda.Stream(non_blocking=True)
-        self._stream_ptr = self.stream.ptr
+        self._current_stream = cp.cuda.get_current_stream
         self._launch_kernel = cp.cuda.driver.launchKernel
         self._driver_errors = (cp.cuda.driver.CUDADriverError, cp.cuda.runtime.CUDARuntimeError)
         self._staging = [cp.cuda.alloc_pinned_memory(STAGING_CHUNK) for _ in range(STAGING_BUFFERS)]
@@ -64,6 +68,11 @@ class CudaBackend(DeviceBackend):
         self._copy_pool: ThreadPoolExecutor | None = None
         for event in self._staging_done:
             event.record(self.stream)
+
+    @property
+    def stream(self):
+        """The stream a call runs on: cupy's current one."""
+        return self._current_stream()
 
     # ------------------------------------------------------------ compile and load
 
@@ -186,11 +195,11 @@ class CudaBackend(DeviceBackend):
     def copy_to_host_async(self, dst_address: int, src_ptr: int, nbytes: int) -> None:
         runtime = self.cp.cuda.runtime
         self._check(lambda: runtime.memcpyAsync(dst_address, src_ptr, nbytes, runtime.memcpyDeviceToHost,
-                                                self._stream_ptr))
+                                                self._current_stream().ptr))
 
     def zero_async(self, ptr: int, nbytes: int) -> None:
         runtime = self.cp.cuda.runtime
-        self._check(lambda: runtime.memsetAsync(ptr, 0, nbytes, self._stream_ptr))
+        self._check(lambda: runtime.memsetAsync(ptr, 0, nbytes, self._current_stream().ptr))
 
     def _pool(self) -> ThreadPoolExecutor:
         if self._copy_pool is None:
@@ -202,7 +211,7 @@ class CudaBackend(DeviceBackend):
     def launch_packed(self, function, grid: tuple[int, int, int], block: tuple[int, int, int],
                       params_address: int) -> None:
         try:
-            self._launch_kernel(function, *grid, *block, 0, self._stream_ptr, params_address, 0)
+            self._launch_kernel(function, *grid, *block, 0, self._current_stream().ptr, params_address, 0)
         except self._driver_errors as e:
             raise self._launch_error(e) from e
 

@@ -271,8 +271,9 @@ class HipBackend(DeviceBackend):
         self._use_device()
         self.arch = arch or device_arch(device)
         HipOptions(self.arch)  # a malformed arch fails here, before any compile
-        stream = check(hip, hip.hipStreamCreateWithFlags(hip.hipStreamNonBlocking), "hipStreamCreateWithFlags")
-        self.queue = HipQueue(hip, stream)
+        # the null stream: a call is ordered after the work other libraries queued on their default streams
+        # (which produced its device arrays) and before what they queue next
+        self.queue = HipQueue(hip)
         self._staging = StagingRing(self.queue)
 
     def _use_device(self) -> None:

@@ -178,3 +178,43 @@ def test_host_arrays_larger_than_the_staging_ring_round_trip(cuda_kernels):
     expected = y + 0.75 * x
     cuda_kernels.daxpy(y, x, 0.75)
     assert y.tobytes() == expected.tobytes()
+
+
+# A kernel of cupy's that waits ~2 ms on the device, then writes `value` into every element: whatever runs
+# after it on the same stream sees the values; anything that overtook it would see the old ones.
+_SLOW_FILL = r"""
+extern "C" __global__ void slow_fill(double* out, double value, unsigned long long n, unsigned long long ns) {
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now)); } while (now - start < ns);
+    for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        out[i] = value;
+}
+"""
+
+
+def _slow_fill(cp, array, value):
+    kernel = cp.RawKernel(_SLOW_FILL, "slow_fill")
+    kernel((64,), (256,), (array, cp.float64(value), cp.uint64(array.size), cp.uint64(2_000_000)))
+
+
+@pytest.mark.parametrize("stream", ["default", "a stream of the caller's"])
+def test_a_call_runs_after_the_work_queued_before_it_on_the_current_stream(cuda_kernels, stream):
+    import cupy as cp
+
+    with (cp.cuda.Stream(non_blocking=True) if stream != "default" else cp.cuda.Stream.null):
+        source, copied = cp.zeros(1 << 20), cp.full(1 << 20, -1.0)
+        cp.cuda.get_current_stream().synchronize()
+        _slow_fill(cp, source, 3.0)
+        cuda_kernels.copy(copied, source)   # c = a: must read what slow_fill wrote
+        assert bool((copied == 3.0).all())  # a cupy reduction after it on the same stream
+
+
+def test_work_queued_after_a_call_sees_what_it_wrote(cuda_kernels):
+    import cupy as cp
+
+    n = 1 << 26  # long enough that a read racing the kernel would see the old values
+    source, copied = cp.full(n, 5.0), cp.zeros(n)
+    cp.cuda.get_current_stream().synchronize()
+    cuda_kernels.copy(copied, source)
+    assert float(copied[-1].get()) == 5.0  # .get() waits for the current stream only
