@@ -25,16 +25,30 @@ echo "wheels: $(cd .whl && ls | tr '\n' ' ')"
 
 rm -rf .gpu-cache
 RS2GPU_CACHE_DIR="$top/.gpu-cache" python3 - <<'EOF'
+import sys
+import tempfile
 import time
 from pathlib import Path
 
 import rs2gpu
 
-# The crates the GPU tests compare against (tests/gpu: conftest.py and test_differential.py).
-for crate in ("examples/rajaperf", "tests/cases/semantics.rs", "tests/gpu/kernels/language.rs"):
+sys.path.append(".")
+from tests.gpu import test_reductions, test_scatter  # noqa: E402  (the sources some GPU tests write)
+
+# The crates the GPU tests compare against: the corpus, the case and kernel files, and the sources the
+# tests write (the library's cache key is the file's name and text, not its folder).
+crates = [Path("examples/rajaperf"), *sorted(Path("tests/cases").glob("*.rs")),
+          *sorted(Path("tests/gpu/kernels").glob("*.rs")), *sorted(Path("tests/runtime/data").glob("*.rs"))]
+written = Path(tempfile.mkdtemp(prefix="gpu-prepare-"))
+for name, text in (("guarded.rs", test_reductions.GUARDED), ("scatter.rs", test_scatter.kernel_source())):
+    folder = written / name.removesuffix(".rs")
+    folder.mkdir()
+    (folder / name).write_text(text)
+    crates.append(folder / name)
+for crate in crates:
     started = time.perf_counter()
-    module = rs2gpu.load(Path(crate), backend="cpu")
-    print(f"cpu library of {crate}: {len(module.kernels)} kernels, {time.perf_counter() - started:.1f} s")
+    module = rs2gpu.load(crate, backend="cpu")
+    print(f"cpu library of {crate.name}: {len(module.kernels)} kernels, {time.perf_counter() - started:.1f} s")
 EOF
 
 cargo build -q --offline --release --manifest-path examples/cargo-hook/Cargo.toml
