@@ -84,6 +84,10 @@ def generated_arguments(entry: dict, v: dict, d: dict) -> tuple:
                     raise BindError(f"parameter `{name}` is {p['type']} but the table's array holds {array.dtype}")
             if kind == "array" and array.size != p["length"]:
                 raise BindError(f"parameter `{name}` is {p['type']} but the table's array has {array.size} elements")
+            if p["transfer"] == "value":
+                # it travels in the launch arguments: a host copy, made once, as the hand-written side
+                # copies its constant-memory coefficients once
+                array = _on_host(array)
             args.append(array)
         elif kind == "scalar":
             args.append(_scalar(_lookup(name, v, d), p["type"]))
