@@ -465,3 +465,24 @@ def test_if_quad_on_device_arrays_returns_without_waiting(rajaperf) -> None:
 def test_pressure_has_no_device_checks_at_all(rajaperf) -> None:
     entry = rajaperf.translation.emitted.manifest["kernels"]["pressure"]
     assert [v["records_panics"] for launch in entry["launches"] for v in launch["variants"]] == [False, False]
+
+
+@pytest.fixture(scope="module")
+def rajaperf_rust(tmp_path_factory: pytest.TempPathFactory):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RS2GPU_CACHE_DIR", str(tmp_path_factory.mktemp("cpu-cache-rajaperf")))
+        return rs2gpu.load(REPO / "examples" / "rajaperf", backend="cpu")
+
+
+def test_the_benchmark_s_zone_list_needs_no_marks(rajaperf, rajaperf_rust) -> None:
+    from bench.data import domain3d
+
+    mesh = domain3d(2000)  # RAJAPerf's mesh, small: 14 real nodes per dimension, 13³ zones
+    zones = mesh.real_zones(np).astype(np.uint64)
+    x = np.random.default_rng(12).uniform(0.5, 1.5, mesh.nnalls)
+    want, got = np.zeros(mesh.nnalls), np.zeros(mesh.nnalls)
+    rajaperf_rust.zonal_accumulation_3d(want, x, zones, mesh.jp, mesh.kp)
+    rajaperf.zonal_accumulation_3d(got, x, zones, mesh.jp, mesh.kp)
+    assert got.tobytes() == want.tobytes()
+    elements, flagged = marked(rajaperf.zonal_accumulation_3d, "vol")
+    assert not flagged and elements.size == 0
