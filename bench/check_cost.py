@@ -6,7 +6,9 @@ with every device check left out (code that is not safe to run: compiled and mea
 
 Roles: `default` is the entry point a launch runs when the host found every access in bounds that it can
 check (conditional ones included), `checked` the one it runs otherwise (it checks those accesses on the
-device), `verify` the kernel that verifies an index list before its loop (nothing to compare it with).
+device), `verify` the kernel that runs after a loop writing through an index list (it finds repeated
+values where the loop found the list out of order, and states the panic of a read through the list the
+loop found out of bounds; nothing to compare it with).
 """
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from rs2gpu.emit.cxx_stmt import BodyEmitter
 from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_struct_name
 from rs2gpu.emit.hostexpr import host_expr
 from rs2gpu.emit.names import LocalNames, cxx_name
-from rs2gpu.emit.verify import verify_context
+from rs2gpu.emit.verify import check_lists_in_loop, read_windows, verify_context
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.plan import HostLoop, KernelPlan, ParallelLoop, Reduction, is_host_evaluable
 from rs2gpu.ir.types import (ArrayType, PrimType, RefType, SliceType, StructType, TupleType, Type, align_of,
@@ -223,16 +223,18 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
     `symbol_checked`, which checks them. `helper_sites` are the panic sites of the helpers it calls. A
     nest of loops also gets a `covering` entry point (see `emit.covering`) of the first variant's body.
 
-    A launch that runs after code that can panic (an earlier launch, a helper the kernel calls, or its own
-    index lists' verification) stops when a panic was recorded, as Rust stops at a panic: without
-    reductions it returns at entry; with them it runs no iteration, because every block must still take
-    part in the reductions' last-block protocol."""
+    A launch that runs after code that can panic (an earlier launch, a helper the kernel calls, or, in a
+    host loop, its own index lists' verification, which follows it in every iteration) stops when a panic
+    was recorded, as Rust stops at a panic: without reductions it returns at entry; with them it runs no
+    iteration, because every block must still take part in the reductions' last-block protocol."""
     name = symbol(plan.name, index)
-    stops = sites is not None and bool(sites.sites or loop.index_lists)
+    follows_itself = bool(loop.index_lists and host_loops_around(plan.schedule, index))
+    stops = sites is not None and (bool(sites.sites) or follows_itself)
     fast = loop.hoisted | loop.optional
-    variants = [_variant(plan, loop, name, fast, sites, helper_sites, reserved, stops)]
+    variants = [_variant(plan, index, loop, name, fast, sites, helper_sites, reserved, stops)]
     if loop.optional and sites is not None:
-        variants.append(_variant(plan, loop, f"{name}_checked", loop.hoisted, sites, helper_sites, reserved, stops))
+        variants.append(_variant(plan, index, loop, f"{name}_checked", loop.hoisted, sites, helper_sites, reserved,
+                                 stops))
     verify = verify_context(plan, index, loop, sites, reserved) if loop.index_lists and sites is not None else None
     covering = None
     if has_covering_form(loop):
@@ -258,16 +260,21 @@ def host_loops_around(schedule, index: int, around: tuple[HostLoop, ...] = ()) -
     return None
 
 
-def _variant(plan: KernelPlan, loop: ParallelLoop, name: str, hoisted: frozenset, sites: PanicSites | None,
-             helper_sites: set[int], reserved, stops: bool) -> dict:
-    """One entry point of a launch: the loop's body with every access but `hoisted` checked on the device;
-    with `stops`, guarded against running after a recorded panic."""
+def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoisted: frozenset,
+             sites: PanicSites | None, helper_sites: set[int], reserved, stops: bool) -> dict:
+    """One entry point of launch `index`: the loop's body with every access but `hoisted` checked on the
+    device, after the checks of its index lists; with `stops`, guarded against running after a recorded
+    panic."""
     names = parameter_names(plan.function, reserved)
     params = loop_parameters(plan, loop, names)
-    reductions = [_reduction_context(r, names, params) for r in loop.reductions]
+    reduction_params: list[str] = []  # the last parameters, after those of the index lists' checks
+    reductions = [_reduction_context(r, names, reduction_params) for r in loop.reductions]
     preamble = _preamble(plan, loop, names, sites)
     loop_open, loop_close = grid_loop(loop, names, stopped=stops and bool(reductions))
     body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=hoisted, scatters=loop.scatters)
+    if loop.index_lists and sites is not None:
+        check_lists_in_loop(loop, index, names, params, body)
+    params += reduction_params
     body.block(loop.body)
     guard = []
     if stops:
@@ -331,11 +338,7 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
             "guarded_bounds": [_bounds_json(b, consts) for b in loop.guarded_bounds],
             "variants": [{"symbol": v["symbol"], "checks": v["checks"], "records_panics": bool(v["checks"])}
                          for v in context["variants"]],
-            "index_lists": [{"list": c.list_param.name, "position": _poly_json(c.position, consts), "scale": c.scale,
-                             "offset": _poly_json(c.offset, consts), "target": c.target.name, "source": str(c.span),
-                             "bounds": None if c.bounds is None else str(c.bounds),
-                             "gathers": [{"param": g.param.name, "source": str(g.span)} for g in c.gathers]}
-                            for c in loop.index_lists],
+            "index_lists": [_index_list_json(c, consts) for c in loop.index_lists],
             "verify": None if verify is None else {"symbol": verify["symbol"], "checks": verify["checks"],
                                                    "records_panics": True},
         })
@@ -392,6 +395,19 @@ def entry_points(launch: dict) -> list[str]:
     """Every `extern "C"` symbol a manifest launch may run: its variants and its index-list verification."""
     return [v["symbol"] for v in launch["variants"]] + ([launch["verify"]["symbol"]] if launch["verify"] else []) \
         + ([launch["covering"]["symbol"]] if launch.get("covering") else [])
+
+
+def _index_list_json(check, consts) -> dict:
+    """A write through an index list: where the list is read, the index written, the access whose bounds
+    its check raises, the reads through the list in Rust's order, and their groups, whose windows the host
+    computes for each call and passes in this order (see `emit.verify`)."""
+    return {"list": check.list_param.name, "position": _poly_json(check.position, consts), "scale": check.scale,
+            "offset": _poly_json(check.offset, consts), "target": check.target.name, "source": str(check.span),
+            "bounds": None if check.bounds is None else str(check.bounds),
+            "gathers": [{"param": g.param.name, "source": str(g.span)} for g in check.gathers],
+            "windows": [{"param": param.name, "scale": scale,
+                         "offsets": [_poly_json(g.offset, consts) for g in gathers]}
+                        for param, scale, gathers in read_windows(check)]}
 
 
 def _bounds_json(check, consts) -> dict:

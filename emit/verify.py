@@ -1,19 +1,29 @@
-"""The kernel that verifies a loop's index lists on the device before the loop runs.
+"""The checks of a loop's index lists: in the loop itself, and in the kernel that runs after it.
 
-A write `out[scale * list[ii + position] + offset]` is race-free only if the values it writes at are
-distinct. The verification kernel runs over the loop's iteration space in the same stream, just before
-the loop's own launch: each thread computes its iteration's written index, sets that element of a mark
-array (one `u32` per element of `out`) to this verification's stamp with `atomicExch`, and finding the
-stamp already there means another iteration writes the same element: it records an "index list" panic
-(the element, and this thread's position in the list). The runtime gives every verification a new stamp,
-so the marks need zeroing only when the stamp wraps. It also checks, from the same list values, the
-indices the loop would otherwise check itself: the written index (when the write, or an access at its
-index, happens in every iteration) and the gathers through the list (`x[list[ii] + jp]`): the gathers' offsets are the same in every thread,
-so their smallest and largest and the shortest of the slices they read, computed before the grid loop,
-clear all of them in two comparisons per list value (a value they do not clear has its gathers checked
-one by one, in Rust's order); the runtime launches fewer threads
-than the loop has iterations (`VERIFY_ITERATIONS_PER_THREAD`), each taking several list values. A failure
-is recorded in the module's panic record, and the loop's kernel then returns at entry, writing nothing.
+A write `out[scale * list[ii + position] + offset]` is race-free only if the indices it writes at are
+distinct, and the body reads through the list (`x[list[ii] + jp]`) and writes at the index without checks
+of their own. So each iteration, before its body:
+- compares the index it writes with the one the iteration before it writes: indices that rise strictly
+  from each iteration to the next (or fall, when the last iteration's index is below the first's) are
+  distinct, and RAJAPerf's zone lists, like most lists made by filtering a range, rise. A pair out of
+  order stores the call's stamp in the slice's order flag;
+- checks its list value against one window per slice it reads through the list (and per scale of the
+  value): the values whose reads there are all in bounds, which the host computes for each call from the
+  reads' offsets and the slice's length (`runtime/listwindows.py`), exactly, in one comparison however
+  many reads there are. A value outside records itself and the iteration skips its body;
+- checks the written index, when the write (or an access at its index) happens in every iteration.
+The kernel after the loop, launched in the same stream, states for a recorded list value the panic of
+the first read Rust fails at (per-read code there, not in the loop, where it would cost registers), and
+where the loop flagged a list out of order it finds repeats the slow way: each thread sets the element
+it writes in a mark array (one `u32` per element of `out`) to the call's stamp with `atomicExch`, and
+finding the stamp already there means another iteration writes the same element: it records an "index
+list" panic (the element, and this thread's position in the list). Its blocks return at once when the
+lists were in order, or when the loop recorded another panic, which comes first.
+
+Writing before the distinctness is known is memory-safe: every index is in bounds when it is written or
+read, and where two iterations race on an element, one of their values stays. The call raises the
+RaceError before copying anything back, so host arrays are untouched; what the loop left in device
+arrays is unspecified then.
 """
 from __future__ import annotations
 
@@ -26,46 +36,132 @@ from rs2gpu.ir.types import PrimType
 from rs2gpu.ir.walk import walk
 
 U64 = PrimType("u64")
+AXIS = "x"  # a loop with index lists has one dimension (an index list is read at `ii + position`)
 
 
 def verify_symbol(kernel_symbol: str) -> str:
     return f"{kernel_symbol}_verify"
 
 
-def mark_names(names: LocalNames, target: ir.Binding) -> tuple[str, str]:
-    """The C++ names of the mark array and the stamp of the verification of writes to `target`."""
+def list_names(names: LocalNames, target: ir.Binding) -> tuple[str, str, str]:
+    """The C++ names of the mark array, the stamp and the order flag of the checks of writes to `target`."""
     name = names.name(target)
-    return f"rs2gpu_marks_{name}", f"rs2gpu_stamp_{name}"
+    return f"rs2gpu_marks_{name}", f"rs2gpu_stamp_{name}", f"rs2gpu_unordered_{name}"
 
 
-def list_targets(loop: ParallelLoop) -> list[ir.Binding]:
-    """The slices written through index lists, each once, in the order of the lists: one mark array each."""
-    return list(dict.fromkeys(check.target for check in loop.index_lists))
+def read_windows(check: IndexListCheck) -> list[tuple[ir.Binding, int, list]]:
+    """The gathers through a list grouped by the slice they read and the list value's scale, in the order
+    of their first read: each group is checked against one window of values the host computes."""
+    groups: dict[tuple, list] = {}
+    for gather in check.gathers:
+        groups.setdefault((gather.param, gather.scale), []).append(gather)
+    return [(param, scale, gathers) for (param, scale), gathers in groups.items()]
+
+
+def check_lists_in_loop(loop: ParallelLoop, launch: int, names: LocalNames, params: list[str],
+                        body: BodyEmitter) -> None:
+    """A loop's own checks of its index lists: the parameters they need (appended to `params`) and the
+    checks before each iteration's body (into `body`)."""
+    position = names.name(loop.dims[0].index)
+    for number, check in enumerate(loop.index_lists):
+        _, stamp, unordered = list_names(names, check.target)
+        params += [f"u32* __restrict__ {unordered}", f"const u32 {stamp}"]
+        windows = []
+        for param, scale, _ in read_windows(check):
+            window = names.fresh(f"window_{names.name(param)}" + (f"_by{scale}" if scale != 1 else ""))
+            params += [f"const u64 {window}_low", f"const u64 {window}_width"]
+            windows.append((window, scale))
+        at, value, index = _written_index(body, check, names, position)
+        # the order from the first iteration's index to the last's, read where it is compared: computed once
+        # before the grid loop, it stays live through the body and costs registers (MATVEC_3D_STENCIL: 40
+        # instead of 32, as without checks)
+        first = f"(u64)rs2gpu_start_{AXIS}{_sum(check.position, body)}"
+        order = (f"rs2gpu_list_order({_written(check, first, names, body)}, "
+                 f"{_written(check, f'{first} + rs2gpu_count_{AXIS} - 1', names, body)})")
+        body.hoist(f"if (rs2gpu_t{AXIS} != 0) rs2gpu_check_order({_written(check, f'{at} - 1', names, body)}, "
+                   f"{index}, {order}, {unordered}, {stamp});")
+        if windows:
+            # the kernel after the loop finds the read Rust fails at first, from the value recorded
+            site = body.site("index list reads", check.span, launch=launch, list=number)
+            for k, (window, scale) in enumerate(windows):
+                base = value if scale == 1 else f"{_u64(scale)} * {value}"
+                test = f"rs2gpu_in_window({base}, {window}_low, {window}_width)"
+                last = k + 1 == len(windows)
+                body.hoist(("if (!(" if k == 0 else "      ") + test
+                           + (f")) {{ rs2gpu_record_panic({site}u, {value}, {at}); continue; }}" if last else " &&"))
+        if check.bounds is not None:
+            site = body.site("bounds", check.bounds)
+            body.hoist(f"if (!rs2gpu_in_bounds({index}, {body.length_of(ir.Var(check.target, check.span))}, "
+                       f"{site})) continue;")
 
 
 def verify_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites, reserved) -> dict:
+    """The kernel after the loop: it states the panic of a list value the loop found outside the windows
+    of its reads, and marks the indices written through the lists the loop found out of order."""
     from rs2gpu.emit.kernels import grid_loop, loop_parameters, needed_preamble, parameter_names, symbol
 
     names = parameter_names(plan.function, reserved)
     params = loop_parameters(plan, loop, names)
-    for target in list_targets(loop):
-        marks, stamp = mark_names(names, target)
-        params += [f"u32* __restrict__ {marks}", f"const u32 {stamp}"]
     emitter = BodyEmitter(names, indent=1, sites=sites)
     used = {n.binding for check in loop.index_lists for terms in _polys(check) for _, factors in terms
             for factor in factors for n in walk(factor) if isinstance(n, ir.Var)}
     for let in needed_preamble(plan.preamble, used):
         emitter.statement(let)
+    for number, check in enumerate(loop.index_lists):
+        if check.gathers:
+            _state_read_panic(emitter, check, names, index, number)
+    wanted = []
+    for check in loop.index_lists:
+        emitter.locate(check.span)
+        marks, stamp, unordered = list_names(names, check.target)
+        params += [f"u32* __restrict__ {marks}", f"const u32 {stamp}", f"const u32* __restrict__ {unordered}"]
+        wanted.append(names.fresh(f"out_of_order_{names.name(check.target)}"))
+        emitter.hoist(f"const bool {wanted[-1]} = *{unordered} == {stamp};")
+    emitter.hoist(f"if (rs2gpu_panicked() || !({' || '.join(wanted)})) return;  // a panic came first, or "
+                  f"the indices were in order")
     loop_open, loop_close = grid_loop(loop, names)
     body = BodyEmitter(names, indent=2, sites=sites)
     position = names.name(loop.dims[0].index)
-    for number, check in enumerate(loop.index_lists):
-        ranges = _read_ranges(emitter, check, names)
-        _verify_list(body, check, names, position, index, number, ranges)
-    summary = "; ".join(_summary(check) for check in loop.index_lists)
+    for number, (check, unordered) in enumerate(zip(loop.index_lists, wanted)):
+        at, _, written = _written_index(body, check, names, position)
+        marks, stamp, _ = list_names(names, check.target)
+        site = body.site("index list", check.span, launch=index, list=number)
+        body.hoist(f"if ({unordered}) rs2gpu_mark_index({marks}, {written}, "
+                   f"{body.length_of(ir.Var(check.target, check.span))}, {stamp}, {site}u, {at});")
+    summary = "; ".join(f"the values of `{c.list_param.name}` must index `{c.target.name}` at most once"
+                        for c in loop.index_lists)
     return {"symbol": verify_symbol(symbol(plan.name, index)), "params": params, "summary": summary,
             "preamble": emitter.lines, "loop_open": loop_open, "loop_close": loop_close, "body": body.lines,
             "checks": sorted(emitter.used_sites | body.used_sites)}
+
+
+def _state_read_panic(emitter: BodyEmitter, check: IndexListCheck, names: LocalNames, launch: int,
+                      number: int) -> None:
+    """Where the loop recorded a value of the list outside the windows of its reads, the panic of the
+    first read Rust fails at for that value (one thread computes it; every block then stops)."""
+    value, site, index, length = (names.fresh(n) for n in ("read_value", "read_site", "read_index", "read_len"))
+    emitter.locate(check.span)
+    recorded = emitter.site("index list reads", check.span, launch=launch, list=number)
+    emitter.hoist(f"u64 {value};")
+    emitter.hoist(f"if (rs2gpu_recorded({recorded}u, {value})) {{  // outside the windows of the reads through "
+                  f"`{check.list_param.name}`")
+    emitter.indent += 1
+    emitter.hoist("if (blockIdx.x == 0 && threadIdx.x == 0) {")
+    emitter.indent += 1
+    emitter.hoist(f"u32 {site} = 0u;")
+    emitter.hoist(f"u64 {index} = 0, {length} = 0;")
+    for gather in check.gathers:  # in Rust's order
+        emitter.locate(gather.span)
+        read_len = emitter.length_of(ir.Var(gather.param, gather.span))
+        emitter.hoist(f"rs2gpu_first_out_of_bounds({site}, {index}, {length}, "
+                      f"{_index(gather.scale, value, gather.offset, emitter)}, {read_len}, "
+                      f"{emitter.site('bounds', gather.span)}u);")
+    emitter.hoist(f"rs2gpu_restate_panic({site}, {index}, {length});")
+    emitter.indent -= 1
+    emitter.hoist_brace("}")
+    emitter.hoist("return;")
+    emitter.indent -= 1
+    emitter.hoist_brace("}")
 
 
 def _polys(check: IndexListCheck):
@@ -75,58 +171,21 @@ def _polys(check: IndexListCheck):
         yield gather.offset
 
 
-def _read_ranges(emitter: BodyEmitter, check: IndexListCheck, names: LocalNames) -> list[tuple[str, int, str]]:
-    """Before the grid loop (the same in every thread): for the gathers through the list at one scale, the
-    range of their offsets and the shortest of the slices they read. Returns (the range's name, the scale,
-    the shortest length's name)."""
-    groups: dict[int, list] = {}
-    for gather in check.gathers:
-        groups.setdefault(gather.scale, []).append(gather)
-    ranges = []
-    for scale, gathers in groups.items():
-        offsets, name, length = names.fresh("gather_offsets"), names.fresh("gathers"), names.fresh("gather_len")
-        emitter.locate(gathers[0].span)
-        items = ", ".join(f"(i64)(0ULL{_sum(g.offset, emitter)})" for g in gathers)
-        emitter.hoist(f"const i64 {offsets}[] = {{{items}}};")
-        emitter.hoist(f"const rs2gpu_offsets {name} = rs2gpu_offset_range({offsets});")
-        lengths = list(dict.fromkeys(emitter.length_of(ir.Var(g.param, g.span)) for g in gathers))
-        shortest = lengths[0]
-        for other in lengths[1:]:
-            shortest = f"rs2gpu_min({shortest}, {other})"
-        emitter.hoist(f"const u64 {length} = {shortest};")
-        ranges.append((name, scale, length))
-    return ranges
-
-
-def _verify_list(body: BodyEmitter, check: IndexListCheck, names: LocalNames, position: str, launch: int,
-                 number: int, ranges: list[tuple[str, int, str]]) -> None:
-    list_name = names.name(check.list_param)
-    at = names.fresh("position")
-    value = names.fresh("value")
+def _written_index(body: BodyEmitter, check: IndexListCheck, names: LocalNames,
+                   position: str) -> tuple[str, str, str]:
+    """Declares the iteration's position in the list, the value there and the index written at it;
+    returns their names."""
+    at, value, index = names.fresh("position"), names.fresh("value"), names.fresh("index")
     body.locate(check.span)
     body.hoist(f"const u64 {at} = (u64){position}{_sum(check.position, body)};")
-    body.hoist(f"const u64 {value} = (u64){list_name}[{at}];")
-    if check.gathers:
-        # the common case in a few instructions; only an index that may be out of bounds takes the reads one by
-        # one, in Rust's order, so that the first one out of bounds is the one recorded
-        fast = " && ".join(f"rs2gpu_reads_in_bounds({value if scale == 1 else f'{_u64(scale)} * {value}'}, "
-                           f"{name}, {length})" for name, scale, length in ranges)  # into the shortest slice
-        body.hoist(f"if (!({fast})) {{")
-        body.indent += 1
-        for gather in check.gathers:
-            body.locate(gather.span)
-            site = body.site("bounds", gather.span)
-            body.hoist(f"rs2gpu_in_bounds({_index(gather.scale, value, gather.offset, body)}, "
-                       f"{body.length_of(ir.Var(gather.param, gather.span))}, {site});")
-        body.indent -= 1
-        body.hoist_brace("}")
-    body.locate(check.span)
-    marks, stamp = mark_names(names, check.target)
-    bounds_site = body.site("bounds", check.bounds) if check.bounds is not None else 0
-    repeat_site = body.site("index list", check.span, launch=launch, list=number)
-    body.hoist(f"rs2gpu_mark_index({marks}, {_index(check.scale, value, check.offset, body)}, "
-               f"{body.length_of(ir.Var(check.target, check.span))}, {stamp}, {bounds_site}u, {repeat_site}u, "
-               f"{at});")
+    body.hoist(f"const u64 {value} = (u64){names.name(check.list_param)}[{at}];")
+    body.hoist(f"const u64 {index} = {_index(check.scale, value, check.offset, body)};")
+    return at, value, index
+
+
+def _written(check: IndexListCheck, at: str, names: LocalNames, body: BodyEmitter) -> str:
+    """The index written at the list's value at position `at`."""
+    return _index(check.scale, f"(u64){names.name(check.list_param)}[{at}]", check.offset, body)
 
 
 def _index(scale: int, value: str, offset, body: BodyEmitter) -> str:
@@ -147,11 +206,3 @@ def _sum(terms, body: BodyEmitter) -> str:
 
 def _u64(value: int) -> str:
     return int_literal(value % (1 << 64), U64)
-
-
-def _summary(check: IndexListCheck) -> str:
-    what = f"the values of `{check.list_param.name}` must index `{check.target.name}` "
-    what += "in bounds and at most once" if check.bounds is not None else "at most once (where in bounds)"
-    if check.gathers:
-        what += f", and the {len(check.gathers)} reads through them in bounds"
-    return what

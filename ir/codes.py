@@ -87,12 +87,13 @@ rs2gpu proves that two iterations never write the same element by showing the wr
 affine function of the loop variables whose strides cannot overlap: `c * i + d` with a constant c != 0,
 or row-major `j * w + i` with `i` in `0..w`. A stride it cannot compare with the row length (`j * w + i`
 with `i` in `0..n`) is checked by the runtime before the launch; a write through an index list
-(`out[idx[i]]`) is accepted, and the list's values are verified distinct on the device before the loop
-runs (`rs2gpu.RaceError` otherwise). Indices like `i / 2`, `i % m` or `i * i` can map two
-iterations to one element, so the write is rejected. Updates that only combine into the element are
-not: when the loop touches a slice only through `out[e] += v` (or one other of `-=`, `*=`, `&=`, `|=`,
-`^=`, `.min()`, `.max()`), with 32- or 64-bit elements and `v` not reading `out`, any index `e` is
-accepted and the GPU applies the updates with atomics.
+(`out[idx[i]]`) is accepted, and the device verifies that the indices it writes are distinct
+(`rs2gpu.RaceError` otherwise): the loop checks that they rise or fall from each iteration to the
+next, and only a list out of that order takes a second pass with atomics. Indices like `i / 2`,
+`i % m` or `i * i` can map two iterations to one element, so the write is rejected. Updates that
+only combine into the element are not: when the loop touches a slice only through `out[e] += v` (or
+one other of `-=`, `*=`, `&=`, `|=`, `^=`, `.min()`, `.max()`), with 32- or 64-bit elements and `v`
+not reading `out`, any index `e` is accepted and the GPU applies the updates with atomics.
 
     for i in 0..n { out[i / 2] = a[i]; }      // rejected: i = 0 and i = 1 both write out[0]
     for i in 0..n / 2 { out[i] = a[2 * i]; }  // accepted

@@ -26,9 +26,6 @@ MAX_GRID_YZ = 65535
 REDUCTION_BLOCKS_PER_MULTIPROCESSOR = 8
 _NONE: dict = {}  # shared empty mapping for launches without reductions (never written)
 _NO_COVERING = object()  # a launch that may not run its covering entry point
-# Each thread of an index-list verification takes this many list values (grid-stride), so that what every
-# thread computes once (the range of the gathers' offsets) is shared by several values.
-VERIFY_ITERATIONS_PER_THREAD = 4
 
 
 @dataclass(frozen=True)
@@ -164,8 +161,9 @@ class DeviceBackend(ABC):
 
 class MarkArray:
     """The marks of the index-list verifications of writes to one slice: a `u32` per element, which a
-    verification sets to its own stamp. Each verification gets a new stamp, so marks left by earlier ones
-    never look like repeats; the array is zeroed only when it grows and when the stamp wraps."""
+    verification sets to its own stamp, and after them the order flag, where the loop writes the stamp
+    when the indices it writes are out of order. Each call gets a new stamp, so marks and flags left by
+    earlier ones never count; the array is zeroed only when it grows and when the stamp wraps."""
 
     def __init__(self, backend: DeviceBackend) -> None:
         self.backend = backend
@@ -174,19 +172,20 @@ class MarkArray:
         self.stamp = 0
         self.lock = threading.Lock()
 
-    def next(self, length: int) -> tuple[int, int]:
-        """(address of the marks, stamp) for a verification of writes into `length` elements."""
+    def next(self, length: int) -> tuple[int, int, int]:
+        """(address of the marks, address of the order flag, stamp) for the checks of a call's writes into
+        `length` elements."""
         with self.lock:
             if self.buffer is None or length > self.capacity:
                 # the verification that used the old array ran in a call that waited for the device
                 self.capacity = max(length, 1)
-                self.buffer = self.backend.alloc(4 * self.capacity)
+                self.buffer = self.backend.alloc(4 * (self.capacity + 1))
                 self.stamp = 0
             if self.stamp == 0 or self.stamp == 0xFFFFFFFF:
-                self.backend.zero_async(self.buffer.ptr, 4 * self.capacity)
+                self.backend.zero_async(self.buffer.ptr, 4 * (self.capacity + 1))
                 self.stamp = 0
             self.stamp += 1
-            return self.buffer.ptr, self.stamp
+            return self.buffer.ptr, self.buffer.ptr + 4 * self.capacity, self.stamp
 
 
 class _Launched:
@@ -230,6 +229,10 @@ class DeviceKernel:
         self._panic_sites = {p["site"]: p for p in entry.get("panics", ())}
         reduces = any(lp.seeds for lp in self.plan.launches)
         self._max_blocks = backend.multiprocessors() * REDUCTION_BLOCKS_PER_MULTIPROCESSOR if reduces else None
+        # An index-list verification runs as one full wave too: where the loop found its list in order,
+        # each of its blocks returns at once, and a grid the size of the loop's would take longer to retire.
+        self._verify_blocks = backend.multiprocessors() * REDUCTION_BLOCKS_PER_MULTIPROCESSOR \
+            if any(lp.verify for lp in self.plan.launches) else None
         self._readback = Readback(backend, self._module, entry, self._max_blocks or 0)
         self._call = threading.Lock()  # one call at a time uses the readback area and the partials
 
@@ -266,8 +269,8 @@ class DeviceKernel:
 
     def _launch_all(self, bound: BoundArgs, variants: list, device_ptrs: dict[str, int]):
         """Every launch in the schedule's order (a host loop runs its body once per iteration, the data
-        staying on the device), each after its index lists' verification: each launch's reduction seeds,
-        whether it ran (an empty range does not), and whether any code that ran can record a panic."""
+        staying on the device), each followed by its index lists' verification: each launch's reduction
+        seeds, whether it ran (an empty range does not), and whether any code that ran can record a panic."""
         launched = _Launched(len(self.plan.launches))
         self.last_variants = []
         steps = self.plan.schedule if self.plan.schedule is not None else range(len(self.plan.launches))
@@ -289,8 +292,6 @@ class DeviceKernel:
                 continue
             lp = self.plan.launches[step]
             variant = self._check_launch(lp, bound) if lp.per_step else variants[step]
-            if self._verifiers[step] is not None:
-                launched.records_panics |= self._verify_index_lists(lp, self._verifiers[step], bound, device_ptrs)
             # the covering entry point runs the first variant's body
             covering = self._covering_functions[step] if lp.covering and variant is lp.variants[0] \
                 else _NO_COVERING
@@ -298,7 +299,8 @@ class DeviceKernel:
                                                device_ptrs)
             launched.seeds[step] = seeds
             launched.ran[step] |= ran
-            launched.records_panics |= ran and (lp.covering[3] if covered else variant.records_panics)
+            launched.records_panics |= ran and (lp.covering[3] if covered else variant.records_panics
+                                                or lp.verify is not None)
             self.last_variants.append(lp.covering[0] if covered else variant.symbol)
 
     def _finish(self, bound: BoundArgs, seeds: list[dict], ran: list[bool], records_panics: bool) -> None:
@@ -328,6 +330,9 @@ class DeviceKernel:
         info = self._panic_sites[site]
         if info["kind"] == "index list":
             raise self._repeat_error(info, index, length, bound)
+        if info["kind"] == "index list reads":  # the verification after the loop replaces it by a read's panic
+            raise RuntimeError(f"internal error in kernel `{self.name}`: the list value {index} lies outside a "
+                               f"window of its reads at {info['source']}, but no read is out of bounds")
         raise KernelPanic(panic_message(info["kind"], index, length), info["source"], self.name)
 
     def _check_list_positions(self, lp: LaunchPlan, bound: BoundArgs) -> None:
@@ -342,28 +347,34 @@ class DeviceKernel:
                 raise KernelPanic(f"index out of bounds: the len is {length} but the index is {bad}", source,
                                   self.name)
 
-    def _verify_index_lists(self, lp: LaunchPlan, function, bound: BoundArgs, device_ptrs: dict[str, int]) -> bool:
-        """Launch the verification of the loop's index lists before the loop (same stream): it records an
-        index-list panic for a value two iterations would write at, and a bounds panic where the loop's
-        accesses through the list would leave their slices. True when it was launched."""
+    def _list_scratch(self, lp: LaunchPlan, bound: BoundArgs) -> dict:
+        """What this call's checks of the loop's index lists take: for each slice written through a list
+        ("marks" | "unordered" | "stamp", target) its mark array, order flag and stamp, and for each group
+        of reads through a list ("window_low" | "window_width", k) its window."""
+        scratch = {}
+        for target in lp.verify.targets:
+            marks = self._marks.setdefault(target, MarkArray(self.backend))
+            scratch["marks", target], scratch["unordered", target], scratch["stamp", target] = \
+                marks.next(bound.arrays[target].count)
+        for k, (low, width) in enumerate(lp.read_windows(bound.env)):
+            scratch["window_low", k], scratch["window_width", k] = low, width
+        return scratch
+
+    def _verify_index_lists(self, lp: LaunchPlan, function, bound: BoundArgs, device_ptrs: dict[str, int],
+                            starts: dict[str, int], counts: dict[str, int], scratch: dict) -> None:
+        """Launch, after the loop (same stream), the verification of its index lists: it states the panic
+        of a read through a list the loop found out of bounds, and, for a list the loop found out of order,
+        records an index-list panic for an index two iterations wrote at."""
         verify = lp.verify
-        starts, counts = lp.iteration_space(bound.env)
-        if not all(counts.values()):
-            return False
-        marks = {}
-        for target in verify.targets:
-            marks[("marks", target)], marks[("stamp", target)] = \
-                self._marks.setdefault(target, MarkArray(self.backend)).next(bound.arrays[target].count)
-        threads = {"x": -(-counts["x"] // VERIFY_ITERATIONS_PER_THREAD)}  # index lists are 1-D loops
-        grid, block = launch_geometry(threads, self.backend.block_size)
+        grid, block = launch_geometry(counts, self.backend.block_size, self._verify_blocks)
         with verify.lock:
-            struct.pack_into(verify.format, verify.buffer, 0, *verify.values(bound, device_ptrs, starts, counts, _NONE, marks))
+            struct.pack_into(verify.format, verify.buffer, 0, *verify.values(bound, device_ptrs, starts, counts, _NONE,
+                                                                             scratch))
             try:
                 self.backend.launch_packed(function, grid, block, verify.pointers_address)
             except LaunchError as e:
                 raise LaunchError(f"launching the index-list verification of kernel `{self.name}` (loop at "
                                   f"{lp.source}) failed: {e}") from e
-        return True
 
     def _repeat_error(self, info: dict, value: int, position: int, bound: BoundArgs) -> RaceError:
         """The error for an index list whose value `value` the verification met twice (the second time at
@@ -379,8 +390,9 @@ class DeviceKernel:
         where = [int(p) + first for p in np.flatnonzero(written == np.uint64(value))[:2]]
         positions = f"{where[0]} and {where[1]}" if len(where) == 2 else f"{position} and another one"
         return RaceError(f"kernel `{self.name}`: index list `{name}` holds the same value at positions "
-                         f"{positions}, so two iterations of the loop at {source} would write "
-                         f"`{target}[{value}]`; nothing was launched")
+                         f"{positions}, so two iterations of the loop at {source} may write "
+                         f"`{target}[{value}]`; nothing was copied back to the host, and what the loop wrote "
+                         f"to device arrays is unspecified")
 
     def _list_values(self, arg, first: int, end: int, dtype):
         import numpy as np
@@ -436,7 +448,8 @@ class DeviceKernel:
     def _launch(self, index: int, lp: LaunchPlan, function, covering_function, bound: BoundArgs,
                 device_ptrs: dict[str, int]) -> tuple[dict, bool, bool]:
         """Launch one loop: its covering entry point where one is given and a grid covers the nest, else
-        `function`. Returns the reduction seeds, whether it ran, and whether the covering entry point ran."""
+        `function`; then the verification of its index lists. Returns the reduction seeds, whether it ran,
+        and whether the covering entry point ran."""
         starts, counts = lp.iteration_space(bound.env)
         seeds = {name: seed(bound.env) for name, seed in lp.seeds} if lp.seeds else _NONE
         if not all(counts.values()):
@@ -446,13 +459,19 @@ class DeviceKernel:
             function, (grid, block) = covering_function, covered
         else:
             grid, block = launch_geometry(counts, self.backend.block_size, self._max_blocks if lp.seeds else None)
-        values = lp.values(bound, device_ptrs, starts, counts, seeds, self._readback.pointers[index])
+        scratch = self._readback.pointers[index]
+        if lp.verify is not None:
+            lists = self._list_scratch(lp, bound)
+            scratch = {**scratch, **lists}
+        values = lp.values(bound, device_ptrs, starts, counts, seeds, scratch)
         with lp.lock:
             struct.pack_into(lp.format, lp.buffer, 0, *values)
             try:
                 self.backend.launch_packed(function, grid, block, lp.pointers_address)
             except LaunchError as e:
                 raise LaunchError(f"launching kernel `{self.name}` (loop at {lp.source}) failed: {e}") from e
+        if lp.verify is not None:
+            self._verify_index_lists(lp, self._verifiers[index], bound, device_ptrs, starts, counts, lists)
         return seeds, True, bool(covered)
 
     def _on_device(self, call) -> None:

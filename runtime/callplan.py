@@ -18,6 +18,9 @@ from rs2gpu.runtime.arguments import (PRIM_PACK, ArrayArg, array_argument, check
                                       numpy_dtype, scalar_value, struct_value)
 from rs2gpu.runtime.errors import KernelPanic, RaceError
 from rs2gpu.runtime.hostexpr import Environment, HostPanic, evaluate
+from rs2gpu.runtime.listwindows import read_window
+
+WINDOWS_KEPT = 64  # the read windows a launch keeps, for as many different parameter values and lengths
 
 def _cupy_ndarray() -> type | None:
     """cupy's array type if cupy is imported (a caller passing cupy arrays has imported it)."""
@@ -269,16 +272,22 @@ class Variant:
     records_panics: bool
 
 
+def _list_targets(launch: dict) -> list[str]:
+    """The slices a loop writes through index lists, one check of each (see `emit.verify`)."""
+    return [check["target"] for check in launch.get("index_lists", ())]
+
+
 class IndexListVerification(PackedArguments):
-    """The launch of the kernel that verifies a loop's index lists: the loop's own arguments, then a mark
-    array and a stamp for each slice written through a list (`targets`)."""
+    """The launch of the kernel that verifies, after a loop, the index lists the loop found out of order:
+    the loop's own arguments, then a mark array, the stamp and the order flag for each slice written
+    through a list (`targets`)."""
 
     def __init__(self, entry: dict, launch: dict) -> None:
         self.symbol = launch["verify"]["symbol"]
-        self.targets = list(dict.fromkeys(check["target"] for check in launch["index_lists"]))
+        self.targets = _list_targets(launch)
         fields = _loop_fields(entry, launch)
         for target in self.targets:
-            fields += [("marks", target, "Q", 8, 8), ("stamp", target, "I", 4, 4)]
+            fields += [("marks", target, "Q", 8, 8), ("stamp", target, "I", 4, 4), ("unordered", target, "Q", 8, 8)]
         super().__init__(fields)
 
 
@@ -309,6 +318,14 @@ class LaunchPlan(PackedArguments):
         self.covering = (covering["symbol"], tuple(covering["block"]) if covering["block"] else None,
                          covering["count_limit"], covering["records_panics"]) if covering else None
         fields = _loop_fields(plan.entry, launch)
+        windows = 0
+        for entry in self.index_lists:  # the loop's own checks of the list (`emit.verify`)
+            fields += [("unordered", entry["target"], "Q", 8, 8), ("stamp", entry["target"], "I", 4, 4)]
+            for _ in entry["windows"]:
+                fields += [("window_low", windows, "Q", 8, 8), ("window_width", windows, "Q", 8, 8)]
+                windows += 1
+        self._window_inputs = _compile_window_inputs(self.index_lists)
+        self._windows: dict[tuple, tuple] = {}
         for r in launch["reductions"]:
             seeds = [(r["name"], r["type"])] + ([(r["location"], r["location_type"])] if "location" in r else [])
             for name, ty in seeds:
@@ -340,6 +357,21 @@ class LaunchPlan(PackedArguments):
             out.append((entry["list"], first, first + counts["x"], entry["scale"], offset, entry["target"],
                         entry["source"]))
         return out
+
+    def read_windows(self, env: Environment) -> tuple[tuple[int, int], ...]:
+        """The (low, width) of every group of reads through the loop's index lists (see `listwindows.py`),
+        in launch argument order; kept for the values and lengths they are computed from, which one
+        generated expression reads (computing them costs more than a launch)."""
+        key = self._window_inputs(env)
+        windows = self._windows.get(key)
+        if windows is None:
+            windows = tuple(read_window([poly_value(offset, env) for offset in window["offsets"]],
+                                        env.lengths[window["param"]])
+                            for entry in self.index_lists for window in entry["windows"])
+            if len(self._windows) >= WINDOWS_KEPT:
+                self._windows.clear()
+            self._windows[key] = windows
+        return windows
 
     def check_bounds(self, env: Environment) -> tuple[str, str] | None:
         """The panic (message, location) of the first access, in Rust's order, that every iteration makes
@@ -388,16 +420,36 @@ def _out_of_bounds(check: dict, env: Environment) -> int | None:
     return None
 
 
+def _compile_window_inputs(index_lists: list) -> Callable[[Environment], tuple]:
+    """What the windows of the reads through a loop's index lists are computed from, as one expression:
+    the values their offsets are polynomials of, and the lengths of the slices read (every offset itself
+    where a factor is not a plain length, parameter or local)."""
+    windows = [window for entry in index_lists for window in entry["windows"]]
+    factors = {f"env.lengths[{window['param']!r}]" for window in windows}
+    for window in windows:
+        for terms in window["offsets"]:
+            for _, poly_factors in terms:
+                factors |= {_source(f) for f in poly_factors}
+    if None in factors:
+        return lambda env: tuple((poly_value(terms, env) for window in windows for terms in window["offsets"])) \
+            + tuple(env.lengths[window["param"]] for window in windows)
+    return eval(f"lambda env: ({''.join(f + ', ' for f in sorted(factors))})", {})  # noqa: S307 - from the manifest
+
+
 def _compile_values(fields: list) -> Callable:
     """`values(bound, device_ptrs, start, count, seeds, scratch)`: the launch arguments in buffer order, as
     one generated expression (a per-field loop of `if`s costs more than the launch itself). `scratch` maps
     ("partials" | "result", name) to the device memory of a reduction (see `readback.py`), and
-    ("marks" | "stamp", target) to a verification's mark array and stamp."""
+    ("marks" | "stamp" | "unordered", target) to the mark array, the stamp and the order flag of the checks of
+    a slice written through an index list, and ("window_low" | "window_width", k) to the window of the k-th
+    group of reads through the loop's index lists."""
     getters = {"pointer": "device_ptrs[{!r}]", "length": "bound.arrays[{!r}].count",
                "scalar": "bound.scalars[{!r}]", "struct": "bound.structs[{!r}]", "array": "bound.structs[{!r}]",
                "start": "starts[{!r}]", "count": "counts[{!r}]", "seed": "seeds[{!r}]",
                "partials": "scratch[('partials', {!r})]", "result": "scratch[('result', {!r})]",
                "marks": "scratch[('marks', {!r})]", "stamp": "scratch[('stamp', {!r})]",
+               "unordered": "scratch[('unordered', {!r})]", "window_low": "scratch[('window_low', {!r})]",
+               "window_width": "scratch[('window_width', {!r})]",
                "uniform": "bound.env.locals[{!r}]"}
     items = ", ".join(getters[kind].format(name) for kind, name, *_ in fields)
     source = f"lambda bound, device_ptrs, starts, counts, seeds, scratch: ({items},)"

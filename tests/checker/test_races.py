@@ -633,6 +633,25 @@ pub fn scatter(a: &mut [f64], idx: &[usize], b: &[f64]) {
     assert (check.span.line, check.span.col) == locate(source, "a[idx[i]] = b[i]")
 
 
+
+def test_a_slice_written_twice_through_one_list_value_is_verified_once(check_source) -> None:
+    # both writes hit the element the iteration owns, so one distinctness verification covers them
+    source = """
+#[kernel]
+pub fn twice(a: &mut [f64], idx: &[usize], b: &[f64]) {
+    for i in 0..b.len() {
+        let k = idx[i];
+        a[k] = b[i];
+        a[k] = a[k] * 2.0;
+    }
+}
+"""
+    [loop] = check_source(source).checked.kernels[0].loops
+    [check] = loop.index_lists
+    assert (check.list_param.name, check.target.name) == ("idx", "a")
+    assert (check.span.line, check.span.col) == locate(source, "a[k] = b[i]")
+
+
 # ---------------------------------------------------------------- reductions
 
 REDUCTIONS = {

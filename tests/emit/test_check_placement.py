@@ -189,27 +189,55 @@ pub fn gather_scatter(out: &mut [f64], x: &[f64], y: &[f64], zones: &[usize], ot
 """
 
 
-def test_accesses_through_a_verified_list_are_checked_by_its_verification(translate) -> None:
+def test_accesses_through_a_list_are_checked_by_the_loop_before_its_body(translate) -> None:
     result = translate(ZONES)
     entry = launch(result, "gather_scatter")
     (lists,) = entry["index_lists"]
     assert lists["bounds"] == column(ZONES, "out[i] =")
     assert [g["source"] for g in lists["gathers"]] == [column(ZONES, "x[i] +"), column(ZONES, "x[i + jp]")]
-    assert entry["verify"]["symbol"] == "rs2gpu_gather_scatter_0_verify" and entry["verify"]["records_panics"]
-    assert site_sources(result, "gather_scatter", entry["verify"]["checks"]) == sorted([
-        f"bounds {column(ZONES, 'out[i] =')}", f"bounds {column(ZONES, 'x[i] +')}",
-        f"bounds {column(ZONES, 'x[i + jp]')}", f"index list {column(ZONES, 'out[i] =')}"])
-    # the loop itself checks only what the verification cannot: a conditional read and another list's gather
+    # both reads of `x` through the list form one window, from their offsets 0 and jp
+    assert lists["windows"] == [{"param": "x", "scale": 1, "offsets": [[], [[1, [{"param": "jp"}]]]]}]
     (variant,) = entry["variants"]
     assert site_sources(result, "gather_scatter", variant["checks"]) == sorted([
+        f"bounds {column(ZONES, 'out[i] =')}", f"index list reads {column(ZONES, 'out[i] =')}",
         f"bounds {column(ZONES, 'x[i + 1]')}", f"bounds {column(ZONES, 'y[other[ii]]')}"])
 
 
-def test_the_loop_after_a_verification_returns_at_entry_when_it_failed(translate) -> None:
+def test_the_verification_states_the_panic_of_each_read_and_finds_repeats(translate) -> None:
+    result = translate(ZONES)
+    entry = launch(result, "gather_scatter")
+    assert entry["verify"]["symbol"] == "rs2gpu_gather_scatter_0_verify" and entry["verify"]["records_panics"]
+    assert site_sources(result, "gather_scatter", entry["verify"]["checks"]) == sorted([
+        f"bounds {column(ZONES, 'x[i] +')}", f"bounds {column(ZONES, 'x[i + jp]')}",
+        f"index list reads {column(ZONES, 'out[i] =')}", f"index list {column(ZONES, 'out[i] =')}"])
+
+
+def test_the_verification_after_the_loop_returns_at_once_when_the_list_was_in_order(translate) -> None:
     text = translate(ZONES).emitted.files["gather_scatter.cu"]
-    body = entry_body(text, "rs2gpu_gather_scatter_0")
+    body = entry_body(text, "rs2gpu_gather_scatter_0_verify")
+    assert body.index("if (rs2gpu_panicked() || !(rs2gpu_out_of_order_out)) return;") < body.index("for (")
+    assert text.index("rs2gpu_gather_scatter_0(") < text.index("rs2gpu_gather_scatter_0_verify(")
+
+
+def test_a_loop_with_an_index_list_and_no_earlier_panic_has_no_entry_guard(translate) -> None:
+    text = translate(ZONES).emitted.files["gather_scatter.cu"]
+    assert "rs2gpu_panicked()" not in entry_body(text, "rs2gpu_gather_scatter_0")
+
+
+def test_a_loop_with_an_index_list_in_a_host_loop_stops_after_its_own_verification(translate) -> None:
+    source = """\
+#[kernel]
+pub fn steps(out: &mut [f64], zones: &[usize], steps: usize) {
+    for step in 0..steps {
+        for ii in 0..zones.len() {
+            out[zones[ii]] = step as f64;
+        }
+    }
+}
+"""
+    text = translate(source).emitted.files["steps.cu"]
+    body = entry_body(text, "rs2gpu_steps_0")
     assert body.index("if (rs2gpu_panicked()) return;") < body.index("for (")
-    assert "rs2gpu_panic.site" not in entry_body(text, "rs2gpu_gather_scatter_0_verify")
 
 
 def test_a_conditional_list_write_keeps_its_own_bounds_check(translate) -> None:
@@ -228,8 +256,6 @@ pub fn scatter_where(out: &mut [f64], zones: &[usize], keep: &[u8]) {
     assert entry["index_lists"][0]["bounds"] is None
     assert site_sources(result, "scatter_where", entry["variants"][0]["checks"]) == \
         [f"bounds {column(source, 'out[zones[ii]]')}"]
-    verify = entry_body(result.emitted.files["scatter_where.cu"], "rs2gpu_scatter_where_0_verify")
-    assert re.search(r"rs2gpu_mark_index\([^;]*, 0u, \d+u, ", verify)  # no bounds site: out of bounds is skipped
 
 
 def test_division_by_a_literal_needs_no_check(translate) -> None:

@@ -1,5 +1,6 @@
-"""The device side of the checks on the cuda backend: the checked launch variant, the index-list
-verification, the panic record, and calls that need not wait for the device.
+"""The device side of the checks on the cuda backend: the checked launch variant, the checks of index
+lists (in the loop, and the verification after it), the panic record, and calls that need not wait for
+the device.
 
 The kernels are tests/runtime/data/checks.rs (the same ones tests/runtime/test_device_checks.py runs on
 an emulated device); the cpu backend (rustc) gives the expected results and panics. A RaceError has no
@@ -98,27 +99,71 @@ def zones_input(n: int, shift: int):
     return np.zeros(n), rng.uniform(-1.0, 1.0, n + shift), rng.permutation(n).astype(np.uint64)
 
 
-def test_a_distinct_index_list_is_verified_on_the_device_and_the_loop_runs(gpu, rust) -> None:
+def marked(kernel, target: str) -> tuple[int, bool]:
+    """How many elements of `target` the last call's verification marked, and whether the loop flagged
+    its indices as out of order (read from the device)."""
+    marks = kernel._marks[target]
+    words = np.empty(marks.capacity + 1, dtype=np.uint32)
+    kernel.backend.download(words, marks.buffer.ptr)
+    return int(np.count_nonzero(words[:marks.capacity] == marks.stamp)), bool(words[marks.capacity] == marks.stamp)
+
+
+def race_message(gpu, kernel: str, positions: str, written: str) -> str:
+    source = gpu.manifest["kernels"][kernel]["launches"][0]["index_lists"][0]["source"]
+    return (f"kernel `{kernel}`: index list `zones` holds the same value at positions {positions}, so two "
+            f"iterations of the loop at {source} may write `{written}`; nothing was copied back to the host, "
+            f"and what the loop wrote to device arrays is unspecified")
+
+
+@pytest.mark.parametrize("order", ["increasing", "decreasing"])
+def test_a_monotone_list_is_verified_by_the_loop_alone(gpu, rust, order) -> None:
+    n = 1_000_000
+    out, x, _ = zones_input(2 * n, 7)
+    zones = np.arange(0, 2 * n, 2, dtype=np.uint64)
+    zones = zones if order == "increasing" else zones[::-1].copy()
+    want = out.copy()
+    rust.scatter(want, x, zones, 7)
+    gpu.scatter(out, x, zones, 7)
+    assert out.tobytes() == want.tobytes()
+    assert marked(gpu.scatter, "out") == (0, False)
+
+
+def test_a_distinct_list_out_of_order_is_verified_after_the_loop_by_marking_its_values(gpu, rust) -> None:
     out, x, zones = zones_input(1_000_000, 7)
     want = out.copy()
     rust.scatter(want, x, zones, 7)
     gpu.scatter(out, x, zones, 7)
     assert out.tobytes() == want.tobytes()
+    assert marked(gpu.scatter, "out") == (1_000_000, True)
 
 
-def test_a_repeated_value_is_a_race_error_and_the_loop_writes_nothing(gpu) -> None:
+@pytest.mark.parametrize("first, second", [(12, 654_321), (500_000, 500_001), (0, 999_999)],
+                         ids=["apart", "neighbours", "ends"])
+def test_a_repeated_value_is_a_race_error_naming_both_positions(gpu, first, second) -> None:
+    out, x, zones = zones_input(1_000_000, 7)
+    zones[second] = zones[first]
+    with pytest.raises(rs2gpu.RaceError) as caught:
+        gpu.scatter(out, x, zones, 7)
+    assert str(caught.value) == race_message(gpu, "scatter", f"{first} and {second}", f"out[{zones[first]}]")
+    assert np.all(out == 0.0)  # nothing was copied back
+    sorted_zones = np.arange(1_000_000, dtype=np.uint64)
+    sorted_zones[second] = sorted_zones[first]
+    with pytest.raises(rs2gpu.RaceError) as caught:
+        gpu.scatter(out, x, sorted_zones, 7)
+    assert str(caught.value) == race_message(gpu, "scatter", f"{first} and {second}", f"out[{first}]")
+
+
+def test_a_race_error_leaves_the_elements_of_device_arrays_the_loop_does_not_write(gpu) -> None:
     import cupy as cp
 
     out, x, zones = zones_input(1_000_000, 7)
-    zones[654_321] = zones[12]
+    zones = zones[:900_000].copy()
+    zones[899_999] = zones[3]
     target = cp.full(out.size, 3.0)
-    with pytest.raises(rs2gpu.RaceError) as caught:
+    with pytest.raises(rs2gpu.RaceError):
         gpu.scatter(target, cp.asarray(x), cp.asarray(zones), 7)
-    source = gpu.manifest["kernels"]["scatter"]["launches"][0]["index_lists"][0]["source"]
-    assert str(caught.value) == (f"kernel `scatter`: index list `zones` holds the same value at positions 12 and "
-                                 f"654321, so two iterations of the loop at {source} would write "
-                                 f"`out[{zones[12]}]`; nothing was launched")
-    assert bool(cp.all(target == 3.0))
+    untouched = np.setdiff1d(np.arange(out.size), zones)
+    assert bool(cp.all(target[cp.asarray(untouched)] == 3.0))
 
 
 def test_a_list_value_past_the_written_slice_panics_as_rust_does(gpu, rust) -> None:
@@ -135,6 +180,16 @@ def test_a_gather_through_the_list_past_its_slice_panics_as_rust_does(gpu, rust)
     zones = np.random.default_rng(2).permutation(99_999).astype(np.uint64)  # zone 99_998 reads x[99_998 + 5]
     expected = panic_of(lambda: rust.scatter(out.copy(), x, zones, 5))
     assert same_panic(panic_of(lambda: gpu.scatter(out, x, zones, 5)), expected)
+    assert np.all(out == 0.0)
+
+
+@pytest.mark.parametrize("x_len, y_len", [(2 * 500_000 - 1, 500_003), (1_000_000, 500_002)], ids=["x", "y"])
+def test_the_first_read_through_the_list_rust_fails_at_is_the_panic(gpu, rust, x_len, y_len) -> None:
+    n = 500_000
+    rng = np.random.default_rng(3)
+    x, y, zones = rng.uniform(-1.0, 1.0, x_len), rng.uniform(-1.0, 1.0, y_len), rng.permutation(n).astype(np.uint64)
+    expected = panic_of(lambda: rust.gather_two(np.zeros(n), x, y, zones))
+    assert same_panic(panic_of(lambda: gpu.gather_two(np.zeros(n), x, y, zones)), expected)
 
 
 def test_a_conditional_list_write_ignores_values_it_never_writes_at(gpu, rust) -> None:
@@ -149,12 +204,40 @@ def test_a_conditional_list_write_ignores_values_it_never_writes_at(gpu, rust) -
     assert got.tobytes() == want.tobytes()
 
 
+def test_in_a_host_loop_the_steps_after_a_race_error_do_not_run(gpu) -> None:
+    import cupy as cp
+
+    n = 200_000
+    zones = np.random.default_rng(9).permutation(n).astype(np.uint64)
+    zones[1] = zones[0]
+    out = cp.zeros(n)
+    with pytest.raises(rs2gpu.RaceError):
+        gpu.steps(out, cp.asarray(zones), cp.asarray(np.random.default_rng(9).uniform(0.0, 1.0, n + 2)), 3)
+    assert bool(cp.all(out < 1.0))  # only the first step wrote (x < 1, plus the step)
+
+
 def test_marks_are_zeroed_when_the_stamp_wraps(gpu) -> None:
     out, x, zones = zones_input(50_000, 7)
     gpu.scatter(out, x, zones, 7)
     gpu.scatter._marks["out"].stamp = 0xFFFFFFFF
     gpu.scatter(out, x, zones, 7)  # stamp 1 again: the marks of stamp 1 were cleared
     assert gpu.scatter._marks["out"].stamp == 1
+
+
+def test_the_benchmark_s_zone_list_needs_no_marks(cuda_kernels, cpu_kernels) -> None:
+    import cupy as cp
+
+    from bench.data import domain3d
+
+    mesh = domain3d(1_000_000)  # RAJAPerf's default size
+    zones = mesh.real_zones(np).astype(np.uint64)
+    x = np.random.default_rng(4).uniform(0.5, 1.5, mesh.nnalls)
+    want = np.zeros(mesh.nnalls)
+    cpu_kernels.zonal_accumulation_3d(want, x, zones, mesh.jp, mesh.kp)
+    vol = cp.zeros(mesh.nnalls)
+    cuda_kernels.zonal_accumulation_3d(vol, cp.asarray(x), cp.asarray(zones), mesh.jp, mesh.kp)
+    assert cp.asnumpy(vol).tobytes() == want.tobytes()
+    assert marked(cuda_kernels.zonal_accumulation_3d, "vol") == (0, False)
 
 
 # ---------------------------------------------------------------- calls that need not wait

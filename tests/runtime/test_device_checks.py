@@ -144,14 +144,57 @@ def zones_input(n: int, shift: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return np.zeros(n), rng.uniform(-1.0, 1.0, n + shift), rng.permutation(n).astype(np.uint64)
 
 
-def test_a_distinct_index_list_is_verified_on_the_device_and_the_loop_runs(device, rust) -> None:
+def marked(kernel: DeviceKernel, target: str) -> np.ndarray:
+    """The elements of `target` that the last call's verification marked (the emulated device's memory is
+    the host's), and whether the loop flagged its indices as out of order."""
+    marks = kernel._marks[target]
+    words = marks.buffer.array.view(np.uint32)
+    return np.flatnonzero(words[:marks.capacity] == marks.stamp), bool(words[marks.capacity] == marks.stamp)
+
+
+def race_message(device: Device, kernel: str, positions: str, written: str) -> str:
+    """The RaceError text the runtime documents for a repeated index (no Rust counterpart)."""
+    source = device.translation.emitted.manifest["kernels"][kernel]["launches"][0]["index_lists"][0]["source"]
+    return (f"kernel `{kernel}`: index list `zones` holds the same value at positions {positions}, so two "
+            f"iterations of the loop at {source} may write `{written}`; nothing was copied back to the host, "
+            f"and what the loop wrote to device arrays is unspecified")
+
+
+@pytest.mark.parametrize("order", ["increasing", "decreasing"])
+def test_a_monotone_list_is_verified_by_the_loop_alone(device, rust, order) -> None:
+    n = 1000
+    out, x, _ = zones_input(n, 5)
+    zones = np.arange(0, 2 * n, 2, dtype=np.uint64)[:n // 2]  # every other element of `out`
+    zones = zones if order == "increasing" else zones[::-1].copy()
+    want = out.copy()
+    rust.scatter(want, x, zones, 5)
+    device.backend.launches.clear()
+    device.scatter(out, x, zones, 5)
+    assert [symbol for symbol, _, _ in device.backend.launches] == ["rs2gpu_scatter_0", "rs2gpu_scatter_0_verify"]
+    assert out.tobytes() == want.tobytes()
+    elements, flagged = marked(device.scatter, "out")
+    assert not flagged and elements.size == 0  # the verification launched after the loop marked nothing
+
+
+def test_a_list_of_one_value_is_in_order(device, rust) -> None:
+    out, x = np.zeros(10), np.arange(20.0)
+    want = out.copy()
+    rust.scatter(want, x, np.array([7], dtype=np.uint64), 3)
+    device.scatter(out, x, np.array([7], dtype=np.uint64), 3)
+    assert out.tobytes() == want.tobytes()
+    assert marked(device.scatter, "out")[1] is False
+
+
+def test_a_distinct_list_out_of_order_is_verified_after_the_loop_by_marking_its_values(device, rust) -> None:
     out, x, zones = zones_input(1000, 5)
     want = out.copy()
     rust.scatter(want, x, zones, 5)
     device.backend.launches.clear()
     device.scatter(out, x, zones, 5)
-    assert [symbol for symbol, _, _ in device.backend.launches] == ["rs2gpu_scatter_0_verify", "rs2gpu_scatter_0"]
+    assert [symbol for symbol, _, _ in device.backend.launches] == ["rs2gpu_scatter_0", "rs2gpu_scatter_0_verify"]
     assert out.tobytes() == want.tobytes()
+    elements, flagged = marked(device.scatter, "out")
+    assert flagged and np.array_equal(elements, np.sort(zones))
 
 
 def test_a_repeated_value_is_a_race_error_naming_both_positions(device) -> None:
@@ -159,20 +202,123 @@ def test_a_repeated_value_is_a_race_error_naming_both_positions(device) -> None:
     zones[17] = zones[3]
     with pytest.raises(rs2gpu.RaceError) as caught:
         device.scatter(out, x, zones, 5)
-    source = device.translation.emitted.manifest["kernels"]["scatter"]["launches"][0]["index_lists"][0]["source"]
-    assert str(caught.value) == (f"kernel `scatter`: index list `zones` holds the same value at positions 3 and 17, "
-                                 f"so two iterations of the loop at {source} would write `out[{zones[3]}]`; "
-                                 f"nothing was launched")
+    assert str(caught.value) == race_message(device, "scatter", "3 and 17", f"out[{zones[3]}]")
+    assert np.all(out == 0.0)  # nothing was copied back
+
+
+@pytest.mark.parametrize("repeat", [(500, 501), (10, 900), (0, 999)], ids=["neighbours", "apart", "ends"])
+def test_a_repeat_in_a_list_otherwise_in_order_is_a_race_error(device, repeat) -> None:
+    first, second = repeat
+    out, x, _ = zones_input(1000, 5)
+    zones = np.arange(1000, dtype=np.uint64)
+    zones[second] = zones[first]
+    with pytest.raises(rs2gpu.RaceError) as caught:
+        device.scatter(out, x, zones, 5)
+    assert str(caught.value) == race_message(device, "scatter", f"{first} and {second}", f"out[{first}]")
     assert np.all(out == 0.0)
 
 
-def test_after_a_failed_verification_the_loop_writes_nothing_to_device_arrays(device) -> None:
+def test_a_race_error_leaves_the_elements_of_device_arrays_the_loop_does_not_write(device) -> None:
     out, x, zones = zones_input(1000, 5)
-    zones[999] = zones[0]
+    zones = zones[:900].copy()
+    zones[899] = zones[0]
     target = EmulatedDeviceArray(np.full(1000, 3.0))
     with pytest.raises(rs2gpu.RaceError):
         device.scatter(target, EmulatedDeviceArray(x), EmulatedDeviceArray(zones), 5)
-    assert np.all(target.array == 3.0)
+    untouched = np.setdiff1d(np.arange(1000), zones)
+    assert untouched.size == 101 and np.all(target.array[untouched] == 3.0)
+
+
+def test_the_order_is_that_of_the_written_indices_from_the_loop_s_first_position(device, rust) -> None:
+    # `out[2 * zones[ii - 1] + 1]` for ii in 1..len: positions 0..len - 1, odd elements
+    n = 800
+    x = np.random.default_rng(6).uniform(-1.0, 1.0, n)
+    for zones in (np.arange(n, dtype=np.uint64), np.arange(n, dtype=np.uint64)[::-1].copy()):
+        want, got = np.zeros(2 * n), np.zeros(2 * n)
+        rust.interleave(want, zones, x)
+        device.interleave(got, zones, x)
+        assert got.tobytes() == want.tobytes()
+        assert marked(device.interleave, "out")[1] is False
+    zones = np.arange(n, dtype=np.uint64)
+    zones[798] = zones[400]  # position 798 is read by the last iteration, ii = 799
+    with pytest.raises(rs2gpu.RaceError) as caught:
+        device.interleave(np.zeros(2 * n), zones, x)
+    assert str(caught.value) == race_message(device, "interleave", "400 and 798", "out[801]")
+
+
+def test_a_slice_written_twice_at_the_list_value_of_its_iteration_is_no_repeat(device, rust) -> None:
+    n = 500
+    zones = np.random.default_rng(7).permutation(n).astype(np.uint64)
+    x = np.random.default_rng(7).uniform(-1.0, 1.0, n)
+    want, got = np.zeros(n), np.zeros(n)
+    rust.twice(want, zones, x)
+    device.twice(got, zones, x)
+    assert got.tobytes() == want.tobytes()
+
+
+def test_each_slice_written_through_a_list_has_its_own_order(device, rust) -> None:
+    n = 600
+    zones = np.arange(n, dtype=np.uint64)
+    others = np.random.default_rng(8).permutation(n).astype(np.uint64)
+    want, got = [np.zeros(n), np.zeros(n)], [np.zeros(n), np.zeros(n)]
+    rust.split(*want, zones, others)
+    device.split(*got, zones, others)
+    assert all(g.tobytes() == w.tobytes() for g, w in zip(got, want))
+    assert marked(device.split, "a")[1] is False and marked(device.split, "b")[1] is True
+    others[5] = others[250]
+    with pytest.raises(rs2gpu.RaceError) as caught:
+        device.split(np.zeros(n), np.zeros(n), zones, others)
+    assert f"index list `others` holds the same value at positions 5 and 250" in str(caught.value)
+
+
+def test_in_a_host_loop_the_steps_after_a_race_error_do_not_run(device, rust) -> None:
+    n = 400
+    zones = np.random.default_rng(9).permutation(n).astype(np.uint64)
+    x = np.random.default_rng(9).uniform(0.0, 1.0, n + 2)
+    want, got = np.zeros(n), np.zeros(n)
+    rust.steps(want, zones, x, 3)
+    device.steps(got, zones, x, 3)
+    assert got.tobytes() == want.tobytes()
+    zones[1] = zones[0]
+    out = EmulatedDeviceArray(np.zeros(n))
+    with pytest.raises(rs2gpu.RaceError):
+        device.steps(out, EmulatedDeviceArray(zones), EmulatedDeviceArray(x), 3)
+    assert np.all(out.array < 1.0)  # only the first step wrote (x < 1, plus the step)
+
+
+def test_a_read_through_the_list_past_its_slice_in_a_later_host_loop_step_panics_as_rust_does(device, rust) -> None:
+    n = 300
+    zones = np.random.default_rng(10).permutation(n).astype(np.uint64)
+    x = np.random.default_rng(10).uniform(0.0, 1.0, n + 1)  # x[zones[ii] + 2] leaves it in the third step
+    expected = rust_panic(lambda: rust.steps(np.zeros(n), zones, x, 3))
+    assert expected.message == f"index out of bounds: the len is {n + 1} but the index is {n + 1}"
+    assert same_panic(rust_panic(lambda: device.steps(np.zeros(n), zones, x, 3)), expected)
+
+
+def two_slices(n: int, x_len: int, y_len: int):
+    rng = np.random.default_rng(n + x_len + y_len)
+    return rng.uniform(-1.0, 1.0, x_len), rng.uniform(-1.0, 1.0, y_len), rng.permutation(n).astype(np.uint64)
+
+
+def test_reads_of_two_slices_at_two_scales_through_one_list_run_as_in_rust(device, rust) -> None:
+    n = 500
+    x, y, zones = two_slices(n, 2 * n, n + 3)  # every read in bounds, the last ones at the ends
+    want, got = np.zeros(n), np.zeros(n)
+    rust.gather_two(want, x, y, zones)
+    device.gather_two(got, x, y, zones)
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("x_len, y_len", [(2 * 500 - 1, 503), (1000, 502), (999, 502)],
+                         ids=["x-only", "y-only", "both"])
+def test_the_first_read_through_the_list_rust_fails_at_is_the_panic(device, rust, x_len, y_len) -> None:
+    # zone 499 reads y[502], x[999], y[499] in this order
+    n = 500
+    x, y, zones = two_slices(n, x_len, y_len)
+    expected = rust_panic(lambda: rust.gather_two(np.zeros(n), x, y, zones))
+    out = np.full(n, 5.0)
+    assert same_panic(rust_panic(lambda: device.gather_two(out, x, y, zones)), expected)
+    assert np.all(out == 5.0)
 
 
 def test_a_list_value_past_the_written_slice_panics_as_rust_does(device, rust) -> None:
@@ -237,6 +383,17 @@ def test_marks_are_zeroed_when_the_stamp_wraps(device) -> None:
     assert marks.stamp == 2
 
 
+def test_after_the_stamp_wraps_an_earlier_call_s_order_flag_does_not_count(device) -> None:
+    out, x, zones = zones_input(800, 5)
+    marks = device.scatter._marks["out"]
+    marks.stamp = 0xFFFFFFFF
+    device.scatter(out, x, zones, 5)  # stamp 1, out of order: the flag holds 1
+    assert marks.stamp == 1 and marked(device.scatter, "out")[1]
+    marks.stamp = 0xFFFFFFFF
+    device.scatter(out, x, np.arange(800, dtype=np.uint64), 5)  # stamp 1 again, in order
+    assert marked(device.scatter, "out")[1] is False and marked(device.scatter, "out")[0].size == 0
+
+
 def test_the_marks_grow_with_the_written_slice(device) -> None:
     small = zones_input(100, 5)
     device.scatter(*small, 5)
@@ -272,6 +429,20 @@ def test_a_conditional_list_write_past_the_end_that_runs_panics_as_rust_does(dev
     assert same_panic(rust_panic(lambda: device.scatter_where(np.zeros(n), zones, keep)), expected)
 
 
+def test_reads_at_an_offset_from_a_struct_field_get_the_window_of_each_call_s_value(device, rust) -> None:
+    n = 400
+    zones = np.random.default_rng(11).permutation(n).astype(np.uint64)
+    x = np.random.default_rng(11).uniform(-1.0, 1.0, n + 2)
+    for by in (2, 0, 1):
+        want, got = np.zeros(n), np.zeros(n)
+        rust.gather_shifted(want, x, zones, {"by": by})
+        device.gather_shifted(got, x, zones, {"by": by})
+        assert got.tobytes() == want.tobytes()
+    # the windows of the calls before would let zone n - 1 read x[n + 2]
+    expected = rust_panic(lambda: rust.gather_shifted(np.zeros(n), x, zones, {"by": 3}))
+    assert same_panic(rust_panic(lambda: device.gather_shifted(np.zeros(n), x, zones, {"by": 3})), expected)
+
+
 # ---------------------------------------------------------------- the benchmark's kernels
 
 
@@ -294,3 +465,24 @@ def test_if_quad_on_device_arrays_returns_without_waiting(rajaperf) -> None:
 def test_pressure_has_no_device_checks_at_all(rajaperf) -> None:
     entry = rajaperf.translation.emitted.manifest["kernels"]["pressure"]
     assert [v["records_panics"] for launch in entry["launches"] for v in launch["variants"]] == [False, False]
+
+
+@pytest.fixture(scope="module")
+def rajaperf_rust(tmp_path_factory: pytest.TempPathFactory):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RS2GPU_CACHE_DIR", str(tmp_path_factory.mktemp("cpu-cache-rajaperf")))
+        return rs2gpu.load(REPO / "examples" / "rajaperf", backend="cpu")
+
+
+def test_the_benchmark_s_zone_list_needs_no_marks(rajaperf, rajaperf_rust) -> None:
+    from bench.data import domain3d
+
+    mesh = domain3d(2000)  # RAJAPerf's mesh, small: 14 real nodes per dimension, 13³ zones
+    zones = mesh.real_zones(np).astype(np.uint64)
+    x = np.random.default_rng(12).uniform(0.5, 1.5, mesh.nnalls)
+    want, got = np.zeros(mesh.nnalls), np.zeros(mesh.nnalls)
+    rajaperf_rust.zonal_accumulation_3d(want, x, zones, mesh.jp, mesh.kp)
+    rajaperf.zonal_accumulation_3d(got, x, zones, mesh.jp, mesh.kp)
+    assert got.tobytes() == want.tobytes()
+    elements, flagged = marked(rajaperf.zonal_accumulation_3d, "vol")
+    assert not flagged and elements.size == 0
