@@ -274,12 +274,16 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
     body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=hoisted, scatters=loop.scatters)
     if loop.index_lists and sites is not None:
         check_lists_in_loop(loop, index, names, params, body)
-    params += reduction_params
-    body.block(loop.body)
     guard = []
     if stops:
-        guard = ["    const bool rs2gpu_stopped = rs2gpu_panicked();  // Rust stopped at an earlier panic"
-                 if reductions else "    if (rs2gpu_panicked()) return;  // Rust stopped at an earlier panic"]
+        # the host says whether code launched before this one in the call can have recorded a panic: when
+        # none can, the record is clear and the launch need not read it
+        params.append("const bool rs2gpu_may_stop")
+        guard = ["    const bool rs2gpu_stopped = rs2gpu_may_stop && rs2gpu_panicked();  // Rust stopped at an earlier panic"
+                 if reductions else
+                 "    if (rs2gpu_may_stop && rs2gpu_panicked()) return;  // Rust stopped at an earlier panic"]
+    params += reduction_params
+    body.block(loop.body)
     return {"symbol": name, "params": params, "preamble": preamble.lines, "reductions": reductions, "guard": guard,
             "loop_open": loop_open, "loop_close": loop_close, "body": body.lines,
             "checks": sorted(preamble.used_sites | body.used_sites | helper_sites),
@@ -324,7 +328,7 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
     for i, (loop, context) in enumerate(zip(plan.loops, emitted)):
         verify = context["verify"]
         launches.append({
-            "symbol": symbol(plan.name, i), "source": str(loop.span),
+            "symbol": symbol(plan.name, i), "source": str(loop.span), "stops": bool(context["guard"]),
             "covering": _covering_json(plan, context["covering"]),
             "dims": [{"index": d.index.name, "index_type": str(d.index.ty), "axis": axis,
                       "start": host_expr(d.start, consts=consts), "end": host_expr(d.end, consts=consts),

@@ -214,11 +214,13 @@ SCALAR_SIZES = {**INT_SIZES, "f32": 4, "f64": 8}
 
 def abi_sizes(entry: dict, launch: dict) -> list[int]:
     """The byte size of each argument of one launch, in the order the kernel takes them: the parameters,
-    each dimension's start and count, then per reduction its seed and the pointers to the blocks'
-    partials and to its result."""
+    each dimension's start and count, whether an earlier launch can have panicked (a launch that stops
+    after a panic), then per reduction its seed and the pointers to the blocks' partials and to its result."""
     sizes = [part["size"] for p in entry["params"] for part in p["abi"]]
     for dim in launch["dims"]:
         sizes += [INT_SIZES[dim["index_type"]], 8]
+    if launch.get("stops"):
+        sizes.append(1)
     for r in launch["reductions"]:
         sizes += [SCALAR_SIZES[r["type"]], 8, 8]
     return sizes
@@ -361,6 +363,11 @@ class KernelModule:
             for p in self.params:
                 body.append(self._push(args, p))
             body += [f"{args}.dim(&{d});" for d in dims]
+            if launch.get("stops"):
+                # this module runs each loop's variant that checks everything: whether an earlier one checks
+                # anything on the device decides whether this one must look at the panic record first
+                may_stop = any(earlier["variants"][-1]["records_panics"] for earlier in launches[:index])
+                body.append(f"{args}.value(&{str(may_stop).lower()}); // an earlier launch can have panicked")
             for r in launch["reductions"]:
                 seed = HostExpr(scope).render(r["init"])
                 body.append(f"{args}.reduction::<{r['type']}>(&{seed}); "

@@ -296,7 +296,7 @@ class DeviceKernel:
             covering = self._covering_functions[step] if lp.covering and variant is lp.variants[0] \
                 else _NO_COVERING
             seeds, ran, covered = self._launch(step, lp, self._functions[step][variant.symbol], covering, bound,
-                                               device_ptrs)
+                                               device_ptrs, launched.records_panics)
             launched.seeds[step] = seeds
             launched.ran[step] |= ran
             launched.records_panics |= ran and (lp.covering[3] if covered else variant.records_panics
@@ -446,10 +446,11 @@ class DeviceKernel:
         return host.tobytes()
 
     def _launch(self, index: int, lp: LaunchPlan, function, covering_function, bound: BoundArgs,
-                device_ptrs: dict[str, int]) -> tuple[dict, bool, bool]:
+                device_ptrs: dict[str, int], after_panic_sites: bool) -> tuple[dict, bool, bool]:
         """Launch one loop: its covering entry point where one is given and a grid covers the nest, else
-        `function`; then the verification of its index lists. Returns the reduction seeds, whether it ran,
-        and whether the covering entry point ran."""
+        `function`; then the verification of its index lists. `after_panic_sites`: code launched before it in
+        this call can have recorded a panic (then it checks the record at entry). Returns the reduction
+        seeds, whether it ran, and whether the covering entry point ran."""
         starts, counts = lp.iteration_space(bound.env)
         seeds = {name: seed(bound.env) for name, seed in lp.seeds} if lp.seeds else _NONE
         if not all(counts.values()):
@@ -463,7 +464,7 @@ class DeviceKernel:
         if lp.verify is not None:
             lists = self._list_scratch(lp, bound)
             scratch = {**scratch, **lists}
-        values = lp.values(bound, device_ptrs, starts, counts, seeds, scratch)
+        values = lp.values(bound, device_ptrs, starts, counts, seeds, scratch, after_panic_sites)
         with lp.lock:
             struct.pack_into(lp.format, lp.buffer, 0, *values)
             try:

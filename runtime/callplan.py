@@ -324,6 +324,8 @@ class LaunchPlan(PackedArguments):
             for _ in entry["windows"]:
                 fields += [("window_low", windows, "Q", 8, 8), ("window_width", windows, "Q", 8, 8)]
                 windows += 1
+        if launch.get("stops"):  # whether code launched before it in the call can have recorded a panic
+            fields.append(("stop", "", "?", 1, 1))
         self._window_inputs = _compile_window_inputs(self.index_lists)
         self._windows: dict[tuple, tuple] = {}
         for r in launch["reductions"]:
@@ -437,7 +439,7 @@ def _compile_window_inputs(index_lists: list) -> Callable[[Environment], tuple]:
 
 
 def _compile_values(fields: list) -> Callable:
-    """`values(bound, device_ptrs, start, count, seeds, scratch)`: the launch arguments in buffer order, as
+    """`values(bound, device_ptrs, start, count, seeds, scratch, stop)`: the launch arguments in buffer order, as
     one generated expression (a per-field loop of `if`s costs more than the launch itself). `scratch` maps
     ("partials" | "result", name) to the device memory of a reduction (see `readback.py`), and
     ("marks" | "stamp" | "unordered", target) to the mark array, the stamp and the order flag of the checks of
@@ -450,9 +452,9 @@ def _compile_values(fields: list) -> Callable:
                "marks": "scratch[('marks', {!r})]", "stamp": "scratch[('stamp', {!r})]",
                "unordered": "scratch[('unordered', {!r})]", "window_low": "scratch[('window_low', {!r})]",
                "window_width": "scratch[('window_width', {!r})]",
-               "uniform": "bound.env.locals[{!r}]"}
+               "uniform": "bound.env.locals[{!r}]", "stop": "stop"}
     items = ", ".join(getters[kind].format(name) for kind, name, *_ in fields)
-    source = f"lambda bound, device_ptrs, starts, counts, seeds, scratch: ({items},)"
+    source = f"lambda bound, device_ptrs, starts, counts, seeds, scratch, stop=False: ({items},)"
     return eval(source, {})  # noqa: S307 - the source is built above from the manifest's names only
 
 

@@ -10,6 +10,7 @@ emulation, so the order in which real blocks finish is not exercised here (the G
 from __future__ import annotations
 
 import ctypes
+import struct
 import sys
 from pathlib import Path
 
@@ -76,6 +77,18 @@ pub fn gather_then_fill(out: &mut [f64], a: &[f64], idx: &[usize], filled: &mut 
 }
 
 #[kernel]
+pub fn clip_then_fill(out: &mut [f64], a: &[f64], limit: f64, filled: &mut [f64]) {
+    for i in 0..a.len() {
+        if a[i] > limit {
+            out[i] = limit;
+        }
+    }
+    for j in 0..filled.len() {
+        filled[j] = 2.0;
+    }
+}
+
+#[kernel]
 pub fn gather_then_sum(dst: &mut [f64], a: &[f64], idx: &[usize]) -> f64 {
     for i in 0..dst.len() {
         dst[i] = a[idx[i]];
@@ -126,7 +139,7 @@ def own(backend, tmp_path_factory):
     path.write_text(OWN)
     return (rs2gpu.load(path, backend="cpu"),
             device_kernels(pipeline.translate(path), backend,
-                           ["seeded", "sum_rows", "gather_then_fill", "gather_then_sum"]))
+                           ["seeded", "sum_rows", "gather_then_fill", "gather_then_sum", "clip_then_fill"]))
 
 
 def tickets_left(kernel: DeviceKernel) -> int:
@@ -200,6 +213,27 @@ def test_a_panic_keeps_the_later_launch_from_writing_device_memory(own, backend)
     idx[n // 2] = 0
     kernel(out, a, idx, filled)  # the record was reset: this call runs both loops
     assert np.all(filled == 1.0) and out[n // 2] == 0.0
+
+
+def packed_stop_flag(kernel: DeviceKernel, launch: int) -> bool:
+    """The `rs2gpu_may_stop` argument the last call packed for a launch."""
+    lp = kernel.plan.launches[launch]
+    (at,) = [k for k, (kind, *_) in enumerate(lp.fields) if kind == "stop"]
+    return struct.unpack(lp.format, lp.buffer.raw[:struct.calcsize(lp.format)])[at]
+
+
+def test_a_launch_reads_the_panic_record_only_after_code_that_can_panic(own):
+    # the first loop's conditional write is checked on the device only when `out` may be too short (its
+    # checked variant); only then must the second loop look at the record before it fills
+    kernel = own[1]["clip_then_fill"]
+    a, filled = np.linspace(-1.0, 1.0, 300), np.zeros(50)
+    kernel(np.zeros(300), a, 0.5, filled)
+    assert kernel.last_variants[0] == "rs2gpu_clip_then_fill_0" and packed_stop_flag(kernel, 1) is False
+    kernel(np.zeros(300), a, 2.0, filled)  # `out` as long as `a`, no element above the limit
+    assert packed_stop_flag(kernel, 1) is False
+    with pytest.raises(rs2gpu.KernelPanic, match="the len is 100 but the index is 100"):
+        kernel(np.zeros(100), a, -2.0, filled)  # too short: the checked variant runs, and panics at 100 first
+    assert kernel.last_variants[0] == "rs2gpu_clip_then_fill_0_checked" and packed_stop_flag(kernel, 1) is True
 
 
 def test_a_reduction_launch_after_a_panic_takes_its_tickets_and_the_next_call_is_right(own):

@@ -237,7 +237,7 @@ pub fn steps(out: &mut [f64], zones: &[usize], steps: usize) {
 """
     text = translate(source).emitted.files["steps.cu"]
     body = entry_body(text, "rs2gpu_steps_0")
-    assert body.index("if (rs2gpu_panicked()) return;") < body.index("for (")
+    assert body.index("if (rs2gpu_may_stop && rs2gpu_panicked()) return;") < body.index("for (")
 
 
 def test_a_conditional_list_write_keeps_its_own_bounds_check(translate) -> None:

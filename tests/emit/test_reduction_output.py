@@ -145,13 +145,13 @@ def test_blocks_combine_with_warp_shuffles_and_no_atomic_touches_a_result(transl
 def test_a_launch_after_one_that_can_panic_returns_at_entry_when_a_panic_was_recorded(translated):
     first, second = bodies(translated, "gather_then_fill").values()
     assert "rs2gpu_panicked" not in first  # nothing before it can panic
-    assert second.splitlines()[0].strip().startswith("if (rs2gpu_panicked()) return;")
+    assert second.splitlines()[0].strip().startswith("if (rs2gpu_may_stop && rs2gpu_panicked()) return;")
 
 
 def test_a_reduction_launch_after_one_that_can_panic_runs_no_iteration_but_still_combines(translated):
     _, second = bodies(translated, "gather_then_sum").values()
     lines = [line.strip() for line in second.splitlines()]
-    assert lines[0].startswith("const bool rs2gpu_stopped = rs2gpu_panicked();")
+    assert lines[0].startswith("const bool rs2gpu_stopped = rs2gpu_may_stop && rs2gpu_panicked();")
     assert "return" not in second  # every block must reach the block reduction and take its ticket
     loop = next(line for line in lines if line.startswith("for ("))
     assert "!rs2gpu_stopped && rs2gpu_tx < rs2gpu_count_x;" in loop
