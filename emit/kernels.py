@@ -395,9 +395,15 @@ def entry_points(launch: dict) -> list[str]:
 
 
 def _bounds_json(check, consts) -> dict:
+    form = check.form
+    loops = [{"start": _poly_json(loop.start, consts), "end": _poly_json(loop.end, consts),
+              "inclusive": loop.inclusive, "type": str(loop.ty), "coefficient": _poly_json(loop.coefficient, consts),
+              "at": list(loop.at)} for loop in form.loops]
+    index = {"rest": _poly_json(form.rest, consts), "axes": [_poly_json(a, consts) for a in form.axes],
+             "loops": loops, "at": list(form.at)}
     return {"param": check.param.name, "low": _poly_json(check.low, consts), "high": _poly_json(check.high, consts),
             "extents": [_poly_json(e, consts) for e in check.extents], "source": str(check.span),
-            "step": check.step}
+            "exact": [[_poly_json(bound, consts), low, high] for bound, low, high in check.exact], "index": index}
 
 
 def _reduction_json(plan: KernelPlan, r: Reduction, consts) -> dict:

@@ -16,6 +16,7 @@ from typing import Callable
 
 from rs2gpu.runtime.arguments import (PRIM_PACK, ArrayArg, array_argument, check_aliasing, check_array_length,
                                       numpy_dtype, scalar_value, struct_value)
+from rs2gpu.runtime.bounds import compile_ranges, first_out_of_bounds, may_leave, poly_value
 from rs2gpu.runtime.errors import KernelPanic, RaceError
 from rs2gpu.runtime.hostexpr import Environment, HostPanic, evaluate
 
@@ -34,52 +35,6 @@ def struct_fields(layout: dict, data: bytes, offset: int = 0) -> dict:
             out[f["name"]] = struct_fields(f, data, offset + f["offset"])
         elif f["type"] in PRIM_PACK:
             out[f["name"]] = struct.unpack_from("<" + PRIM_PACK[f["type"]], data, offset + f["offset"])[0]
-    return out
-
-
-def _source(expr: dict) -> str | None:
-    """Python source for the simple host expressions bounds are made of (None: not simple)."""
-    if "lit" in expr and isinstance(expr["lit"], int) and not isinstance(expr["lit"], bool):
-        return repr(expr["lit"])
-    for key, table in (("len", "lengths"), ("param", "params"), ("local", "locals")):
-        if key in expr and isinstance(expr[key], str):
-            return f"env.{table}[{expr[key]!r}]"
-    return None
-
-
-def _poly_source(terms: list) -> str | None:
-    parts = []
-    for coefficient, factors in terms:
-        sources = [_source(f) for f in factors]
-        if None in sources:
-            return None
-        parts.append("*".join([repr(coefficient), *sources]))
-    return "(" + " + ".join(parts or ["0"]) + ")"
-
-
-def _compile_bounds(bounds: list) -> Callable[[Environment], bool] | None:
-    """One expression that is true when every access is in bounds (then no check needs a closer look);
-    None when some bound is not a plain polynomial of lengths, parameters and preamble values."""
-    conditions = []
-    for check in bounds:
-        low, high = _poly_source(check["low"]), _poly_source(check["high"])
-        if low is None or high is None:
-            return None
-        conditions.append(f"{low} >= 0 and {high} < env.lengths[{check['param']!r}]")
-    if not conditions:
-        return lambda env: True
-    return eval("lambda env: " + " and ".join(conditions), {})  # noqa: S307 - built from the manifest above
-
-
-def poly_value(terms: list, env: Environment) -> int:
-    """Σ coefficient · Π factors with exact integers (the manifest's launch-check polynomials)."""
-    return sum(coefficient * _product(evaluate(f, env) for f in factors) for coefficient, factors in terms)
-
-
-def _product(values) -> int:
-    out = 1
-    for v in values:
-        out *= v
     return out
 
 
@@ -299,9 +254,9 @@ class LaunchPlan(PackedArguments):
         self.checks = [(check["poly"], check["source"]) for check in launch.get("checks", ())]
         self.index_lists = launch.get("index_lists", [])
         self.bounds = launch.get("bounds", [])
-        self.bounds_hold = _compile_bounds(self.bounds)
+        self.bounds_hold = compile_ranges(self.bounds)
         self.guarded = launch.get("guarded_bounds", [])
-        self.guarded_hold = _compile_bounds(self.guarded)
+        self.guarded_hold = compile_ranges(self.guarded)
         self.variants = [Variant(v["symbol"], v["records_panics"]) for v in launch["variants"]]
         self.verify = IndexListVerification(plan.entry, launch) if launch.get("verify") else None
         covering = launch.get("covering")
@@ -342,23 +297,23 @@ class LaunchPlan(PackedArguments):
         return out
 
     def check_bounds(self, env: Environment) -> tuple[str, str] | None:
-        """The panic (message, location) of the first access, in Rust's order, that every iteration makes
-        and that the host can tell is out of bounds over the whole iteration space; None when all are in
-        bounds."""
+        """The panic (message, location) Rust raises first among the accesses that every iteration makes
+        and that the host checks (see `bounds.py`); None when all of them stay in bounds."""
         if self.bounds_hold is not None and self.bounds_hold(env):
             return None  # the common case, decided by one generated expression
-        for check in self.bounds:
-            index = _out_of_bounds(check, env)
-            if index is not None:
-                return f"index out of bounds: the len is {env.lengths[check['param']]} but the index is {index}", \
-                    check["source"]
-        return None
+        starts, counts = self.iteration_space(env)
+        found = first_out_of_bounds(self.bounds, env, [axis for axis, *_ in self.dims], starts, counts)
+        if found is None:
+            return None
+        check, index = found
+        return f"index out of bounds: the len is {env.lengths[check['param']]} but the index is {index}", \
+            check["source"]
 
     def variant(self, env: Environment) -> Variant:
         """The entry point to launch: the one without checks of the conditional accesses when the host finds
         all of them in bounds over the whole iteration space, else the one that checks them."""
         if len(self.variants) == 1 or (self.guarded_hold is not None and self.guarded_hold(env)) \
-                or all(_out_of_bounds(check, env) is None for check in self.guarded):
+                or not any(may_leave(check, env) for check in self.guarded):
             return self.variants[0]
         return self.variants[1]
 
@@ -370,22 +325,6 @@ class LaunchPlan(PackedArguments):
                                 f"would write the same element (the row stride is shorter than the row); "
                                 f"nothing was launched")
 
-
-
-def _out_of_bounds(check: dict, env: Environment) -> int | None:
-    """The index Rust's panic names when the access of a bounds check leaves its slice in some iteration
-    (the first one past the end, where the indices are regular); None when it stays inside, or when a loop
-    around it runs no iteration (then the access never happens)."""
-    if not all(poly_value(extent, env) > 0 for extent in check["extents"]):
-        return None
-    length = env.lengths[check["param"]]
-    low, high = poly_value(check["low"], env), poly_value(check["high"], env)
-    if low < 0:
-        return low % (1 << 64)  # a usize below zero wraps, as in Rust's message
-    if high >= length:
-        step = check.get("step")
-        return low + step * -(-(length - low) // step) if step and low < length else high
-    return None
 
 
 def _compile_values(fields: list) -> Callable:
