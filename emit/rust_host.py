@@ -214,11 +214,13 @@ SCALAR_SIZES = {**INT_SIZES, "f32": 4, "f64": 8}
 
 def abi_sizes(entry: dict, launch: dict) -> list[int]:
     """The byte size of each argument of one launch, in the order the kernel takes them: the parameters,
-    each dimension's start and count, then per reduction its seed and the pointers to the blocks'
-    partials and to its result."""
+    each dimension's start and count, the launch's number in the call (when it can record or stop on a
+    panic), then per reduction its seed and the pointers to the blocks' partials and to its result."""
     sizes = [part["size"] for p in entry["params"] for part in p["abi"]]
     for dim in launch["dims"]:
         sizes += [INT_SIZES[dim["index_type"]], 8]
+    if launch.get("numbered"):
+        sizes.append(4)
     for r in launch["reductions"]:
         sizes += [SCALAR_SIZES[r["type"]], 8, 8]
     return sizes
@@ -377,6 +379,8 @@ class KernelModule:
             for p in self.params:
                 body.append(self._push(args, p))
             body += [f"{args}.dim(&{d});" for d in dims]
+            if launch.get("numbered"):
+                body.append(f"{args}.number(); // which launch of the call records a panic")
             for r in launch["reductions"]:
                 seed = HostExpr(scope).render(r["init"])
                 body.append(f"{args}.reduction::<{r['type']}>(&{seed}); "

@@ -44,19 +44,19 @@ def list_targets(loop: ParallelLoop) -> list[ir.Binding]:
 
 
 def verify_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites, reserved) -> dict:
-    from rs2gpu.emit.kernels import grid_loop, loop_parameters, needed_preamble, parameter_names, symbol
+    from rs2gpu.emit.kernels import BEFORE_LOOP, grid_loop, loop_parameters, needed_preamble, parameter_names, symbol
 
     names = parameter_names(plan.function, reserved)
-    params = loop_parameters(plan, loop, names)
+    params = loop_parameters(plan, loop, names, numbered=True)
     for target in list_targets(loop):
         marks, stamp = mark_names(names, target)
         params += [f"u32* __restrict__ {marks}", f"const u32 {stamp}"]
-    emitter = BodyEmitter(names, indent=1, sites=sites)
+    emitter = BodyEmitter(names, indent=1, sites=sites, iteration=BEFORE_LOOP)
     used = {n.binding for check in loop.index_lists for terms in _polys(check) for _, factors in terms
             for factor in factors for n in walk(factor) if isinstance(n, ir.Var)}
     for let in needed_preamble(plan.preamble, used):
         emitter.statement(let)
-    loop_open, loop_close = grid_loop(loop, names)
+    loop_open, loop_close = grid_loop(loop, names, iteration=True)
     body = BodyEmitter(names, indent=2, sites=sites)
     position = names.name(loop.dims[0].index)
     for number, check in enumerate(loop.index_lists):
@@ -117,7 +117,7 @@ def _verify_list(body: BodyEmitter, check: IndexListCheck, names: LocalNames, po
             body.locate(gather.span)
             site = body.site("bounds", gather.span)
             body.hoist(f"rs2gpu_in_bounds({_index(gather.scale, value, gather.offset, body)}, "
-                       f"{body.length_of(ir.Var(gather.param, gather.span))}, {site});")
+                       f"{body.length_of(ir.Var(gather.param, gather.span))}, {site}, {body.iteration});")
         body.indent -= 1
         body.hoist_brace("}")
     body.locate(check.span)
@@ -126,7 +126,7 @@ def _verify_list(body: BodyEmitter, check: IndexListCheck, names: LocalNames, po
     repeat_site = body.site("index list", check.span, launch=launch, list=number)
     body.hoist(f"rs2gpu_mark_index({marks}, {_index(check.scale, value, check.offset, body)}, "
                f"{body.length_of(ir.Var(check.target, check.span))}, {stamp}, {bounds_site}u, {repeat_site}u, "
-               f"{at});")
+               f"{at}, {body.iteration});")
 
 
 def _index(scale: int, value: str, offset, body: BodyEmitter) -> str:

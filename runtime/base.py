@@ -191,12 +191,20 @@ class MarkArray:
 
 class _Launched:
     """What the launches of one call did: per launch its reduction seeds and whether it ran; whether any
-    code that ran can have recorded a panic."""
+    code that ran can have recorded a panic; how many launches the call has made (a launch's number,
+    which a panic it records carries, so that only later launches stop on it)."""
 
     def __init__(self, launches: int) -> None:
         self.seeds: list[dict] = [_NONE] * launches
         self.ran = [False] * launches
         self.records_panics = False
+        self.count = 0
+
+    def number(self) -> int:
+        """The number of the next launch of the call: 1, 2, ... (a u32 the device compares; never 0, which
+        the device reads as no number)."""
+        self.count += 1
+        return (self.count - 1) % 0xFFFFFFFF + 1
 
 
 class DeviceKernel:
@@ -290,12 +298,13 @@ class DeviceKernel:
             lp = self.plan.launches[step]
             variant = self._check_launch(lp, bound) if lp.per_step else variants[step]
             if self._verifiers[step] is not None:
-                launched.records_panics |= self._verify_index_lists(lp, self._verifiers[step], bound, device_ptrs)
+                launched.records_panics |= self._verify_index_lists(lp, self._verifiers[step], bound, device_ptrs,
+                                                                    launched.number())
             # the covering entry point runs the first variant's body
             covering = self._covering_functions[step] if lp.covering and variant is lp.variants[0] \
                 else _NO_COVERING
             seeds, ran, covered = self._launch(step, lp, self._functions[step][variant.symbol], covering, bound,
-                                               device_ptrs)
+                                               device_ptrs, launched.number())
             launched.seeds[step] = seeds
             launched.ran[step] |= ran
             launched.records_panics |= ran and (lp.covering[3] if covered else variant.records_panics)
@@ -342,10 +351,12 @@ class DeviceKernel:
                 raise KernelPanic(f"index out of bounds: the len is {length} but the index is {bad}", source,
                                   self.name)
 
-    def _verify_index_lists(self, lp: LaunchPlan, function, bound: BoundArgs, device_ptrs: dict[str, int]) -> bool:
-        """Launch the verification of the loop's index lists before the loop (same stream): it records an
-        index-list panic for a value two iterations would write at, and a bounds panic where the loop's
-        accesses through the list would leave their slices. True when it was launched."""
+    def _verify_index_lists(self, lp: LaunchPlan, function, bound: BoundArgs, device_ptrs: dict[str, int],
+                            number: int) -> bool:
+        """Launch the verification of the loop's index lists before the loop (same stream), as the call's
+        launch `number`: it records an index-list panic for a value two iterations would write at, and a
+        bounds panic where the loop's accesses through the list would leave their slices. True when it was
+        launched."""
         verify = lp.verify
         starts, counts = lp.iteration_space(bound.env)
         if not all(counts.values()):
@@ -357,7 +368,8 @@ class DeviceKernel:
         threads = {"x": -(-counts["x"] // VERIFY_ITERATIONS_PER_THREAD)}  # index lists are 1-D loops
         grid, block = launch_geometry(threads, self.backend.block_size)
         with verify.lock:
-            struct.pack_into(verify.format, verify.buffer, 0, *verify.values(bound, device_ptrs, starts, counts, _NONE, marks))
+            struct.pack_into(verify.format, verify.buffer, 0,
+                             *verify.values(bound, device_ptrs, starts, counts, _NONE, marks, number))
             try:
                 self.backend.launch_packed(function, grid, block, verify.pointers_address)
             except LaunchError as e:
@@ -434,9 +446,10 @@ class DeviceKernel:
         return host.tobytes()
 
     def _launch(self, index: int, lp: LaunchPlan, function, covering_function, bound: BoundArgs,
-                device_ptrs: dict[str, int]) -> tuple[dict, bool, bool]:
-        """Launch one loop: its covering entry point where one is given and a grid covers the nest, else
-        `function`. Returns the reduction seeds, whether it ran, and whether the covering entry point ran."""
+                device_ptrs: dict[str, int], number: int) -> tuple[dict, bool, bool]:
+        """Launch one loop as the call's launch `number`: its covering entry point where one is given and a
+        grid covers the nest, else `function`. Returns the reduction seeds, whether it ran, and whether the
+        covering entry point ran."""
         starts, counts = lp.iteration_space(bound.env)
         seeds = {name: seed(bound.env) for name, seed in lp.seeds} if lp.seeds else _NONE
         if not all(counts.values()):
@@ -446,7 +459,7 @@ class DeviceKernel:
             function, (grid, block) = covering_function, covered
         else:
             grid, block = launch_geometry(counts, self.backend.block_size, self._max_blocks if lp.seeds else None)
-        values = lp.values(bound, device_ptrs, starts, counts, seeds, self._readback.pointers[index])
+        values = lp.values(bound, device_ptrs, starts, counts, seeds, self._readback.pointers[index], number)
         with lp.lock:
             struct.pack_into(lp.format, lp.buffer, 0, *values)
             try:

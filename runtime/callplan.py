@@ -168,8 +168,8 @@ class CallPlan:
 class PackedArguments:
     """The argument buffer layout of one entry point: every argument at its own aligned offset, so the
     `void**` array the driver wants is fixed and only the bytes change between calls. `fields` are
-    (what, name, struct format code, size, alignment); `values(bound, device_ptrs, starts, counts, slots)`
-    gives the arguments in buffer order."""
+    (what, name, struct format code, size, alignment); `values(bound, device_ptrs, starts, counts, seeds,
+    scratch, launch)` gives the arguments in buffer order."""
 
     def __init__(self, fields: list[tuple]) -> None:
         self.format, offsets, offset = "<", [], 0
@@ -192,7 +192,8 @@ class PackedArguments:
 
 def _loop_fields(entry: dict, launch: dict) -> list[tuple]:
     """The fields of a launch's arguments up to its reduction results: the kernel's parameters, each
-    dimension's start and count, then the values of the host loops around it that it reads."""
+    dimension's start and count, the launch's number in the call (for a launch that can record or stop on
+    a panic), then the values of the host loops around it that it reads."""
     fields = []
     for p in entry["params"]:
         for part in p["abi"]:
@@ -210,6 +211,8 @@ def _loop_fields(entry: dict, launch: dict) -> list[tuple]:
         code = PRIM_PACK[dim["index_type"]]
         fields.append(("start", dim["axis"], code, struct.calcsize(code), struct.calcsize(code)))
         fields.append(("count", dim["axis"], "Q", 8, 8))
+    if launch.get("numbered"):
+        fields.append(("launch", "launch", "I", 4, 4))
     for value in launch.get("uniforms", ()):
         code = PRIM_PACK[value["type"]]
         fields.append(("uniform", value["name"], code, struct.calcsize(code), struct.calcsize(code)))
@@ -328,18 +331,19 @@ class LaunchPlan(PackedArguments):
 
 
 def _compile_values(fields: list) -> Callable:
-    """`values(bound, device_ptrs, start, count, seeds, scratch)`: the launch arguments in buffer order, as
-    one generated expression (a per-field loop of `if`s costs more than the launch itself). `scratch` maps
-    ("partials" | "result", name) to the device memory of a reduction (see `readback.py`), and
-    ("marks" | "stamp", target) to a verification's mark array and stamp."""
+    """`values(bound, device_ptrs, start, count, seeds, scratch, launch)`: the launch arguments in buffer
+    order, as one generated expression (a per-field loop of `if`s costs more than the launch itself).
+    `scratch` maps ("partials" | "result", name) to the device memory of a reduction (see `readback.py`),
+    and ("marks" | "stamp", target) to a verification's mark array and stamp; `launch` is the launch's
+    number in the call."""
     getters = {"pointer": "device_ptrs[{!r}]", "length": "bound.arrays[{!r}].count",
                "scalar": "bound.scalars[{!r}]", "struct": "bound.structs[{!r}]", "array": "bound.structs[{!r}]",
                "start": "starts[{!r}]", "count": "counts[{!r}]", "seed": "seeds[{!r}]",
                "partials": "scratch[('partials', {!r})]", "result": "scratch[('result', {!r})]",
                "marks": "scratch[('marks', {!r})]", "stamp": "scratch[('stamp', {!r})]",
-               "uniform": "bound.env.locals[{!r}]"}
+               "uniform": "bound.env.locals[{!r}]", "launch": "launch"}
     items = ", ".join(getters[kind].format(name) for kind, name, *_ in fields)
-    source = f"lambda bound, device_ptrs, starts, counts, seeds, scratch: ({items},)"
+    source = f"lambda bound, device_ptrs, starts, counts, seeds, scratch, launch: ({items},)"
     return eval(source, {})  # noqa: S307 - the source is built above from the manifest's names only
 
 

@@ -208,7 +208,7 @@ def test_accesses_through_a_verified_list_are_checked_by_its_verification(transl
 def test_the_loop_after_a_verification_returns_at_entry_when_it_failed(translate) -> None:
     text = translate(ZONES).emitted.files["gather_scatter.cu"]
     body = entry_body(text, "rs2gpu_gather_scatter_0")
-    assert body.index("if (rs2gpu_panicked()) return;") < body.index("for (")
+    assert body.index("if (rs2gpu_stopped_before(rs2gpu_launch)) return;") < body.index("for (")
     assert "rs2gpu_panic.site" not in entry_body(text, "rs2gpu_gather_scatter_0_verify")
 
 
