@@ -78,6 +78,14 @@ def compile_ranges(bounds: list) -> Callable[[Environment], bool] | None:
     return eval("lambda env: " + " and ".join(conditions), {})  # noqa: S307 - built from the manifest above
 
 
+def ranges_hold(bounds: list, env: Environment) -> bool:
+    """What `compile_ranges`' expression tells, for bounds that are not plain polynomials of lengths,
+    parameters and preamble values (a struct's field, a cast): every access stays in its slice."""
+    return all(all(least <= poly_value(bound, env) <= greatest for bound, least, greatest in check["exact"])
+               and poly_value(check["low"], env) >= 0 and poly_value(check["high"], env) < env.lengths[check["param"]]
+               for check in bounds)
+
+
 def may_leave(check: dict, env: Environment) -> bool:
     """Whether the range of an access's indices leaves its slice while every loop around it runs, or may
     (a loop bound wraps in its type): for a conditional access, a reason to check it on the device (the
@@ -148,21 +156,24 @@ class _Access:
 
     def first_failure(self) -> list[int] | None:
         """The first offsets (in Rust's order) at which the index is out of bounds, or None."""
-        spans = [c * (n - 1) for c, n in zip(self.coefficients, self.extents)]
-        low = self.base + sum(min(0, s) for s in spans)
-        high = self.base + sum(max(0, s) for s in spans)
-        if low >= 0 and high < self.length:
-            return None
-        if low < self.length - U64 or high >= U64:
-            return self._scan()  # some wrapped index may be inside the slice
-        # no index wraps back inside: out of bounds is below 0 (an index past the end once wrapped) or past it
-        candidates = [_first_at_most(self.base, self.coefficients, self.extents, -1),
-                      _first_at_most(-self.base, [-c for c in self.coefficients], self.extents, -self.length)]
-        found = [c for c in candidates if c is not None]
-        return min(found) if found else None
+        return first_failing_offsets(self.base, self.coefficients, self.extents, self.length)
 
-    def _scan(self) -> list[int] | None:
-        return _scan(self.base % U64, [c % U64 for c in self.coefficients], self.extents, self.length)
+
+def first_failing_offsets(base: int, coefficients: list[int], extents: list[int], length: int) -> list[int] | None:
+    """The lexicographically first offsets `0 <= x_j < extents[j]` at which the index
+    `(base + Σ coefficients[j] · x_j) mod 2^64` is at least `length`, or None."""
+    spans = [c * (n - 1) for c, n in zip(coefficients, extents)]
+    low = base + sum(min(0, s) for s in spans)
+    high = base + sum(max(0, s) for s in spans)
+    if low >= 0 and high < length:
+        return None
+    if low < length - U64 or high >= U64:  # some wrapped index may be inside the slice
+        return _scan(base % U64, [c % U64 for c in coefficients], extents, length)
+    # no index wraps back inside: out of bounds is below 0 (an index past the end once wrapped) or past it
+    candidates = [_first_at_most(base, coefficients, extents, -1),
+                  _first_at_most(-base, [-c for c in coefficients], extents, -length)]
+    found = [c for c in candidates if c is not None]
+    return min(found) if found else None
 
 
 def _first_at_most(base: int, coefficients: list[int], extents: list[int], bound: int) -> list[int] | None:

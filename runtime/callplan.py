@@ -16,7 +16,7 @@ from typing import Callable
 
 from rs2gpu.runtime.arguments import (PRIM_PACK, ArrayArg, array_argument, check_aliasing, check_array_length,
                                       numpy_dtype, scalar_value, struct_value)
-from rs2gpu.runtime.bounds import compile_ranges, first_out_of_bounds, may_leave, poly_value
+from rs2gpu.runtime.bounds import compile_ranges, first_out_of_bounds, may_leave, poly_value, ranges_hold
 from rs2gpu.runtime.errors import KernelPanic, RaceError
 from rs2gpu.runtime.hostexpr import Environment, HostPanic, evaluate
 
@@ -302,8 +302,8 @@ class LaunchPlan(PackedArguments):
     def check_bounds(self, env: Environment) -> tuple[str, str] | None:
         """The panic (message, location) Rust raises first among the accesses that every iteration makes
         and that the host checks (see `bounds.py`); None when all of them stay in bounds."""
-        if self.bounds_hold is not None and self.bounds_hold(env):
-            return None  # the common case, decided by one generated expression
+        if self.bounds_hold(env) if self.bounds_hold is not None else ranges_hold(self.bounds, env):
+            return None  # the common case, decided by one generated expression where the bounds allow
         starts, counts = self.iteration_space(env)
         found = first_out_of_bounds(self.bounds, env, [axis for axis, *_ in self.dims], starts, counts)
         if found is None:
