@@ -75,7 +75,8 @@ def compile_ranges(bounds: list) -> Callable[[Environment], bool] | None:
         conditions.append(f"{low} >= 0 and {high} < env.lengths[{check['param']!r}]")
     if not conditions:
         return lambda env: True
-    return eval("lambda env: " + " and ".join(conditions), {})  # noqa: S307 - built from the manifest above
+    # the accesses of a nest share its loops' bounds: each condition once
+    return eval("lambda env: " + " and ".join(dict.fromkeys(conditions)), {})  # noqa: S307 - from the manifest above
 
 
 def ranges_hold(bounds: list, env: Environment) -> bool:
