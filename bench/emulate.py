@@ -52,19 +52,23 @@ extern "C" void bench_begin_block(unsigned bx, unsigned by, unsigned bz, unsigne
     for (unsigned w = 0; w * 32 < threads; ++w)
         bench_warp_barrier[w] = std::make_unique<std::barrier<>>(std::min(32u, threads - 32 * w));
 }
-// Every block of a grid, one after another; `call` runs one thread of the kernel with its arguments.
+// Every block of a grid, one after another; `call` runs one thread of the kernel with its arguments. With
+// `reverse`, the blocks and the threads of a block run last first: the order a GPU may well pick, and the
+// one that hides least what depends on it.
 extern "C" void bench_run_grid(void (*call)(void**), void** params, unsigned gx, unsigned gy, unsigned gz,
-                               unsigned dx, unsigned dy, unsigned dz, int together)
+                               unsigned dx, unsigned dy, unsigned dz, int together, int reverse)
 {
+    auto at = [=](unsigned k, unsigned n) { return reverse ? n - 1 - k : k; };
     for (unsigned z = 0; z < gz; ++z)
         for (unsigned y = 0; y < gy; ++y)
             for (unsigned x = 0; x < gx; ++x) {
-                bench_begin_block(x, y, z, gx, gy, gz, dx, dy, dz);
+                bench_begin_block(at(x, gx), at(y, gy), at(z, gz), gx, gy, gz, dx, dy, dz);
                 std::vector<std::thread> threads;
                 for (unsigned tz = 0; tz < dz; ++tz)
                     for (unsigned ty = 0; ty < dy; ++ty)
                         for (unsigned tx = 0; tx < dx; ++tx) {
-                            auto thread = [=] { threadIdx = {tx, ty, tz}; call(params); };
+                            const bench_dim3 thread_index = {at(tx, dx), at(ty, dy), at(tz, dz)};
+                            auto thread = [=] { threadIdx = thread_index; call(params); };
                             if (together) threads.emplace_back(thread); else thread();
                         }
                 for (auto& thread : threads) thread.join();
@@ -216,11 +220,12 @@ class Library:
         pointers = (ctypes.c_void_p * max(1, len(c_args)))(*[ctypes.addressof(a) for a in c_args])
         self.launch_packed(symbol, grid, block, ctypes.addressof(pointers))
 
-    def launch_packed(self, symbol: str, grid: tuple, block: tuple, params_address: int) -> None:
-        """Run the kernel on `grid` x `block` with the `void**` argument array at `params_address`."""
+    def launch_packed(self, symbol: str, grid: tuple, block: tuple, params_address: int, reverse: bool = False) -> None:
+        """Run the kernel on `grid` x `block` with the `void**` argument array at `params_address`; with
+        `reverse`, the blocks and their threads last first."""
         call = ctypes.cast(getattr(self.handle, f"bench_packed_{symbol}"), ctypes.c_void_p)
         self.handle.bench_run_grid(call, ctypes.c_void_p(params_address), *(ctypes.c_uint(v) for v in (*grid, *block)),
-                                   ctypes.c_int(symbol in self.cooperative))
+                                   ctypes.c_int(symbol in self.cooperative), ctypes.c_int(reverse))
 
 
 def _c_value(value):
@@ -241,6 +246,8 @@ def _c_value(value):
         return ctypes.c_int64(int(np.int64(value.view(np.int64)) if isinstance(value, np.uint64) else value))
     if isinstance(value, np.int32):
         return ctypes.c_int32(int(value))
+    if isinstance(value, np.uint32):
+        return ctypes.c_uint32(int(value))
     if isinstance(value, np.float32):
         return ctypes.c_float(float(value))
     raise TypeError(f"cannot pass {type(value).__name__} to a CPU-compiled kernel")
@@ -264,14 +271,16 @@ class EmulatedBackend(DeviceBackend):
     `DeviceKernel` on it runs the generated CUDA on the CPU through the runtime's real launch path:
     argument packing, launch geometry, reduction seeds and scratch, the readback of results and panics.
     `multiprocessors` is what the device reports, which caps the grids of launches with reductions;
-    `launches` records every launch, `synchronizations` counts the waits for the device."""
+    `reverse` runs every grid's blocks and threads last first (what the order of their side effects must
+    not change); `launches` records every launch, `synchronizations` counts the waits for the device."""
 
     name = "cuda"
     block_size = 256
 
-    def __init__(self, workdir: Path, multiprocessors: int = 1) -> None:
+    def __init__(self, workdir: Path, multiprocessors: int = 1, reverse: bool = False) -> None:
         self.workdir = Path(workdir)
         self._multiprocessors = multiprocessors
+        self.reverse = reverse
         self.launches: list[tuple[str, tuple, tuple]] = []  # (symbol, grid, block) of every launch
         self.synchronizations = 0
 
@@ -304,7 +313,7 @@ class EmulatedBackend(DeviceBackend):
     def launch_packed(self, function, grid: tuple, block: tuple, params_address: int) -> None:
         module, symbol = function
         self.launches.append((symbol, grid, block))
-        module.launch_packed(symbol, grid, block, params_address)
+        module.launch_packed(symbol, grid, block, params_address, self.reverse)
 
     def synchronize(self) -> None:
         self.synchronizations += 1  # every launch has finished when it returns: nothing to wait for

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from rs2gpu.checker.affine import Affine, AffineAnalysis, Poly, add, constant, constant_value, mul, sub
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.plan import BoundsCheck, ListGather
+from rs2gpu.ir.plan import BoundsCheck, IndexForm, ListGather, SequentialLoop
 from rs2gpu.ir.types import USIZE, RefType
 from rs2gpu.ir.walk import children, walk
 
@@ -72,8 +72,10 @@ def param_accesses(body: ir.Block) -> list[ParamAccess]:
                 visit(node.end, order, conditional)
                 loops.append(node.var)
             skipped.append(False)
+            # a `break` may end the loop before its later iterations make any of its body's accesses
+            repeated = isinstance(node, ir.For) and not _breaks(node.body)
             for child in ([node.body] if isinstance(node, ir.For) else children(node)):
-                visit(child, order, conditional or not isinstance(node, ir.For))
+                visit(child, order, conditional or not repeated)
             skipped.pop()
             if isinstance(node, ir.For):
                 loops.pop()
@@ -90,6 +92,17 @@ def param_accesses(body: ir.Block) -> list[ParamAccess]:
 
     visit(body, (), False)
     return found
+
+
+def _breaks(body: ir.Block) -> bool:
+    """Whether a `break` of the loop whose body this is (not of a loop inside it) occurs in `body`."""
+    def visit(node) -> bool:
+        if isinstance(node, ir.Break):
+            return True
+        if isinstance(node, (ir.For, ir.While, ir.Loop)):
+            return False
+        return any(visit(child) for child in children(node))
+    return visit(body)
 
 
 @dataclass(frozen=True)
@@ -125,9 +138,11 @@ def plan_bounds(body: ir.Block, analysis: AffineAnalysis, dims, lists: list[Inde
     """The host checks of the accesses whose range can be computed, and which accesses the device checks."""
     starts = {id(d.var): analysis.form(d.start) for d in dims}
     thread_vars = [id(d.var) for d in dims]
+    sequential: dict[int, ir.For] = {}
     for node in walk(body):
         if isinstance(node, ir.For):
             starts[id(node.var)] = analysis.form(node.start)
+            sequential[id(node.var)] = node
     accesses = sorted(param_accesses(body), key=lambda a: a.order)
     forms = {id(a.node): analysis.form(a.node.index) for a in accesses}
     plan = BoundsPlan(list_bounds=[None] * len(lists), list_gathers=[[] for _ in lists])
@@ -163,7 +178,8 @@ def plan_bounds(body: ir.Block, analysis: AffineAnalysis, dims, lists: list[Inde
             plan.hoisted.add(id(index))
             continue
         check = BoundsCheck(param, terms(low), terms(high), tuple(terms(e) for e in extents), index.span,
-                            access.order, _step(form, analysis))
+                            access.order, _index_form(form, access, dims, sequential, analysis, terms),
+                            _exact_bounds(form, access, dims, sequential, analysis, terms))
         if access.every_iteration:
             checked.append((key, access))
             plan.hoisted.add(id(index))
@@ -233,23 +249,51 @@ def _provably_inside(low: Poly, high: Poly, param: ir.Binding, analysis: AffineA
     return analysis.proven_non_negative(low) and analysis.proven_non_negative(room)
 
 
-def _step(form: Affine, analysis: AffineAnalysis) -> int | None:
-    """The distance between consecutive indices in iteration order: c for `c * i + d`, and 1 for a
-    row-major index whose strides are exactly the products of the inner extents (`j * w + i`, i < w).
-    With it the runtime reports the first out-of-bounds index, as Rust's panic does."""
-    if len(form.coeffs) == 1:
-        c = constant_value(form.coeffs[0][1])
-        return c if c is not None and c > 0 else None
-    remaining = dict(form.coeffs)
-    stride = constant(1)
-    while remaining:
-        match = next((k for k, c in remaining.items() if c == stride), None)
-        var = analysis.loop_vars.get(match)
-        if match is None or var is None or var.extent is None:
-            return None
-        del remaining[match]
-        stride = mul(stride, var.extent)
-    return 1
+def _index_form(form: Affine, access: ParamAccess, dims, sequential: dict[int, ir.For], analysis: AffineAnalysis,
+                terms) -> IndexForm:
+    """The access's index over the thread dimensions and the sequential loops around it, with those loops'
+    bounds and where their bodies start: what the runtime needs to find the first iteration that leaves the
+    slice."""
+    loops = []
+    for binding in access.loops:
+        node = sequential[id(binding)]
+        start, end = analysis.form(node.start), analysis.form(node.end)  # invariant: the loop has an extent
+        loops.append(SequentialLoop(terms(start.rest), terms(end.rest), node.inclusive, binding.ty,
+                                    terms(form.coeff(id(binding))), (node.body.span.line, node.body.span.col)))
+    return IndexForm(terms(form.rest), tuple(terms(form.coeff(id(d.var))) for d in dims), tuple(loops),
+                     access.order[:2])
+
+
+def _exact_bounds(form: Affine, access: ParamAccess, dims, sequential: dict[int, ir.For], analysis: AffineAnalysis,
+                  terms) -> tuple:
+    """The loop bounds a check's range is computed from, as (bound, least, greatest value of its type), where
+    Rust's value of the bound (computed in the type, wrapping: `n - 1` with `n == 0`) may differ from the
+    exact one: those of the thread dimensions the index depends on and of every loop around the access."""
+    loops = [d for d in dims if form.coeff(id(d.var))] + [sequential[id(b)] for b in access.loops]
+    out = []
+    for loop in loops:
+        ty = loop.var.ty
+        low, high = _type_range(ty)
+        for bound in (loop.start, loop.end):
+            poly = analysis.form(bound).rest
+            if not _always_in(poly, low, high, analysis):
+                out.append((terms(poly), low, high))
+    return tuple(dict.fromkeys(out))
+
+
+def _type_range(ty) -> tuple[int, int]:
+    return (-(1 << (ty.bits - 1)), (1 << (ty.bits - 1)) - 1) if ty.is_signed else (0, (1 << ty.bits) - 1)
+
+
+def _always_in(poly: Poly, low: int, high: int, analysis: AffineAnalysis) -> bool:
+    """A constant in [low, high], or one value whose own type fits in it (`a.len()`, `n` for a usize loop)."""
+    value = constant_value(poly)
+    if value is not None:
+        return low <= value <= high
+    if len(poly) != 1 or poly[0][1] != 1 or len(poly[0][0]) != 1:
+        return False
+    ty = analysis.atoms[poly[0][0][0]].ty
+    return ty.is_int and low <= _type_range(ty)[0] and _type_range(ty)[1] <= high
 
 
 def analysis_terms(analysis: AffineAnalysis):

@@ -13,16 +13,16 @@ from functools import lru_cache
 
 from rs2gpu.emit.cxx_types import PRIM_CXX
 from rs2gpu.emit.dialect import DIALECTS, Dialect
-from rs2gpu.emit.kernels import (PanicSites, global_names, helper_context, launch_context, manifest_entry, result_words,
-                                 struct_context, tuple_context)
+from rs2gpu.emit.kernels import (PanicSites, global_names, helper_context, launch_context, manifest_entry,
+                                 records_panics, result_words, struct_context, tuple_context)
 from rs2gpu.emit.consts import const_context
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.plan import CheckedCrate, KernelPlan
+from rs2gpu.ir.plan import CheckedCrate, HostLoop, KernelPlan
 from rs2gpu.ir.types import TupleType
 from rs2gpu.ir.walk import walk
 
 BLOCK_SIZE = 256
-MANIFEST_VERSION = 2
+MANIFEST_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -121,12 +121,20 @@ def kernel_context(shared: CrateContext, plan: KernelPlan, sites: PanicSites | N
     `sites` None renders every access and division unchecked (only to measure what the checks cost)."""
     crate = shared.checked.crate
     helpers = reachable_helpers(crate, plan.function.body)
-    rendered = {f.name: helper_context(f, sites, shared.reserved) for f in helpers}
-    launches = []
+    rendered = _render_helpers(helpers, sites, shared.reserved)
+    launches, helper_sites = [], []
     for i, loop in enumerate(plan.loops):
         called = reachable_helpers(crate, loop.body, *(let.init for let in plan.preamble if let.init is not None))
-        helper_sites = {site for f in called for site in rendered[f.name]["sites"]}
-        launches.append(launch_context(plan, i, loop, sites, helper_sites, shared.reserved))
+        helper_sites.append({site for f in called for site in rendered[f.name]["sites"]})
+        launches.append(launch_context(plan, i, loop, sites, helper_sites[i], shared.reserved))
+    # a launch in a host loop also runs after the launches of the loop's earlier steps, itself included
+    for step in plan.schedule:
+        inside = launches_in(step) if isinstance(step, HostLoop) else []
+        if any(records_panics(launches[i]) for i in inside):
+            for i in inside:
+                if not launches[i]["stops"]:
+                    launches[i] = launch_context(plan, i, plan.loops[i], sites, helper_sites[i], shared.reserved,
+                                                 repeated=True)
     return {
         "block_size": BLOCK_SIZE,
         "structs": shared.structs,
@@ -142,6 +150,26 @@ def kernel_context(shared: CrateContext, plan: KernelPlan, sites: PanicSites | N
             "result_words": result_words(plan),
         },
     }
+
+
+def launches_in(loop: HostLoop) -> list[int]:
+    """The launches a host loop runs, at any depth."""
+    return [i for step in loop.body for i in (launches_in(step) if isinstance(step, HostLoop) else [step])]
+
+
+def _render_helpers(helpers: list[ir.Function], sites: PanicSites | None, reserved) -> dict[str, dict]:
+    """Every helper's C++, callees first. A helper that checks something takes the caller's iteration, and
+    so does one that calls such a helper: the helpers are rendered again until a pass finds no new one, so
+    that every call agrees with its callee (one pass more than a cycle of calls needs)."""
+    while True:
+        known = set(sites.checked_helpers) if sites is not None else set()
+        rendered = {}
+        for f in helpers:
+            rendered[f.name] = helper_context(f, sites, reserved)
+            if sites is not None and rendered[f.name]["checks"]:
+                sites.checked_helpers.add(f.name)
+        if sites is None or sites.checked_helpers == known:
+            return rendered
 
 
 def render_kernel(context: dict, dialect: Dialect, version: str) -> str:

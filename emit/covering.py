@@ -20,7 +20,7 @@ block shape (a tiled matrix product), that shape.
 """
 from __future__ import annotations
 
-from rs2gpu.emit.cxx_stmt import BodyEmitter
+from rs2gpu.emit.cxx_stmt import BodyEmitter, iteration_declaration
 from rs2gpu.emit.cxx_types import cxx_type
 from rs2gpu.emit.names import LocalNames
 from rs2gpu.emit.tiling import tiled_product
@@ -55,6 +55,8 @@ def covering_context(loop: ParallelLoop, axes: list[str], names: LocalNames, sit
     once = _continues(loop.body)
     body = BodyEmitter(names, indent=3 if once else 2, sites=sites, hoisted=hoisted, scatters=loop.scatters)
     body.block(loop.body)
+    if body.used_sites or body.passes_iteration:
+        lines.append(f"        {iteration_declaration(len(loop.dims))}")
     if once:
         lines += ["        do {", *body.lines, "        } while (false);"]
     else:

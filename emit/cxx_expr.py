@@ -79,8 +79,9 @@ def _needs_wrapping(ty) -> bool:
 
 
 class ExprRenderer:
-    """Mixin of `BodyEmitter`: expects `self.names`, `self.hoist(line)`, `self.temp(ty)` and
-    `self.emit_block_into(block, target)` from it."""
+    """Mixin of `BodyEmitter`: expects `self.names`, `self.hoist(line)`, `self.temp(ty)`,
+    `self.emit_block_into(block, target)`, and for the checks `self.iteration` (the C++ value of the
+    `rs2gpu_iteration` they record) from it."""
 
     def expr(self, e) -> str:
         method = getattr(self, "_" + type(e).__name__)
@@ -178,7 +179,7 @@ class ExprRenderer:
         safe = isinstance(divisor, ir.Lit) and divisor.value not in (0, -1 if ty.is_signed else 0)
         if self.sites is None or safe:
             return f"(({cxx_type(ty)})({lhs} {op} {rhs}))"
-        return f"rs2gpu_{kind}({lhs}, {rhs}, {self.site(kind, span)})"
+        return f"rs2gpu_{kind}({lhs}, {rhs}, {self.site(kind, span)}, {self.iteration})"
 
     def site(self, kind: str, span, **about) -> int:
         """The number of a place that can panic, remembered in `used_sites`."""
@@ -190,7 +191,7 @@ class ExprRenderer:
         base, index = self.expr(e.base), self.expr(e.index)
         if self.sites is None or id(e) in self.hoisted:
             return f"{base}[{index}]"
-        return f"{base}[rs2gpu_checked({index}, {self.length_of(e.base)}, {self.site('bounds', e.span)})]"
+        return f"{base}[rs2gpu_checked({index}, {self.length_of(e.base)}, {self.site('bounds', e.span)}, {self.iteration})]"
 
     def _Field(self, e: ir.Field) -> str:
         base_ty = e.base.ty
@@ -244,6 +245,9 @@ class ExprRenderer:
             args.append(text)
             if isinstance(a.ty, RefType) and isinstance(a.ty.target, SliceType):
                 args.append(self.length_of(a))
+        if self.sites is not None and e.func in self.sites.checked_helpers:
+            args.append(self.iteration)  # the helper's checks record the caller's iteration
+            self.passes_iteration = True
         return f"{cxx_name(e.func)}({', '.join(args)})"
 
     # ------------------------------------------------------------ expressions with statements inside

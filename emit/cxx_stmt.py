@@ -20,19 +20,41 @@ from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.types import UNIT, ArrayType, NeverType, PrimType, RefType, TupleType
 
 
+# The C++ name of the iteration a check inside a launch's loop records (see the prelude's panic record),
+# and of the launch's number in the call, a parameter of every launch that can record or stop on a panic.
+ITERATION = "rs2gpu_at"
+LAUNCH_NUMBER = "rs2gpu_launch"
+
+
+def iteration_declaration(dims: int) -> str:
+    """`const rs2gpu_iteration rs2gpu_at = {...};` in a loop nest of `dims` dimensions (the innermost along
+    x): the thread's offsets along the axes and the counts that place its iteration in Rust's order, and
+    the launch's number in the call."""
+    axes = ("z", "y", "x")[-dims:]
+    fields = [f"rs2gpu_t{a}" if a in axes else "0" for a in ("z", "y")] + ["rs2gpu_tx"]
+    fields += ["rs2gpu_count_y" if "y" in axes else "1", "rs2gpu_count_x", LAUNCH_NUMBER]
+    return f"const rs2gpu_iteration {ITERATION} = {{{', '.join(fields)}}};"
+
+
 # The prelude's atomic update of a scatter target, by combining operation.
 ATOMIC_OPS = {"+": "add", "-": "sub", "*": "mul", "min": "min", "max": "max", "&": "and", "|": "or", "^": "xor"}
 
 
 class BodyEmitter(ExprRenderer):
     def __init__(self, names: LocalNames, indent: int = 1, line_directives: bool = True,
-                 sites=None, hoisted: frozenset = frozenset(), scatters: tuple = ()) -> None:
+                 sites=None, hoisted: frozenset = frozenset(), scatters: tuple = (),
+                 iteration: str = ITERATION) -> None:
         """`sites` (a `kernels.PanicSites`) numbers the places that can panic (None: render without checks,
         as for consts); `hoisted` holds the accesses not to check (the host or an index list's verification
         checks them); `scatters` (`ir.plan.Scatter`s) are the slices whose updates are atomics. `used_sites`
-        collects the panic sites of the rendered code."""
+        collects the panic sites of the rendered code. A check records `iteration`, the C++ expression of
+        the `rs2gpu_iteration` it runs in (the loop's `rs2gpu_at`, `rs2gpu_before_loop(..)` before the loop,
+        or a helper's parameter), which a call passes on to a helper that checks something
+        (`sites.checked_helpers`); `passes_iteration` tells whether one did."""
         self.sites = sites
         self.hoisted = hoisted
+        self.iteration = iteration
+        self.passes_iteration = False
         self.scatter_updates = {id(u.assign): u for s in scatters for u in s.updates}
         self.used_sites: set[int] = set()
         self.names = names
@@ -200,7 +222,7 @@ class BodyEmitter(ExprRenderer):
             slot = self.names.fresh("index")
             self.hoist(f"const usize {slot} = {self.expr(e.index)};")
             guards.append(f"rs2gpu_in_bounds({slot}, {self.length_of(e.base)}, "
-                          f"{self.site('bounds', (spans or {}).get(id(e), e.span))})")
+                          f"{self.site('bounds', (spans or {}).get(id(e), e.span))}, {self.iteration})")
             return f"{base}[{slot}]"
         if isinstance(e, ir.Field):
             base = self._place(e.base, guards, spans)

@@ -4,16 +4,18 @@ The argument layout decided here is the ABI both sides must agree on: each `&[T]
 pointer followed by a 64-bit length, `&[T; N]` and `&S` are pointers (except the small read-only
 arrays the transfer plan passes by value: their N elements), scalars and structs go by value at their
 exact width, and each launch appends the loop's first index and its iteration count per dimension,
-then per reduction its seed by value and two pointers, to the blocks' partial results and to the result
-(a min/max-location reduction: both seeds, the partials of (value, location) pairs, and a pointer to
-each result).
+its number in the call (a `u32`, for a launch that can record a panic or stop on one), the values of the
+host loops around it that it reads, the arguments of its index lists' checks, whether earlier code of
+the call can have panicked (a `bool`, for a launch that stops on one), then per reduction its seed by value and two pointers, to the
+blocks' partial results and to the result (a min/max-location reduction: both seeds, the partials of
+(value, location) pairs, and a pointer to each result).
 """
 from __future__ import annotations
 
 import math
 
 from rs2gpu.emit.covering import COVERING_LIMIT, covering_context, has_covering_form, index_declaration
-from rs2gpu.emit.cxx_stmt import BodyEmitter
+from rs2gpu.emit.cxx_stmt import ITERATION, LAUNCH_NUMBER, BodyEmitter, iteration_declaration
 from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_struct_name
 from rs2gpu.emit.hostexpr import host_expr
 from rs2gpu.emit.names import LocalNames, cxx_name
@@ -91,15 +93,20 @@ def parameter_names(fn: ir.Function, reserved=frozenset()) -> LocalNames:
 
 
 def helper_context(fn: ir.Function, sites: PanicSites | None = None, reserved=frozenset()) -> dict:
+    """A helper's C++ function. One that checks something, itself or in the helpers it calls (those
+    `sites.checked_helpers` names), takes the iteration its checks record as a last parameter."""
     names = parameter_names(fn, reserved)
     params = []
     for p in fn.params:
         params += [a["cxx"] for a in param_abi(p, restrict=False, names=names)]
-    signature = f"{cxx_type(fn.ret) if fn.ret != TupleType(()) else 'void'} {cxx_name(fn.name)}({', '.join(params)})"
     emitter = BodyEmitter(names, indent=1, sites=sites)
     emitter.block(fn.body, "return")
+    checks = bool(emitter.used_sites) or emitter.passes_iteration
+    if checks:
+        params.append(f"const rs2gpu_iteration {ITERATION}")
+    signature = f"{cxx_type(fn.ret) if fn.ret != TupleType(()) else 'void'} {cxx_name(fn.name)}({', '.join(params)})"
     return {"rust_name": fn.source_name, "source": str(fn.span), "signature": signature, "body": emitter.lines,
-            "sites": sorted(emitter.used_sites)}
+            "sites": sorted(emitter.used_sites), "checks": checks}
 
 
 BLOCK = 256  # threads per block; the block reductions and the runtime's launch geometry rely on it
@@ -160,19 +167,27 @@ def result_words(plan: KernelPlan) -> int:
     return sum(1 if r.location is None else 2 for loop in plan.loops for r in loop.reductions)
 
 
+MAX_SITES = 1 << 16  # site numbers fit in one 16-bit piece of the panic record (see the prelude)
+
+
 class PanicSites:
     """Numbers the places of one generated file that can panic, in rendering order (the same for every
-    target), and remembers what each one is, for the manifest."""
+    target), and remembers what each one is, for the manifest; `checked_helpers` are the helpers of the
+    file whose code checks something (so that their calls pass the caller's iteration)."""
 
     def __init__(self) -> None:
         self.sites: list[dict] = []
         self._numbers: dict[tuple, int] = {}
+        self.checked_helpers: set[str] = set()
 
     def site(self, kind: str, span, **about) -> int:
         """The number of the check of `kind` at `span`; `about` is what the host needs besides the kind
         and the location to word the panic (for an index list: which launch and which list)."""
         key = (kind, span, tuple(sorted(about.items())))
         if key not in self._numbers:
+            if len(self.sites) + 1 >= MAX_SITES:
+                raise ValueError(f"more than {MAX_SITES - 1} checks in one kernel's file: the panic record "
+                                 f"has room for site numbers below {MAX_SITES}")
             self.sites.append({"site": len(self.sites) + 1, "kind": kind, "source": str(span), **about})
             self._numbers[key] = len(self.sites)
         return self._numbers[key]
@@ -186,21 +201,29 @@ def launch_axes(loop: ParallelLoop) -> list[str]:
     return list(reversed(AXES[:len(loop.dims)]))
 
 
-def loop_parameters(plan: KernelPlan, loop: ParallelLoop, names: LocalNames) -> list[str]:
+def loop_parameters(plan: KernelPlan, loop: ParallelLoop, names: LocalNames, numbered: bool) -> list[str]:
     """The C++ parameters of a launch up to its reduction results: the kernel's parameters, each
-    dimension's start and count, then the values of the host loops around it that it reads."""
+    dimension's start and count, the launch's number in the call if `numbered`, then the values of the
+    host loops around it that it reads."""
     by_value = arrays_by_value(plan)
     params = [a["cxx"] for p in plan.function.params
               for a in param_abi(p, restrict=True, names=names, by_value=p in by_value)]
     for dim, axis in zip(loop.dims, launch_axes(loop)):
         params += [f"const {cxx_type(dim.index.ty)} rs2gpu_start_{axis}", f"const usize rs2gpu_count_{axis}"]
+    if numbered:
+        params.append(f"const u32 {LAUNCH_NUMBER}")
     params += [f"const {cxx_type(b.ty)} {names.name(b)}" for b in loop.uniforms]
     return params
 
 
-def grid_loop(loop: ParallelLoop, names: LocalNames, stopped: bool = False) -> tuple[list[str], list[str]]:
+BEFORE_LOOP = f"rs2gpu_before_loop({LAUNCH_NUMBER})"  # the iteration a check before a launch's loop records
+
+
+def grid_loop(loop: ParallelLoop, names: LocalNames, stopped: bool = False,
+              iteration: bool = False) -> tuple[list[str], list[str]]:
     """The lines that open and close the grid-stride loops of a launch, one per dimension; with `stopped`,
-    the outermost runs no iteration when `rs2gpu_stopped` is set."""
+    the outermost runs no iteration when `rs2gpu_stopped` is set; with `iteration`, the innermost declares
+    the thread's iteration for the checks of the body."""
     loop_open, loop_close = [], []
     for depth, (dim, axis) in enumerate(zip(loop.dims, launch_axes(loop))):
         pad = "    " * (depth + 1)
@@ -212,29 +235,46 @@ def grid_loop(loop: ParallelLoop, names: LocalNames, stopped: bool = False) -> t
                       f"{condition}; {t} += (usize)gridDim.{axis} * blockDim.{axis}) {{",
                       f"{pad}    {index_declaration(dim, axis, names)}"]
         loop_close.insert(0, f"{pad}}}")
+    if iteration:
+        loop_open.append("    " * (len(loop.dims) + 1) + iteration_declaration(len(loop.dims)))
     return loop_open, loop_close
 
 
 def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: PanicSites | None,
-                   helper_sites: set[int], reserved=frozenset()) -> dict:
+                   helper_sites: set[int], reserved=frozenset(), repeated: bool = False) -> dict:
     """One launch's template context: its entry points (`variants`) and the kernel that verifies its index
     lists (`verify`). A loop with conditional accesses that the host may find out of bounds has two
     entry points rendered from the same body: `symbol`, without checks of those accesses, and
     `symbol_checked`, which checks them. `helper_sites` are the panic sites of the helpers it calls. A
     nest of loops also gets a `covering` entry point (see `emit.covering`) of the first variant's body.
 
-    A launch that runs after code that can panic (an earlier launch, a helper the kernel calls, or, in a
-    host loop, its own index lists' verification, which follows it in every iteration) stops when a panic
-    was recorded, as Rust stops at a panic: without reductions it returns at entry; with them it runs no
-    iteration, because every block must still take part in the reductions' last-block protocol."""
+    A launch that runs after code that can panic (an earlier launch, a helper the kernel calls, or,
+    `repeated` in a host loop with launches that can, itself, its index lists' verification included, which
+    follows it in every iteration) stops when an earlier launch of the call recorded a panic, as Rust stops
+    at a panic: without reductions it returns at entry; with them it runs no iteration, because every block
+    must still take part in the reductions' last-block protocol. Such a launch, and one that can record a
+    panic, is numbered: it takes its number in the call, which the panics it records carry, so that no
+    block of it stops on a panic of its own."""
+    stops = sites is not None and bool(sites.sites or repeated)
+    context = _launch_context(plan, index, loop, sites, helper_sites, reserved, stops, stops)
+    if not stops and records_panics(context):
+        context = _launch_context(plan, index, loop, sites, helper_sites, reserved, stops, True)
+    return context
+
+
+def records_panics(context: dict) -> bool:
+    """Whether some code of a launch (its entry points, its verification) can record a panic."""
+    return any(v["checks"] for v in context["variants"]) or context["verify"] is not None
+
+
+def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: PanicSites | None,
+                    helper_sites: set[int], reserved, stops: bool, numbered: bool) -> dict:
     name = symbol(plan.name, index)
-    follows_itself = bool(loop.index_lists and host_loops_around(plan.schedule, index))
-    stops = sites is not None and (bool(sites.sites) or follows_itself)
     fast = loop.hoisted | loop.optional
-    variants = [_variant(plan, index, loop, name, fast, sites, helper_sites, reserved, stops)]
+    variants = [_variant(plan, index, loop, name, fast, sites, helper_sites, reserved, stops, numbered)]
     if loop.optional and sites is not None:
         variants.append(_variant(plan, index, loop, f"{name}_checked", loop.hoisted, sites, helper_sites, reserved,
-                                 stops))
+                                 stops, numbered))
     verify = verify_context(plan, index, loop, sites, reserved) if loop.index_lists and sites is not None else None
     covering = None
     if has_covering_form(loop):
@@ -245,6 +285,7 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
     return {"symbol": name, "source": str(loop.span), "variants": variants, "verify": verify,
             "covering": covering, "guard": variants[0]["guard"], "iteration": variants[0]["iteration"],
+            "stops": stops, "numbered": numbered,
             "host_loops": [f"`{h.var.name}` at {h.span}" for h in host_loops_around(plan.schedule, index) or ()]}
 
 
@@ -261,16 +302,15 @@ def host_loops_around(schedule, index: int, around: tuple[HostLoop, ...] = ()) -
 
 
 def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoisted: frozenset,
-             sites: PanicSites | None, helper_sites: set[int], reserved, stops: bool) -> dict:
+             sites: PanicSites | None, helper_sites: set[int], reserved, stops: bool, numbered: bool) -> dict:
     """One entry point of launch `index`: the loop's body with every access but `hoisted` checked on the
-    device, after the checks of its index lists; with `stops`, guarded against running after a recorded
-    panic."""
+    device, after the checks of its index lists; `numbered`, it takes its number in the call; with `stops`,
+    it does nothing after a panic of an earlier launch."""
     names = parameter_names(plan.function, reserved)
-    params = loop_parameters(plan, loop, names)
+    params = loop_parameters(plan, loop, names, numbered)
     reduction_params: list[str] = []  # the last parameters, after those of the index lists' checks
     reductions = [_reduction_context(r, names, reduction_params) for r in loop.reductions]
     preamble = _preamble(plan, loop, names, sites)
-    loop_open, loop_close = grid_loop(loop, names, stopped=stops and bool(reductions))
     body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=hoisted, scatters=loop.scatters)
     if loop.index_lists and sites is not None:
         check_lists_in_loop(loop, index, names, params, body)
@@ -279,11 +319,13 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
         # the host says whether code launched before this one in the call can have recorded a panic: when
         # none can, the record is clear and the launch need not read it
         params.append("const bool rs2gpu_may_stop")
-        guard = ["    const bool rs2gpu_stopped = rs2gpu_may_stop && rs2gpu_panicked();  // Rust stopped at an earlier panic"
-                 if reductions else
-                 "    if (rs2gpu_may_stop && rs2gpu_panicked()) return;  // Rust stopped at an earlier panic"]
+        stopped = f"rs2gpu_may_stop && rs2gpu_stopped_before({LAUNCH_NUMBER})"
+        guard = [f"    const bool rs2gpu_stopped = {stopped};  // Rust stopped at an earlier panic" if reductions
+                 else f"    if ({stopped}) return;  // Rust stopped at an earlier panic"]
     params += reduction_params
     body.block(loop.body)
+    loop_open, loop_close = grid_loop(loop, names, stopped=stops and bool(reductions),
+                                      iteration=bool(body.used_sites) or body.passes_iteration)
     return {"symbol": name, "params": params, "preamble": preamble.lines, "reductions": reductions, "guard": guard,
             "loop_open": loop_open, "loop_close": loop_close, "body": body.lines,
             "checks": sorted(preamble.used_sites | body.used_sites | helper_sites),
@@ -292,7 +334,7 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
 
 def _preamble(plan: KernelPlan, loop: ParallelLoop, names: LocalNames, sites) -> BodyEmitter:
     """The preamble `let`s the loop needs, recomputed by every thread."""
-    preamble = BodyEmitter(names, indent=1, sites=sites)
+    preamble = BodyEmitter(names, indent=1, sites=sites, iteration=BEFORE_LOOP)
     used = {n.binding for n in walk(loop.body) if isinstance(n, ir.Var)}
     for let in needed_preamble((*plan.preamble, *loop.lets), used):
         preamble.statement(let)
@@ -328,7 +370,7 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
     for i, (loop, context) in enumerate(zip(plan.loops, emitted)):
         verify = context["verify"]
         launches.append({
-            "symbol": symbol(plan.name, i), "source": str(loop.span), "stops": bool(context["guard"]),
+            "symbol": symbol(plan.name, i), "source": str(loop.span), "stops": context["stops"],
             "covering": _covering_json(plan, context["covering"]),
             "dims": [{"index": d.index.name, "index_type": str(d.index.ty), "axis": axis,
                       "start": host_expr(d.start, consts=consts), "end": host_expr(d.end, consts=consts),
@@ -342,6 +384,7 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
             "guarded_bounds": [_bounds_json(b, consts) for b in loop.guarded_bounds],
             "variants": [{"symbol": v["symbol"], "checks": v["checks"], "records_panics": bool(v["checks"])}
                          for v in context["variants"]],
+            "numbered": context["numbered"],
             "index_lists": [_index_list_json(c, consts) for c in loop.index_lists],
             "verify": None if verify is None else {"symbol": verify["symbol"], "checks": verify["checks"],
                                                    "records_panics": True},
@@ -415,9 +458,15 @@ def _index_list_json(check, consts) -> dict:
 
 
 def _bounds_json(check, consts) -> dict:
+    form = check.form
+    loops = [{"start": _poly_json(loop.start, consts), "end": _poly_json(loop.end, consts),
+              "inclusive": loop.inclusive, "type": str(loop.ty), "coefficient": _poly_json(loop.coefficient, consts),
+              "at": list(loop.at)} for loop in form.loops]
+    index = {"rest": _poly_json(form.rest, consts), "axes": [_poly_json(a, consts) for a in form.axes],
+             "loops": loops, "at": list(form.at)}
     return {"param": check.param.name, "low": _poly_json(check.low, consts), "high": _poly_json(check.high, consts),
             "extents": [_poly_json(e, consts) for e in check.extents], "source": str(check.span),
-            "step": check.step}
+            "exact": [[_poly_json(bound, consts), low, high] for bound, low, high in check.exact], "index": index}
 
 
 def _reduction_json(plan: KernelPlan, r: Reduction, consts) -> dict:

@@ -214,11 +214,14 @@ SCALAR_SIZES = {**INT_SIZES, "f32": 4, "f64": 8}
 
 def abi_sizes(entry: dict, launch: dict) -> list[int]:
     """The byte size of each argument of one launch, in the order the kernel takes them: the parameters,
-    each dimension's start and count, whether an earlier launch can have panicked (a launch that stops
-    after a panic), then per reduction its seed and the pointers to the blocks' partials and to its result."""
+    each dimension's start and count, the launch's number in the call (when it can record or stop on a
+    panic), whether an earlier launch can have panicked (a launch that stops after a panic), then per
+    reduction its seed and the pointers to the blocks' partials and to its result."""
     sizes = [part["size"] for p in entry["params"] for part in p["abi"]]
     for dim in launch["dims"]:
         sizes += [INT_SIZES[dim["index_type"]], 8]
+    if launch.get("numbered"):
+        sizes.append(4)
     if launch.get("stops"):
         sizes.append(1)
     for r in launch["reductions"]:
@@ -271,7 +274,7 @@ class KernelModule:
     def range_function(self, index: int, launch: dict) -> dict:
         bounds = launch.get("bounds", [])
         exprs = [[d["start"], d["end"]] for d in launch["dims"]] + [launch["checks"]]
-        exprs += [[b["low"], b["high"], b["extents"]] for b in bounds]  # (a bound's own "param" names its slice)
+        exprs += [b["index"] for b in bounds]  # (a bound's own "param" names its slice)
         lets = needed_locals(self.entry["preamble"], exprs)
         used = references([exprs, [let["expr"] for let in lets]], "param")
         lengths = references([exprs, [let["expr"] for let in lets], [{"len": b["param"]} for b in bounds]], "len")
@@ -307,18 +310,19 @@ class KernelModule:
 
         for check in launch["checks"]:
             body.append(f"runtime::require_disjoint({poly(check['poly'])}, {json_str(check['source'])})?;")
-        for b in bounds:
-            extents = ", ".join(poly(e) for e in b["extents"])
-            step = f"Some({b['step']})" if b.get("step") else "None"
-            body += [f"// the indices of `{b['param']}` at {b['source']}",
-                     f"runtime::check_bounds(&[{extents}], {length_names[b['param']]}, {poly(b['low'])}, "
-                     f"{poly(b['high'])}, {step}, {json_str(b['source'])})?;"]
-        dims = []
+        dims, spans = [], []
         for d in launch["dims"]:
             var = names.fresh(d["index"])
             dims.append(var)
-            body.append(f"let {var} = runtime::range({render(d['start'])}, {render(d['end'])}, "
-                        f"{'true' if d['inclusive'] else 'false'})?;")
+            body.append(f"let {var} = ({render(d['start'])}, {render(d['end'])});")
+            count = f"runtime::wide({var}.1) - runtime::wide({var}.0){' + 1' if d['inclusive'] else ''}"
+            spans.append(f"(runtime::wide({var}.0), ({count}).max(0))")
+        if bounds:
+            body.append("// the accesses every iteration makes: Rust's panic names the first one out of bounds")
+            accesses = [self.host_access(b, length_names[b["param"]], poly) for b in bounds]
+            body.append(f"runtime::first_out_of_bounds(&[{', '.join(accesses)}], &[{', '.join(spans)}])?;")
+        for var, d in zip(dims, launch["dims"]):
+            body.append(f"let {var} = runtime::range({var}.0, {var}.1, {'true' if d['inclusive'] else 'false'})?;")
         body.append(f"Ok({dims[0]})" if len(dims) == 1 else f"Ok(({', '.join(dims)}))")
         loops = ", ".join(f"`{d['index']}`" for d in launch["dims"])
         name = f"{self.name}_{index}"
@@ -327,6 +331,21 @@ class KernelModule:
                 "arguments": [(kind, param) for kind, param, _ in arguments],
                 "call_args": [f"{param}.len()" if kind == "len" else param for kind, param, _ in arguments],
                 "doc": f"Launch {index} of `{self.name}`: the loop over {loops} at {launch['source']}."}
+
+    @staticmethod
+    def host_access(check: dict, length: str, poly) -> str:
+        """A bounds check of the manifest as the runtime's `HostAccess`."""
+        index = check["index"]
+        loops = []
+        for lp in index["loops"]:  # Rust computes the bounds in the loop variable's type
+            start, end = (f"runtime::wide(({poly(lp[key])}) as {lp['type']})" for key in ("start", "end"))
+            extent = f"({end} - {start}{' + 1' if lp['inclusive'] else ''}).max(0)"
+            loops.append(f"runtime::AccessLoop {{ extent: {extent}, coefficient: {poly(lp['coefficient'])}, "
+                         f"start: {start}, at: {place(lp['at'])} }}")
+        loops = ", ".join(loops)
+        return (f"runtime::HostAccess {{ len: {length}, rest: {poly(index['rest'])}, "
+                f"axes: &[{', '.join(poly(a) for a in index['axes'])}], loops: &[{loops}], at: {place(index['at'])}, "
+                f"source: {json_str(check['source'])} }}")
 
     # -------------------------------------------------------------- <kernel>_on
 
@@ -363,6 +382,8 @@ class KernelModule:
             for p in self.params:
                 body.append(self._push(args, p))
             body += [f"{args}.dim(&{d});" for d in dims]
+            if launch.get("numbered"):
+                body.append(f"{args}.number(); // which launch of the call records a panic")
             if launch.get("stops"):
                 # this module runs each loop's variant that checks everything: whether an earlier one checks
                 # anything on the device decides whether this one must look at the panic record first
@@ -493,6 +514,11 @@ def signature(name: str, params: list[str], returns: str, indent: str = "") -> l
     if len(one_line) <= LINE_WIDTH:
         return [one_line]
     return [f"{indent}pub fn {name}(", *[f"{indent}    {p}," for p in params], f"{indent}) -> {returns} {{"]
+
+
+def place(at: list[int]) -> str:
+    """A (line, column) of the evaluation order as one number, as the runtime compares them."""
+    return f"{at[0] << 32 | at[1]}"
 
 
 def unsupported(entry: dict) -> str | None:

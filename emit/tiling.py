@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rs2gpu.emit.cxx_stmt import BodyEmitter
+from rs2gpu.emit.cxx_stmt import BodyEmitter, iteration_declaration
 from rs2gpu.emit.cxx_types import cxx_type
 from rs2gpu.emit.names import LocalNames
 from rs2gpu.ir import nodes as ir
@@ -122,6 +122,8 @@ def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
     rest = BodyEmitter(names, indent=2, sites=sites, hoisted=hoisted, scatters=loop.scatters)
     for stmt in pattern.rest:
         rest.statement(stmt)
+    if rest.used_sites or rest.passes_iteration:
+        out.append(f"        {iteration_declaration(len(loop.dims))}")
     out += rest.lines + ["    }"]
     return TiledProduct(out, (TILE, TILE, 1))
 

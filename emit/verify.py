@@ -87,22 +87,22 @@ def check_lists_in_loop(loop: ParallelLoop, launch: int, names: LocalNames, para
                 base = value if scale == 1 else f"{_u64(scale)} * {value}"
                 test = f"rs2gpu_in_window({base}, {window}_low, {window}_width)"
                 last = k + 1 == len(windows)
-                body.hoist(("if (!(" if k == 0 else "      ") + test
-                           + (f")) {{ rs2gpu_record_panic({site}u, {value}, {at}); continue; }}" if last else " &&"))
+                record = f"rs2gpu_record_panic({site}u, {value}, {at}, {body.iteration}); continue;"
+                body.hoist(("if (!(" if k == 0 else "      ") + test + (f")) {{ {record} }}" if last else " &&"))
         if check.bounds is not None:
             site = body.site("bounds", check.bounds)
             body.hoist(f"if (!rs2gpu_in_bounds({index}, {body.length_of(ir.Var(check.target, check.span))}, "
-                       f"{site})) continue;")
+                       f"{site}, {body.iteration})) continue;")
 
 
 def verify_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites, reserved) -> dict:
     """The kernel after the loop: it states the panic of a list value the loop found outside the windows
     of its reads, and marks the indices written through the lists the loop found out of order."""
-    from rs2gpu.emit.kernels import grid_loop, loop_parameters, needed_preamble, parameter_names, symbol
+    from rs2gpu.emit.kernels import BEFORE_LOOP, grid_loop, loop_parameters, needed_preamble, parameter_names, symbol
 
     names = parameter_names(plan.function, reserved)
-    params = loop_parameters(plan, loop, names)
-    emitter = BodyEmitter(names, indent=1, sites=sites)
+    params = loop_parameters(plan, loop, names, numbered=True)
+    emitter = BodyEmitter(names, indent=1, sites=sites, iteration=BEFORE_LOOP)
     used = {n.binding for check in loop.index_lists for terms in _polys(check) for _, factors in terms
             for factor in factors for n in walk(factor) if isinstance(n, ir.Var)}
     for let in needed_preamble(plan.preamble, used):
@@ -119,7 +119,7 @@ def verify_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites, rese
         emitter.hoist(f"const bool {wanted[-1]} = *{unordered} == {stamp};")
     emitter.hoist(f"if (rs2gpu_panicked() || !({' || '.join(wanted)})) return;  // a panic came first, or "
                   f"the indices were in order")
-    loop_open, loop_close = grid_loop(loop, names)
+    loop_open, loop_close = grid_loop(loop, names, iteration=True)
     body = BodyEmitter(names, indent=2, sites=sites)
     position = names.name(loop.dims[0].index)
     for number, (check, unordered) in enumerate(zip(loop.index_lists, wanted)):
@@ -127,7 +127,7 @@ def verify_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites, rese
         marks, stamp, _ = list_names(names, check.target)
         site = body.site("index list", check.span, launch=index, list=number)
         body.hoist(f"if ({unordered}) rs2gpu_mark_index({marks}, {written}, "
-                   f"{body.length_of(ir.Var(check.target, check.span))}, {stamp}, {site}u, {at});")
+                   f"{body.length_of(ir.Var(check.target, check.span))}, {stamp}, {site}u, {at}, {body.iteration});")
     summary = "; ".join(f"the values of `{c.list_param.name}` must index `{c.target.name}` at most once"
                         for c in loop.index_lists)
     return {"symbol": verify_symbol(symbol(plan.name, index)), "params": params, "summary": summary,

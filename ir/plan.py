@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.nodes import Binding, Block, Crate, Expr, Function, Let, Span
-from rs2gpu.ir.types import StructType
+from rs2gpu.ir.types import PrimType, StructType
 from rs2gpu.ir.walk import walk
 
 # Expressions the host can evaluate before a launch (loop bounds) or after one (the result): the
@@ -84,22 +84,57 @@ class LaunchCheck:
     span: Span
 
 
+Terms = tuple[tuple[int, tuple[Expr, ...]], ...]  # Σ coefficient · Π factors, like `LaunchCheck.terms`
+
+
+@dataclass(frozen=True, slots=True)
+class SequentialLoop:
+    """A sequential `for var in start..end` (or `..=end`) around a host-checked access, with invariant
+    bounds (Rust computes them in `var`'s type, wrapping), the coefficient of `var` in the index, and where
+    the loop's body starts in the evaluation order."""
+
+    start: Terms
+    end: Terms
+    inclusive: bool
+    ty: PrimType
+    coefficient: Terms
+    at: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexForm:
+    """The index of a host-checked access as the loop variables make it:
+    rest + Σ axes[d] · (thread dimension d's variable) + Σ loops[k].coefficient · (loop k's variable),
+    the thread dimensions outermost first, the sequential loops around the access outermost first. `at`
+    is the access's place in the evaluation order (line, column; an assignment's place counts at the end of
+    the assignment, after its value): within one iteration Rust makes the access at loop values
+    y_0, y_1, ... in the order of (loops[0].at, y_0, loops[1].at, y_1, ..., at)."""
+
+    rest: Terms
+    axes: tuple[Terms, ...]
+    loops: tuple[SequentialLoop, ...]
+    at: tuple[int, int]
+
+
 @dataclass(frozen=True, slots=True)
 class BoundsCheck:
     """An access whose indices all lie in [low, high] over the whole iteration space: the runtime compares
     the ends with the slice's length before the launch (when every extent is non-zero). For an access every
     iteration performs, a violation is Rust's panic and the device code needs no check; for a conditional
     one (`ParallelLoop.guarded_bounds`), a violation only means that the launch must check it on the device.
-    `low`, `high` and each of `extents` are sums of terms like `LaunchCheck.terms`; `order` sorts the checks
-    as Rust evaluates the accesses."""
+    `low`, `high` and each of `extents` are sums of terms like `LaunchCheck.terms`, computed exactly; they are
+    the real ones when each of `exact` (the bounds of the loops they depend on, which Rust computes in their
+    types, wrapping) lies in its (low, high) range. `order` sorts the checks as Rust evaluates the accesses;
+    `form` lets the runtime find the iteration where Rust's panic happens."""
 
     param: Binding
-    low: tuple[tuple[int, tuple[Expr, ...]], ...]
-    high: tuple[tuple[int, tuple[Expr, ...]], ...]
-    extents: tuple[tuple[tuple[int, tuple[Expr, ...]], ...], ...]
+    low: Terms
+    high: Terms
+    extents: tuple[Terms, ...]
     span: Span
     order: tuple
-    step: int | None = None  # the indices form low, low + step, ... in Rust's iteration order, if known
+    form: IndexForm
+    exact: tuple[tuple[Terms, int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

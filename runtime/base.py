@@ -190,12 +190,20 @@ class MarkArray:
 
 class _Launched:
     """What the launches of one call did: per launch its reduction seeds and whether it ran; whether any
-    code that ran can have recorded a panic."""
+    code that ran can have recorded a panic; how many launches the call has made (a launch's number,
+    which a panic it records carries, so that only later launches stop on it)."""
 
     def __init__(self, launches: int) -> None:
         self.seeds: list[dict] = [_NONE] * launches
         self.ran = [False] * launches
         self.records_panics = False
+        self.count = 0
+
+    def number(self) -> int:
+        """The number of the next launch of the call: 1, 2, ... (a u32 the device compares; never 0, which
+        the device reads as no number)."""
+        self.count += 1
+        return (self.count - 1) % 0xFFFFFFFF + 1
 
 
 class DeviceKernel:
@@ -296,7 +304,7 @@ class DeviceKernel:
             covering = self._covering_functions[step] if lp.covering and variant is lp.variants[0] \
                 else _NO_COVERING
             seeds, ran, covered = self._launch(step, lp, self._functions[step][variant.symbol], covering, bound,
-                                               device_ptrs, launched.records_panics)
+                                               device_ptrs, launched.records_panics, launched.number())
             launched.seeds[step] = seeds
             launched.ran[step] |= ran
             launched.records_panics |= ran and (lp.covering[3] if covered else variant.records_panics
@@ -361,15 +369,16 @@ class DeviceKernel:
         return scratch
 
     def _verify_index_lists(self, lp: LaunchPlan, function, bound: BoundArgs, device_ptrs: dict[str, int],
-                            starts: dict[str, int], counts: dict[str, int], scratch: dict) -> None:
-        """Launch, after the loop (same stream), the verification of its index lists: it states the panic
-        of a read through a list the loop found out of bounds, and, for a list the loop found out of order,
-        records an index-list panic for an index two iterations wrote at."""
+                            starts: dict[str, int], counts: dict[str, int], scratch: dict, number: int) -> None:
+        """Launch, after the loop (same stream, under the loop's number `number` in the call), the
+        verification of its index lists: it states the panic of a read through a list the loop found out of
+        bounds, and, for a list the loop found out of order, records an index-list panic for an index two
+        iterations wrote at."""
         verify = lp.verify
         grid, block = launch_geometry(counts, self.backend.block_size, self._verify_blocks)
         with verify.lock:
-            struct.pack_into(verify.format, verify.buffer, 0, *verify.values(bound, device_ptrs, starts, counts, _NONE,
-                                                                             scratch))
+            struct.pack_into(verify.format, verify.buffer, 0,
+                             *verify.values(bound, device_ptrs, starts, counts, _NONE, scratch, False, number))
             try:
                 self.backend.launch_packed(function, grid, block, verify.pointers_address)
             except LaunchError as e:
@@ -446,11 +455,11 @@ class DeviceKernel:
         return host.tobytes()
 
     def _launch(self, index: int, lp: LaunchPlan, function, covering_function, bound: BoundArgs,
-                device_ptrs: dict[str, int], after_panic_sites: bool) -> tuple[dict, bool, bool]:
-        """Launch one loop: its covering entry point where one is given and a grid covers the nest, else
-        `function`; then the verification of its index lists. `after_panic_sites`: code launched before it in
-        this call can have recorded a panic (then it checks the record at entry). Returns the reduction
-        seeds, whether it ran, and whether the covering entry point ran."""
+                device_ptrs: dict[str, int], after_panic_sites: bool, number: int) -> tuple[dict, bool, bool]:
+        """Launch one loop as the call's launch `number`: its covering entry point where one is given and a
+        grid covers the nest, else `function`; then the verification of its index lists. `after_panic_sites`:
+        code launched before it in this call can have recorded a panic (then it checks the record at entry).
+        Returns the reduction seeds, whether it ran, and whether the covering entry point ran."""
         starts, counts = lp.iteration_space(bound.env)
         seeds = {name: seed(bound.env) for name, seed in lp.seeds} if lp.seeds else _NONE
         if not all(counts.values()):
@@ -464,7 +473,7 @@ class DeviceKernel:
         if lp.verify is not None:
             lists = self._list_scratch(lp, bound)
             scratch = {**scratch, **lists}
-        values = lp.values(bound, device_ptrs, starts, counts, seeds, scratch, after_panic_sites)
+        values = lp.values(bound, device_ptrs, starts, counts, seeds, scratch, after_panic_sites, number)
         with lp.lock:
             struct.pack_into(lp.format, lp.buffer, 0, *values)
             try:
@@ -472,7 +481,7 @@ class DeviceKernel:
             except LaunchError as e:
                 raise LaunchError(f"launching kernel `{self.name}` (loop at {lp.source}) failed: {e}") from e
         if lp.verify is not None:
-            self._verify_index_lists(lp, self._verifiers[index], bound, device_ptrs, starts, counts, lists)
+            self._verify_index_lists(lp, self._verifiers[index], bound, device_ptrs, starts, counts, lists, number)
         return seeds, True, bool(covered)
 
     def _on_device(self, call) -> None:

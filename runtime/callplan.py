@@ -16,6 +16,8 @@ from typing import Callable
 
 from rs2gpu.runtime.arguments import (PRIM_PACK, ArrayArg, array_argument, check_aliasing, check_array_length,
                                       numpy_dtype, scalar_value, struct_value)
+from rs2gpu.runtime.bounds import (compile_ranges, first_out_of_bounds, may_leave, poly_value, ranges_hold,
+                                   simple_source)
 from rs2gpu.runtime.errors import KernelPanic, RaceError
 from rs2gpu.runtime.hostexpr import Environment, HostPanic, evaluate
 from rs2gpu.runtime.listwindows import read_window
@@ -37,52 +39,6 @@ def struct_fields(layout: dict, data: bytes, offset: int = 0) -> dict:
             out[f["name"]] = struct_fields(f, data, offset + f["offset"])
         elif f["type"] in PRIM_PACK:
             out[f["name"]] = struct.unpack_from("<" + PRIM_PACK[f["type"]], data, offset + f["offset"])[0]
-    return out
-
-
-def _source(expr: dict) -> str | None:
-    """Python source for the simple host expressions bounds are made of (None: not simple)."""
-    if "lit" in expr and isinstance(expr["lit"], int) and not isinstance(expr["lit"], bool):
-        return repr(expr["lit"])
-    for key, table in (("len", "lengths"), ("param", "params"), ("local", "locals")):
-        if key in expr and isinstance(expr[key], str):
-            return f"env.{table}[{expr[key]!r}]"
-    return None
-
-
-def _poly_source(terms: list) -> str | None:
-    parts = []
-    for coefficient, factors in terms:
-        sources = [_source(f) for f in factors]
-        if None in sources:
-            return None
-        parts.append("*".join([repr(coefficient), *sources]))
-    return "(" + " + ".join(parts or ["0"]) + ")"
-
-
-def _compile_bounds(bounds: list) -> Callable[[Environment], bool] | None:
-    """One expression that is true when every access is in bounds (then no check needs a closer look);
-    None when some bound is not a plain polynomial of lengths, parameters and preamble values."""
-    conditions = []
-    for check in bounds:
-        low, high = _poly_source(check["low"]), _poly_source(check["high"])
-        if low is None or high is None:
-            return None
-        conditions.append(f"{low} >= 0 and {high} < env.lengths[{check['param']!r}]")
-    if not conditions:
-        return lambda env: True
-    return eval("lambda env: " + " and ".join(conditions), {})  # noqa: S307 - built from the manifest above
-
-
-def poly_value(terms: list, env: Environment) -> int:
-    """Σ coefficient · Π factors with exact integers (the manifest's launch-check polynomials)."""
-    return sum(coefficient * _product(evaluate(f, env) for f in factors) for coefficient, factors in terms)
-
-
-def _product(values) -> int:
-    out = 1
-    for v in values:
-        out *= v
     return out
 
 
@@ -216,8 +172,8 @@ class CallPlan:
 class PackedArguments:
     """The argument buffer layout of one entry point: every argument at its own aligned offset, so the
     `void**` array the driver wants is fixed and only the bytes change between calls. `fields` are
-    (what, name, struct format code, size, alignment); `values(bound, device_ptrs, starts, counts, slots)`
-    gives the arguments in buffer order."""
+    (what, name, struct format code, size, alignment); `values(bound, device_ptrs, starts, counts, seeds,
+    scratch, stop, launch)` gives the arguments in buffer order."""
 
     def __init__(self, fields: list[tuple]) -> None:
         self.format, offsets, offset = "<", [], 0
@@ -240,7 +196,8 @@ class PackedArguments:
 
 def _loop_fields(entry: dict, launch: dict) -> list[tuple]:
     """The fields of a launch's arguments up to its reduction results: the kernel's parameters, each
-    dimension's start and count, then the values of the host loops around it that it reads."""
+    dimension's start and count, the launch's number in the call (for a launch that can record or stop on
+    a panic), then the values of the host loops around it that it reads."""
     fields = []
     for p in entry["params"]:
         for part in p["abi"]:
@@ -258,6 +215,8 @@ def _loop_fields(entry: dict, launch: dict) -> list[tuple]:
         code = PRIM_PACK[dim["index_type"]]
         fields.append(("start", dim["axis"], code, struct.calcsize(code), struct.calcsize(code)))
         fields.append(("count", dim["axis"], "Q", 8, 8))
+    if launch.get("numbered"):
+        fields.append(("launch", "launch", "I", 4, 4))
     for value in launch.get("uniforms", ()):
         code = PRIM_PACK[value["type"]]
         fields.append(("uniform", value["name"], code, struct.calcsize(code), struct.calcsize(code)))
@@ -308,9 +267,9 @@ class LaunchPlan(PackedArguments):
         self.checks = [(check["poly"], check["source"]) for check in launch.get("checks", ())]
         self.index_lists = launch.get("index_lists", [])
         self.bounds = launch.get("bounds", [])
-        self.bounds_hold = _compile_bounds(self.bounds)
+        self.bounds_hold = compile_ranges(self.bounds)
         self.guarded = launch.get("guarded_bounds", [])
-        self.guarded_hold = _compile_bounds(self.guarded)
+        self.guarded_hold = compile_ranges(self.guarded)
         self.variants = [Variant(v["symbol"], v["records_panics"]) for v in launch["variants"]]
         self.verify = IndexListVerification(plan.entry, launch) if launch.get("verify") else None
         covering = launch.get("covering")
@@ -376,23 +335,23 @@ class LaunchPlan(PackedArguments):
         return windows
 
     def check_bounds(self, env: Environment) -> tuple[str, str] | None:
-        """The panic (message, location) of the first access, in Rust's order, that every iteration makes
-        and that the host can tell is out of bounds over the whole iteration space; None when all are in
-        bounds."""
-        if self.bounds_hold is not None and self.bounds_hold(env):
-            return None  # the common case, decided by one generated expression
-        for check in self.bounds:
-            index = _out_of_bounds(check, env)
-            if index is not None:
-                return f"index out of bounds: the len is {env.lengths[check['param']]} but the index is {index}", \
-                    check["source"]
-        return None
+        """The panic (message, location) Rust raises first among the accesses that every iteration makes
+        and that the host checks (see `bounds.py`); None when all of them stay in bounds."""
+        if self.bounds_hold(env) if self.bounds_hold is not None else ranges_hold(self.bounds, env):
+            return None  # the common case, decided by one generated expression where the bounds allow
+        starts, counts = self.iteration_space(env)
+        found = first_out_of_bounds(self.bounds, env, [axis for axis, *_ in self.dims], starts, counts)
+        if found is None:
+            return None
+        check, index = found
+        return f"index out of bounds: the len is {env.lengths[check['param']]} but the index is {index}", \
+            check["source"]
 
     def variant(self, env: Environment) -> Variant:
         """The entry point to launch: the one without checks of the conditional accesses when the host finds
         all of them in bounds over the whole iteration space, else the one that checks them."""
         if len(self.variants) == 1 or (self.guarded_hold is not None and self.guarded_hold(env)) \
-                or all(_out_of_bounds(check, env) is None for check in self.guarded):
+                or not any(may_leave(check, env) for check in self.guarded):
             return self.variants[0]
         return self.variants[1]
 
@@ -406,22 +365,6 @@ class LaunchPlan(PackedArguments):
 
 
 
-def _out_of_bounds(check: dict, env: Environment) -> int | None:
-    """The index Rust's panic names when the access of a bounds check leaves its slice in some iteration
-    (the first one past the end, where the indices are regular); None when it stays inside, or when a loop
-    around it runs no iteration (then the access never happens)."""
-    if not all(poly_value(extent, env) > 0 for extent in check["extents"]):
-        return None
-    length = env.lengths[check["param"]]
-    low, high = poly_value(check["low"], env), poly_value(check["high"], env)
-    if low < 0:
-        return low % (1 << 64)  # a usize below zero wraps, as in Rust's message
-    if high >= length:
-        step = check.get("step")
-        return low + step * -(-(length - low) // step) if step and low < length else high
-    return None
-
-
 def _compile_window_inputs(index_lists: list) -> Callable[[Environment], tuple]:
     """What the windows of the reads through a loop's index lists are computed from, as one expression:
     the values their offsets are polynomials of, and the lengths of the slices read (every offset itself
@@ -431,7 +374,7 @@ def _compile_window_inputs(index_lists: list) -> Callable[[Environment], tuple]:
     for window in windows:
         for terms in window["offsets"]:
             for _, poly_factors in terms:
-                factors |= {_source(f) for f in poly_factors}
+                factors |= {simple_source(f) for f in poly_factors}
     if None in factors:
         return lambda env: tuple((poly_value(terms, env) for window in windows for terms in window["offsets"])) \
             + tuple(env.lengths[window["param"]] for window in windows)
@@ -439,12 +382,13 @@ def _compile_window_inputs(index_lists: list) -> Callable[[Environment], tuple]:
 
 
 def _compile_values(fields: list) -> Callable:
-    """`values(bound, device_ptrs, start, count, seeds, scratch, stop)`: the launch arguments in buffer order, as
-    one generated expression (a per-field loop of `if`s costs more than the launch itself). `scratch` maps
-    ("partials" | "result", name) to the device memory of a reduction (see `readback.py`), and
-    ("marks" | "stamp" | "unordered", target) to the mark array, the stamp and the order flag of the checks of
-    a slice written through an index list, and ("window_low" | "window_width", k) to the window of the k-th
-    group of reads through the loop's index lists."""
+    """`values(bound, device_ptrs, start, count, seeds, scratch, stop, launch)`: the launch arguments in
+    buffer order, as one generated expression (a per-field loop of `if`s costs more than the launch itself).
+    `scratch` maps ("partials" | "result", name) to the device memory of a reduction (see `readback.py`),
+    ("marks" | "stamp" | "unordered", target) to the mark array, the stamp and the order flag of the checks
+    of a slice written through an index list, and ("window_low" | "window_width", k) to the window of the
+    k-th group of reads through the loop's index lists; `stop` says whether code launched before it in the
+    call can have recorded a panic, and `launch` is the launch's number in the call."""
     getters = {"pointer": "device_ptrs[{!r}]", "length": "bound.arrays[{!r}].count",
                "scalar": "bound.scalars[{!r}]", "struct": "bound.structs[{!r}]", "array": "bound.structs[{!r}]",
                "start": "starts[{!r}]", "count": "counts[{!r}]", "seed": "seeds[{!r}]",
@@ -452,9 +396,9 @@ def _compile_values(fields: list) -> Callable:
                "marks": "scratch[('marks', {!r})]", "stamp": "scratch[('stamp', {!r})]",
                "unordered": "scratch[('unordered', {!r})]", "window_low": "scratch[('window_low', {!r})]",
                "window_width": "scratch[('window_width', {!r})]",
-               "uniform": "bound.env.locals[{!r}]", "stop": "stop"}
+               "uniform": "bound.env.locals[{!r}]", "stop": "stop", "launch": "launch"}
     items = ", ".join(getters[kind].format(name) for kind, name, *_ in fields)
-    source = f"lambda bound, device_ptrs, starts, counts, seeds, scratch, stop=False: ({items},)"
+    source = f"lambda bound, device_ptrs, starts, counts, seeds, scratch, stop=False, launch=0: ({items},)"
     return eval(source, {})  # noqa: S307 - the source is built above from the manifest's names only
 
 

@@ -1,6 +1,6 @@
 """What a kernel reads back after its launches, and the device memory its reductions work in.
 
-Every generated module holds one `rs2gpu_readback` area (see the prelude): the 24-byte panic record,
+Every generated module holds one `rs2gpu_readback` area (see the prelude): the 88-byte panic record,
 then one 8-byte word per reduction result (two for a min/max-location reduction), in launch order. The
 last block of a launch with reductions writes the results there, so after a call the host copies the
 part it needs (the record too when the code the call launched can record a panic) with one asynchronous
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from rs2gpu.runtime.arguments import PRIM_PACK
 
 READBACK_SYMBOL = "rs2gpu_readback"
-PANIC_RECORD_BYTES = 24  # rs2gpu_panic_record: site (u32) and padding, index (u64), len (u64)
+PANIC_RECORD_BYTES = 88  # rs2gpu_panic_record: 10 words with a key over a piece, then the launch's number
 RESULT_WORD = 8
 PARTIAL_BYTES = {False: 8, True: 16}  # per block: a scalar, or a (value, location) pair
 
@@ -63,8 +63,7 @@ class Readback:
 
     def panic(self) -> tuple[int, int, int]:
         """(site, index, len) of the panic record as fetched; site 0 means no panic."""
-        site, index, length = struct.unpack_from("<I4xQQ", self.host, 0)
-        return site, index, length
+        return decode_panic(struct.unpack_from(f"<{PANIC_RECORD_BYTES // 8}Q", self.host, 0))
 
     def reset_panic(self) -> None:
         """Zero the device's panic record for the next call, in stream order (no wait)."""
@@ -79,6 +78,23 @@ class Readback:
                 out[slot.name] = (struct.unpack_from(slot.format, self.host, slot.offset)[0]
                                   if fetched else seed[slot.name])
         return out
+
+
+def decode_panic(words) -> tuple[int, int, int]:
+    """(site, index, len) of a panic record's words (see the prelude): word 0 says whether there is a
+    panic; each of words 1 to 9 holds in its low 16 bits a piece of the site (1 piece), the index (4) and the
+    len (4), lowest first, and in its high bits the key of the failure it is from, the same in every word."""
+    words = words[:10]  # the last word is the number of the launch that recorded
+    if words[0] == 0:
+        return 0, 0, 0
+    if len({w >> 16 for w in words}) != 1:
+        raise ValueError(f"the device's panic record mixes failures: {[hex(w) for w in words]}")
+    pieces = [w & 0xFFFF for w in words[1:]]
+    return pieces[0], _number(pieces[1:5]), _number(pieces[5:9])
+
+
+def _number(pieces: list[int]) -> int:
+    return sum(piece << (16 * k) for k, piece in enumerate(pieces))
 
 
 def _layout(launches: list[dict], max_blocks: int):

@@ -82,6 +82,51 @@ pub fn clamp_len(out: &mut [f32], limit: usize, scale: f64) {
     }
 }
 
+#[kernel]
+pub fn between(n: usize) -> u64 {
+    let mut s = 0u64;
+    for i in 1..n - 1 {
+        s += i as u64;
+    }
+    s
+}
+
+#[kernel]
+pub fn grid(out: &mut [f64], a: &[f64], rows: usize, width: usize) {
+    for r in 0..rows {
+        for c in 0..width {
+            out[r * width + c] = a[r * width + c] * 2.0;
+        }
+    }
+}
+
+#[kernel]
+pub fn product(c: &mut [f32], a: &[f32], b: &[f32], m: usize, n: usize, p: usize) {
+    for row in 0..m {
+        for col in 0..p {
+            let mut acc = 0.0;
+            for k in 1..n {
+                acc += b[k * p + col] * a[row * n + k];
+            }
+            c[row * p + col] = acc;
+        }
+    }
+}
+
+#[kernel]
+pub fn offset(out: &mut [f64], a: &[f64], b: &[f64], s: i64) {
+    for i in 0..out.len() as i64 {
+        out[i as usize] = a[(i + s) as usize] + b[(i - s) as usize];
+    }
+}
+
+#[kernel]
+pub fn strided(out: &mut [f64], a: &[f64], w: usize) {
+    for i in 0..out.len() {
+        out[i] = a[(i + 4) * w];
+    }
+}
+
 pub mod kernels {
     include!(concat!(env!("OUT_DIR"), "/rs2gpu_kernels.rs"));
 }
@@ -108,6 +153,19 @@ CASES = {
     "clamp_len": [{"out.len": 100, "limit": 10, "scale": 2.5}, {"out.len": 100, "limit": 10, "scale": -1.0},
                   {"out.len": 100, "limit": 10, "scale": float("nan")},
                   {"out.len": 100, "limit": 10, "scale": float("inf")}],
+    "between": [{"n": 5}, {"n": 0}],
+    # several accesses out of bounds at different iterations: Rust's panic is the earliest iteration's
+    "grid": [{"out.len": 1, "a.len": 17, "rows": 10, "width": 11}, {"out.len": 110, "a.len": 17, "rows": 10, "width": 11},
+             {"out.len": 110, "a.len": 110, "rows": 10, "width": 11}, {"out.len": 0, "a.len": 0, "rows": 0, "width": 3}],
+    "product": [{"c.len": 1, "a.len": 17, "b.len": 17, "m": 14, "n": 3, "p": 10},
+                {"c.len": 140, "a.len": 42, "b.len": 29, "m": 14, "n": 3, "p": 10},
+                {"c.len": 140, "a.len": 42, "b.len": 30, "m": 14, "n": 3, "p": 10},
+                {"c.len": 1, "a.len": 0, "b.len": 0, "m": 1, "n": 1, "p": 1}],
+    "offset": [{"out.len": 10, "a.len": 10, "b.len": 10, "s": 0}, {"out.len": 10, "a.len": 13, "b.len": 10, "s": 3},
+               {"out.len": 10, "a.len": 10, "b.len": 13, "s": -3}, {"out.len": 10, "a.len": 20, "b.len": 20, "s": 2}],
+    # (i + 4) * w wraps past 2^64: with w = 2^62 the first index is 0, the second 2^62
+    "strided": [{"out.len": 1, "a.len": 1, "w": 2**62}, {"out.len": 2, "a.len": 1, "w": 2**62},
+                {"out.len": 3, "a.len": 5, "w": 1}],
 }
 TOO_MANY = '"the loop runs 2^64 iterations or more, more than one launch can"'
 OUT_OF_BOUNDS = re.compile(r"index out of bounds: the len is (\d+) but the index is (\d+)")
@@ -165,10 +223,11 @@ def test_rust_ranges_match_the_python_runtime(tmp_path, cargo_target) -> None:
     assertions = rust_assertions(manifest)
     assert len(assertions) == sum(len(c) for c in CASES.values())
     # every kind of outcome is among them: a division by zero, a refused stride, a 2^64-iteration range,
-    # a wrapped bound, an i32 index from i32::MIN, an index out of bounds
+    # a wrapped bound, an i32 index from i32::MIN, an index out of bounds, one below zero, one past 2^64
     text = "\n".join(assertions)
     for outcome in ('Panic("attempt to divide by zero")', "RangeError::Race(", TOO_MANY,
-                    "count: 18446744073709551614", "start: i32::MIN, count: 4294967296", "OutOfBounds"):
+                    "count: 18446744073709551614", "start: i32::MIN, count: 4294967296", "OutOfBounds",
+                    f"index: {U64 - 3}", "index: 4611686018427387904"):
         assert outcome in text, outcome
     (crate / "tests").mkdir()
     (crate / "tests" / "ranges.rs").write_text(

@@ -86,3 +86,73 @@ pub fn ahead(out: &mut [f32], a: &[f32]) {
 """)
     # i + 1 wraps at i32::MAX before the cast, so it is not the affine i + 1
     assert device_checked(loop) == {"a"} and [b.param.name for b in loop.bounds] == ["out"]
+
+
+def names_of(terms) -> list[tuple[int, list[str]]]:
+    """A polynomial of the plan as (coefficient, the names of its factors)."""
+    return [(coefficient, [getattr(getattr(f, "binding", None), "name", None) or f.name for f in factors])
+            for coefficient, factors in terms]
+
+
+def test_a_host_check_carries_its_index_over_the_loop_variables_and_where_each_loop_starts(check_source) -> None:
+    source = """
+#[kernel]
+pub fn product(c: &mut [f64], a: &[f64], m: usize, n: usize, p: usize) {
+    for row in 0..m {
+        for col in 0..p {
+            let mut acc = 0.0;
+            for k in 1..n {
+                acc += a[row * n + k];
+            }
+            c[row * p + col] = acc;
+        }
+    }
+}
+"""
+    loop = single_loop(check_source, source)
+    checks = {b.param.name: b for b in loop.bounds}
+    form = checks["a"].form
+    # a[row * n + k]: n per row, nothing per column, 1 per step of the inner loop, which runs 1..n
+    assert [names_of(axis) for axis in form.axes] == [[(1, ["n"])], []]
+    (inner,) = form.loops
+    assert names_of(inner.coefficient) == [(1, [])] and names_of(inner.start) == [(1, [])]
+    assert names_of(inner.end) == [(1, ["n"])] and not inner.inclusive
+    number, line = next((n, text) for n, text in enumerate(source.splitlines(), 1) if "for k" in text)
+    assert inner.at == (number, line.index("{") + 1)  # where the body of `for k` starts, after its bounds
+    # in an iteration, Rust reads a[...] in the loop's body, then writes c[...] after the loop
+    assert checks["c"].form.loops == () and checks["c"].form.at > form.at > inner.at
+
+
+def test_reads_a_break_may_skip_are_checked_only_where_they_run(check_source) -> None:
+    loop = single_loop(check_source, """
+#[kernel]
+pub fn until_large(out: &mut [f64], a: &[f64], limit: usize) {
+    for i in 0..out.len() {
+        let mut s = 0.0;
+        for k in 0..limit {
+            if a[k] > 1.0 {
+                break;
+            }
+            s += a[k];
+        }
+        out[i] = s;
+    }
+}
+""")
+    # a later step of the inner loop may never run: a[k] over 0..limit is a guarded range, not a panic
+    assert loop.bounds == () and {b.param.name for b in loop.guarded_bounds} == {"a"}
+
+
+def test_a_loop_bound_that_can_wrap_is_one_the_host_confirms_first(check_source) -> None:
+    loop = single_loop(check_source, """
+#[kernel]
+pub fn interior(out: &mut [f64], n: usize) {
+    for i in 1..n - 1 {
+        out[i] = 1.0;
+    }
+}
+""")
+    (check,) = loop.bounds
+    # `n - 1` wraps below zero in usize: its exact value must be in 0..=usize::MAX for the range to hold
+    ((bound, low, high),) = check.exact
+    assert names_of(bound) == [(-1, []), (1, ["n"])] and (low, high) == (0, 2**64 - 1)

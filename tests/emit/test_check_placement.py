@@ -221,7 +221,7 @@ def test_the_verification_after_the_loop_returns_at_once_when_the_list_was_in_or
 
 def test_a_loop_with_an_index_list_and_no_earlier_panic_has_no_entry_guard(translate) -> None:
     text = translate(ZONES).emitted.files["gather_scatter.cu"]
-    assert "rs2gpu_panicked()" not in entry_body(text, "rs2gpu_gather_scatter_0")
+    assert "rs2gpu_stopped_before" not in entry_body(text, "rs2gpu_gather_scatter_0")
 
 
 def test_a_loop_with_an_index_list_in_a_host_loop_stops_after_its_own_verification(translate) -> None:
@@ -237,7 +237,7 @@ pub fn steps(out: &mut [f64], zones: &[usize], steps: usize) {
 """
     text = translate(source).emitted.files["steps.cu"]
     body = entry_body(text, "rs2gpu_steps_0")
-    assert body.index("if (rs2gpu_may_stop && rs2gpu_panicked()) return;") < body.index("for (")
+    assert body.index("if (rs2gpu_may_stop && rs2gpu_stopped_before(rs2gpu_launch)) return;") < body.index("for (")
 
 
 def test_a_conditional_list_write_keeps_its_own_bounds_check(translate) -> None:

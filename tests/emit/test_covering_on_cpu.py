@@ -63,6 +63,8 @@ def run_covering(library, entry: dict, args: list, bounds: list[tuple[int, int]]
             values.append(np.float32(a) if p["type"] == "f32" else np.uint64(a))
     for start, count in zip((s for s, _ in bounds), counts):
         values += [np.uint64(start), np.uint64(count)]
+    if launch["numbered"]:
+        values.append(np.uint32(1))  # the first launch of the call
     library.launch(covering["symbol"], grid, block, tuple(values))
     return block
 

@@ -258,6 +258,7 @@ def test_entry_point_parameters_follow_the_rust_signature(tmp_path: Path) -> Non
             "const Pair* __restrict__ pair",                         # &Pair
             "const Pair by_value", "const u8 n", "const bool flag",  # by value, at their exact width
             "const usize rs2gpu_start_x", "const usize rs2gpu_count_x",  # the loop's first index, its length
+            "const u32 rs2gpu_launch",              # its number in the call: `table[i % 16]` may panic
             "const f64 rs2gpu_seed_total",                               # per reduction: its value before
             "f64* __restrict__ rs2gpu_partials_total",                   # the loop, the blocks' partials and
             "f64* __restrict__ rs2gpu_result_total",                     # the result

@@ -19,6 +19,7 @@ from rs2gpu import pipeline
 from rs2gpu.runtime.elf import STT_OBJECT, elf_symbols
 from rs2gpu.runtime.hiprtc import compile_hip
 from rs2gpu.runtime.nvrtc import compile_cuda
+from rs2gpu.runtime.readback import PANIC_RECORD_BYTES
 
 KERNELS = """\
 use rs2gpu::kernel;
@@ -129,7 +130,8 @@ def test_every_binary_holds_the_readback_area_and_the_ticket_counter(translated,
     code_object = compile_hip(files[kernel + ".hip.cpp"], kernel + ".hip.cpp", "gfx90a").binary
     for binary in (cubin, code_object):
         variables = {s.name: s.size for s in elf_symbols(binary) if s.kind == STT_OBJECT}
-        assert variables["rs2gpu_readback"] >= 24 + 8 * translated.emitted.manifest["kernels"][kernel]["result_words"]
+        words = translated.emitted.manifest["kernels"][kernel]["result_words"]
+        assert variables["rs2gpu_readback"] >= PANIC_RECORD_BYTES + 8 * words
         assert variables["rs2gpu_finished_blocks"] == 4
 
 
@@ -144,14 +146,15 @@ def test_blocks_combine_with_warp_shuffles_and_no_atomic_touches_a_result(transl
 
 def test_a_launch_after_one_that_can_panic_returns_at_entry_when_a_panic_was_recorded(translated):
     first, second = bodies(translated, "gather_then_fill").values()
-    assert "rs2gpu_panicked" not in first  # nothing before it can panic
-    assert second.splitlines()[0].strip().startswith("if (rs2gpu_may_stop && rs2gpu_panicked()) return;")
+    assert "rs2gpu_stopped_before" not in first  # nothing before it can panic
+    assert second.splitlines()[0].strip().startswith(
+        "if (rs2gpu_may_stop && rs2gpu_stopped_before(rs2gpu_launch)) return;")
 
 
 def test_a_reduction_launch_after_one_that_can_panic_runs_no_iteration_but_still_combines(translated):
     _, second = bodies(translated, "gather_then_sum").values()
     lines = [line.strip() for line in second.splitlines()]
-    assert lines[0].startswith("const bool rs2gpu_stopped = rs2gpu_may_stop && rs2gpu_panicked();")
+    assert lines[0].startswith("const bool rs2gpu_stopped = rs2gpu_may_stop && rs2gpu_stopped_before(rs2gpu_launch);")
     assert "return" not in second  # every block must reach the block reduction and take its ticket
     loop = next(line for line in lines if line.startswith("for ("))
     assert "!rs2gpu_stopped && rs2gpu_tx < rs2gpu_count_x;" in loop
@@ -162,7 +165,7 @@ def test_a_reduction_launch_after_one_that_can_panic_runs_no_iteration_but_still
 def test_kernels_without_device_checks_have_no_panic_guard(translated, kernel):
     assert translated.emitted.manifest["kernels"][kernel]["panics"] == []
     for body in bodies(translated, kernel).values():
-        assert "rs2gpu_panicked" not in body
+        assert "rs2gpu_stopped_before" not in body
 
 
 def test_both_targets_get_the_same_guards(translated):

@@ -58,7 +58,7 @@ def test_each_update_is_one_atomic_of_its_operation(files, suffix: str) -> None:
 
 def test_data_dependent_indices_guard_the_atomic_on_the_device(files) -> None:
     body = files["updates.cu"]
-    guarded = re.findall(r"if \(rs2gpu_in_bounds\((\w+), (\w+)_len, \d+\)\) \{\n(?:#line .*\n)?\s*"
+    guarded = re.findall(r"if \(rs2gpu_in_bounds\((\w+), (\w+)_len, \d+, rs2gpu_at\)\) \{\n(?:#line .*\n)?\s*"
                          r"rs2gpu_atomic_\w+\(&\2\[\1\]", body)
     assert [target for _, target in guarded] == ["out", "out", "ints", "bits"]
 

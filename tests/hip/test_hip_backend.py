@@ -22,6 +22,7 @@ from rs2gpu.runtime.cache import BinaryCache
 from rs2gpu.runtime.errors import LaunchError, ToolchainUnavailable
 from rs2gpu.runtime.hip import DeviceMemory, HipBackend, HipError, HipQueue, hip_python
 from rs2gpu.runtime.hipclang import find_toolchain
+from rs2gpu.runtime.readback import PANIC_RECORD_BYTES
 from rs2gpu.runtime.resources import code_object_metadata
 
 # What HIP answers on a machine without a usable AMD GPU: ROCm 5 says invalid device for most calls and
@@ -276,7 +277,7 @@ def test_a_reduction_launch_takes_seeds_by_value_and_kernel_owned_memory_on_a_ca
     backend = HostBackedHip(BinaryCache(tmp_path))
     kernel = DeviceKernel(backend, "extremes", entry, emitted.files[entry["files"]["hip"]], entry["files"]["hip"])
     (partials,) = backend.memory  # the one buffer of the kernel's partials, allocated when it is loaded
-    area = backend.globals["rs2gpu_readback"].ptr
+    results = backend.globals["rs2gpu_readback"].ptr + PANIC_RECORD_BYTES  # the words after the panic record
     max_blocks = 8 * HostBackedHip.COMPUTE_UNITS
 
     args_meta = [a for a in code_object_metadata(kernel.binary)["amdhsa.kernels"][0][".args"]
@@ -308,10 +309,10 @@ def test_a_reduction_launch_takes_seeds_by_value_and_kernel_owned_memory_on_a_ca
         struct.pack("<Q", 0), struct.pack("<Q", n),                          # the loop's start and count
         struct.pack("<f", np.finfo(np.float32).max), struct.pack("<Q", 0),   # `low` and `at` start at MAX, 0
         struct.pack("<Q", partials.ptr),                                     # their (value, location) partials
-        struct.pack("<Q", area + 24), struct.pack("<Q", area + 32),          # their result words
+        struct.pack("<Q", results), struct.pack("<Q", results + 8),          # their result words
         struct.pack("<q", -7),                                               # `total` starts at `bias`
         struct.pack("<Q", partials.ptr + 16 * max_blocks),                   # its partials
-        struct.pack("<Q", area + 40),                                        # its result word
+        struct.pack("<Q", results + 16),                                     # its result word
     ]
     assert geometry == (max_blocks, 1, 1, 256, 1, 1)
     assert second[2:] == first[2:]  # the same kernel-owned memory in every call
