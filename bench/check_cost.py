@@ -8,7 +8,8 @@ Roles: `default` is the entry point a launch runs when the host found every acce
 check (conditional ones included), `checked` the one it runs otherwise (it checks those accesses on the
 device), `verify` the kernel that runs after a loop writing through an index list (it finds repeated
 values where the loop found the list out of order, and states the panic of a read through the list the
-loop found out of bounds; nothing to compare it with).
+loop found out of bounds; nothing to compare it with), `private` the one a launch runs when its scatter
+target fits a copy per block in shared memory (compared with the same entry point without checks).
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ CRATE = ROOT / "examples" / "rajaperf"
 class Cost:
     kernel: str
     symbol: str
-    role: str                     # "default" | "checked" | "verify"
+    role: str                     # "default" | "checked" | "verify" | "private"
     device_checks: int            # panic sites the entry point contains
     registers: int
     instructions: int
@@ -73,11 +74,14 @@ def measure(crate: Path = CRATE, arch: str = "sm_90", kernels: list[str] | None 
                      for k, v in enumerate(launch["variants"])]
             if launch["verify"]:
                 roles.append((launch["verify"]["symbol"], "verify", len(launch["verify"]["checks"])))
+            if launch.get("private"):
+                roles.append((launch["private"]["symbol"], "private", len(launch["private"]["checks"])))
             for symbol, role, checks in roles:
                 compared = role != "verify"
+                bare_symbol = symbol if role == "private" else plain  # the same shared-memory copy without checks
                 costs.append(Cost(name, symbol, role, checks, regs[symbol].registers, sass[symbol],
-                                  bare_regs[plain].registers if compared else None,
-                                  bare_sass[plain] if compared else None))
+                                  bare_regs[bare_symbol].registers if compared else None,
+                                  bare_sass[bare_symbol] if compared else None))
     return costs, times
 
 

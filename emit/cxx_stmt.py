@@ -43,19 +43,21 @@ ATOMIC_OPS = {"+": "add", "-": "sub", "*": "mul", "min": "min", "max": "max", "&
 class BodyEmitter(ExprRenderer):
     def __init__(self, names: LocalNames, indent: int = 1, line_directives: bool = True,
                  sites=None, hoisted: frozenset = frozenset(), scatters: tuple = (),
-                 iteration: str = ITERATION) -> None:
+                 iteration: str = ITERATION, private: dict | None = None) -> None:
         """`sites` (a `kernels.PanicSites`) numbers the places that can panic (None: render without checks,
         as for consts); `hoisted` holds the accesses not to check (the host or an index list's verification
         checks them); `scatters` (`ir.plan.Scatter`s) are the slices whose updates are atomics. `used_sites`
         collects the panic sites of the rendered code. A check records `iteration`, the C++ expression of
         the `rs2gpu_iteration` it runs in (the loop's `rs2gpu_at`, `rs2gpu_before_loop(..)` before the loop,
         or a helper's parameter), which a call passes on to a helper that checks something
-        (`sites.checked_helpers`); `passes_iteration` tells whether one did."""
+        (`sites.checked_helpers`); `passes_iteration` tells whether one did. `private` maps a scatter
+        target to the C++ name of the block's copy its updates go to (see `emit.privatize`)."""
         self.sites = sites
         self.hoisted = hoisted
         self.iteration = iteration
         self.passes_iteration = False
         self.scatter_updates = {id(u.assign): u for s in scatters for u in s.updates}
+        self.private = private or {}
         self.used_sites: set[int] = set()
         self.names = names
         self.indent = indent
@@ -216,7 +218,8 @@ class BodyEmitter(ExprRenderer):
         """Render an assignment target; each device-checked index is computed once into a temporary and
         its check added to `guards` (reported at `spans[id(index)]` if given, else where it is written)."""
         if isinstance(e, ir.Index):
-            base = self._place(e.base, guards, spans)
+            copy = self.private.get(e.base.binding) if isinstance(e.base, ir.Var) else None
+            base = copy or self._place(e.base, guards, spans)
             if self.sites is None or id(e) in self.hoisted:
                 return f"{base}[{self.expr(e.index)}]"
             slot = self.names.fresh("index")

@@ -19,9 +19,10 @@ from rs2gpu.emit.cxx_stmt import ITERATION, LAUNCH_NUMBER, BodyEmitter, iteratio
 from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_struct_name
 from rs2gpu.emit.hostexpr import host_expr
 from rs2gpu.emit.names import LocalNames, cxx_name
+from rs2gpu.emit.privatize import capacity, private_lines, private_name, private_scatter
 from rs2gpu.emit.verify import check_lists_in_loop, read_windows, verify_context
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.plan import HostLoop, KernelPlan, ParallelLoop, Reduction, is_host_evaluable
+from rs2gpu.ir.plan import HostLoop, KernelPlan, ParallelLoop, Reduction, Scatter, is_host_evaluable
 from rs2gpu.ir.types import (ArrayType, PrimType, RefType, SliceType, StructType, TupleType, Type, align_of,
                              size_of)
 from rs2gpu.ir.walk import walk
@@ -275,6 +276,9 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
     if loop.optional and sites is not None:
         variants.append(_variant(plan, index, loop, f"{name}_checked", loop.hoisted, sites, helper_sites, reserved,
                                  stops, numbered))
+    scatter = private_scatter(loop)
+    private = None if scatter is None else _variant(plan, index, loop, f"{name}_private", fast, sites, helper_sites,
+                                                    reserved, stops, numbered, scatter)
     verify = verify_context(plan, index, loop, sites, reserved) if loop.index_lists and sites is not None else None
     covering = None
     if has_covering_form(loop):
@@ -283,7 +287,7 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
         covering = covering_context(loop, launch_axes(loop), names, sites, covering_symbol(plan.name, index),
                                     uniform_values(plan), fast)
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
-    return {"symbol": name, "source": str(loop.span), "variants": variants, "verify": verify,
+    return {"symbol": name, "source": str(loop.span), "variants": variants, "verify": verify, "private": private,
             "covering": covering, "guard": variants[0]["guard"], "iteration": variants[0]["iteration"],
             "stops": stops, "numbered": numbered,
             "host_loops": [f"`{h.var.name}` at {h.span}" for h in host_loops_around(plan.schedule, index) or ()]}
@@ -302,16 +306,20 @@ def host_loops_around(schedule, index: int, around: tuple[HostLoop, ...] = ()) -
 
 
 def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoisted: frozenset,
-             sites: PanicSites | None, helper_sites: set[int], reserved, stops: bool, numbered: bool) -> dict:
+             sites: PanicSites | None, helper_sites: set[int], reserved, stops: bool, numbered: bool,
+             private: Scatter | None = None) -> dict:
     """One entry point of launch `index`: the loop's body with every access but `hoisted` checked on the
     device, after the checks of its index lists; `numbered`, it takes its number in the call; with `stops`,
-    it does nothing after a panic of an earlier launch."""
+    it does nothing after a panic of an earlier launch; with `private`, the updates of that scatter target
+    go to the block's copy of it (see `emit.privatize`)."""
     names = parameter_names(plan.function, reserved)
     params = loop_parameters(plan, loop, names, numbered)
     reduction_params: list[str] = []  # the last parameters, after those of the index lists' checks
     reductions = [_reduction_context(r, names, reduction_params) for r in loop.reductions]
     preamble = _preamble(plan, loop, names, sites)
-    body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=hoisted, scatters=loop.scatters)
+    copies = {private.param: private_name(private, names)} if private is not None else None
+    body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=hoisted, scatters=loop.scatters,
+                       private=copies)
     if loop.index_lists and sites is not None:
         check_lists_in_loop(loop, index, names, params, body)
     guard = []
@@ -326,8 +334,13 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
     body.block(loop.body)
     loop_open, loop_close = grid_loop(loop, names, stopped=stops and bool(reductions),
                                       iteration=bool(body.used_sites) or body.passes_iteration)
+    before_loop, after_loop = [], []
+    if private is not None:
+        before_loop, after_loop = private_lines(private, names, body.length_of(ir.Var(private.param, loop.span)),
+                                                BLOCK)
     return {"symbol": name, "params": params, "preamble": preamble.lines, "reductions": reductions, "guard": guard,
-            "loop_open": loop_open, "loop_close": loop_close, "body": body.lines,
+            "loop_open": loop_open, "loop_close": loop_close, "body": body.lines, "before_loop": before_loop,
+            "after_loop": after_loop,
             "checks": sorted(preamble.used_sites | body.used_sites | helper_sites),
             "iteration": ", ".join(names.name(d.index) for d in loop.dims)}
 
@@ -388,6 +401,7 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
             "index_lists": [_index_list_json(c, consts) for c in loop.index_lists],
             "verify": None if verify is None else {"symbol": verify["symbol"], "checks": verify["checks"],
                                                    "records_panics": True},
+            "private": _private_json(context["private"], loop),
         })
         if loop.uniforms:
             launches[-1]["uniforms"] = [{"name": b.name, "type": str(b.ty)} for b in loop.uniforms]
@@ -439,9 +453,20 @@ def _covering_json(plan: KernelPlan, covering: dict | None) -> dict | None:
 
 
 def entry_points(launch: dict) -> list[str]:
-    """Every `extern "C"` symbol a manifest launch may run: its variants and its index-list verification."""
+    """Every `extern "C"` symbol a manifest launch may run: its variants, its index-list verification, its
+    covering and private entry points."""
     return [v["symbol"] for v in launch["variants"]] + ([launch["verify"]["symbol"]] if launch["verify"] else []) \
-        + ([launch["covering"]["symbol"]] if launch.get("covering") else [])
+        + [launch[kind]["symbol"] for kind in ("covering", "private") if launch.get(kind)]
+
+
+def _private_json(private: dict | None, loop: ParallelLoop) -> dict | None:
+    """The private entry point (see `emit.privatize`): the host runs it when the target's length is at
+    most `capacity`."""
+    if private is None:
+        return None
+    scatter = private_scatter(loop)
+    return {"symbol": private["symbol"], "checks": private["checks"], "records_panics": bool(private["checks"]),
+            "target": scatter.param.name, "capacity": capacity(scatter)}
 
 
 def _index_list_json(check, consts) -> dict:

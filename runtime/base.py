@@ -223,7 +223,8 @@ class DeviceKernel:
         self.plan = CallPlan(name, entry)
         self.binary = backend.compile(source, source_name, entry["fast_math"])
         self._module = backend.load(self.binary)
-        self._functions = [{v.symbol: backend.function(self._module, v.symbol) for v in lp.variants}
+        self._functions = [{v.symbol: backend.function(self._module, v.symbol)
+                            for v in lp.variants + ([lp.private[0]] if lp.private else [])}
                            for lp in self.plan.launches]
         self._verifiers = [backend.function(self._module, lp.verify.symbol) if lp.verify else None
                            for lp in self.plan.launches]
@@ -237,6 +238,7 @@ class DeviceKernel:
         self._panic_sites = {p["site"]: p for p in entry.get("panics", ())}
         reduces = any(lp.seeds for lp in self.plan.launches)
         self._max_blocks = backend.multiprocessors() * REDUCTION_BLOCKS_PER_MULTIPROCESSOR if reduces else None
+        self._one_wave = backend.multiprocessors() * REDUCTION_BLOCKS_PER_MULTIPROCESSOR
         # An index-list verification runs as one full wave too: where the loop found its list in order,
         # each of its blocks returns at once, and a grid the size of the loop's would take longer to retire.
         self._verify_blocks = backend.multiprocessors() * REDUCTION_BLOCKS_PER_MULTIPROCESSOR \
@@ -304,7 +306,8 @@ class DeviceKernel:
             covering = self._covering_functions[step] if lp.covering and variant is lp.variants[0] \
                 else _NO_COVERING
             seeds, ran, covered = self._launch(step, lp, self._functions[step][variant.symbol], covering, bound,
-                                               device_ptrs, launched.records_panics, launched.number())
+                                               device_ptrs, launched.records_panics, launched.number(),
+                                               variant.one_wave)
             launched.seeds[step] = seeds
             launched.ran[step] |= ran
             launched.records_panics |= ran and (lp.covering[3] if covered else variant.records_panics
@@ -455,11 +458,13 @@ class DeviceKernel:
         return host.tobytes()
 
     def _launch(self, index: int, lp: LaunchPlan, function, covering_function, bound: BoundArgs,
-                device_ptrs: dict[str, int], after_panic_sites: bool, number: int) -> tuple[dict, bool, bool]:
+                device_ptrs: dict[str, int], after_panic_sites: bool, number: int,
+                one_wave: bool = False) -> tuple[dict, bool, bool]:
         """Launch one loop as the call's launch `number`: its covering entry point where one is given and a
         grid covers the nest, else `function`; then the verification of its index lists. `after_panic_sites`:
-        code launched before it in this call can have recorded a panic (then it checks the record at entry).
-        Returns the reduction seeds, whether it ran, and whether the covering entry point ran."""
+        code launched before it in this call can have recorded a panic (then it checks the record at entry);
+        `one_wave`: `function` runs on a grid of one wave. Returns the reduction seeds, whether it ran, and
+        whether the covering entry point ran."""
         starts, counts = lp.iteration_space(bound.env)
         seeds = {name: seed(bound.env) for name, seed in lp.seeds} if lp.seeds else _NONE
         if not all(counts.values()):
@@ -468,7 +473,8 @@ class DeviceKernel:
         if covered:  # one thread per iteration, on a grid that covers the nest
             function, (grid, block) = covering_function, covered
         else:
-            grid, block = launch_geometry(counts, self.backend.block_size, self._max_blocks if lp.seeds else None)
+            grid, block = launch_geometry(counts, self.backend.block_size,
+                                          self._one_wave if one_wave else self._max_blocks if lp.seeds else None)
         scratch = self._readback.pointers[index]
         if lp.verify is not None:
             lists = self._list_scratch(lp, bound)

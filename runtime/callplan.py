@@ -225,10 +225,12 @@ def _loop_fields(entry: dict, launch: dict) -> list[tuple]:
 
 @dataclass(frozen=True)
 class Variant:
-    """One entry point of a launch, and whether the code it runs can record a panic."""
+    """One entry point of a launch, and whether the code it runs can record a panic; `one_wave`, whether it
+    runs on a grid of one wave (blocks that keep a private copy of a scatter target flush it when done)."""
 
     symbol: str
     records_panics: bool
+    one_wave: bool = False
 
 
 def _list_targets(launch: dict) -> list[str]:
@@ -271,6 +273,10 @@ class LaunchPlan(PackedArguments):
         self.guarded = launch.get("guarded_bounds", [])
         self.guarded_hold = compile_ranges(self.guarded)
         self.variants = [Variant(v["symbol"], v["records_panics"]) for v in launch["variants"]]
+        private = launch.get("private")
+        # (the entry point, the scatter target it copies per block, the longest target the copy holds)
+        self.private = (Variant(private["symbol"], private["records_panics"], one_wave=True), private["target"],
+                        private["capacity"]) if private else None
         self.verify = IndexListVerification(plan.entry, launch) if launch.get("verify") else None
         covering = launch.get("covering")
         # (symbol, the block its body needs or None, the count every axis must stay below, whether it can panic)
@@ -348,8 +354,11 @@ class LaunchPlan(PackedArguments):
             check["source"]
 
     def variant(self, env: Environment) -> Variant:
-        """The entry point to launch: the one without checks of the conditional accesses when the host finds
-        all of them in bounds over the whole iteration space, else the one that checks them."""
+        """The entry point to launch: the private one when the scatter target fits the blocks' copies; the
+        one without checks of the conditional accesses when the host finds all of them in bounds over the
+        whole iteration space, else the one that checks them."""
+        if self.private is not None and env.lengths[self.private[1]] <= self.private[2]:
+            return self.private[0]  # a launch with a private entry point has no conditional checks
         if len(self.variants) == 1 or (self.guarded_hold is not None and self.guarded_hold(env)) \
                 or not any(may_leave(check, env) for check in self.guarded):
             return self.variants[0]

@@ -177,3 +177,27 @@ def test_scatter_on_device_arrays_copies_nothing(kernels) -> None:
     cuda.add_i64(got, cupy.asarray(bins), cupy.asarray(v))
     assert cuda.add_i64.last_transfers == []
     assert np.array_equal(cupy.asnumpy(got), want)
+
+
+@pytest.mark.parametrize("count,private", [(10, True), (2048, True), (2049, False)])
+@pytest.mark.parametrize("ty", ["i64", "f64"])
+def test_histograms_up_to_the_blocks_copies_run_privately_and_agree_with_rustc(kernels, ty: str, count: int,
+                                                                               private: bool) -> None:
+    """Blocks keep a 16 KiB copy of the target (2048 elements of 8 bytes) when it fits; beyond, the updates
+    are atomics on the slice itself. Either way the result is rustc's (within the reordering bound for
+    floats)."""
+    _, cpu, cuda = kernels
+    rng = np.random.default_rng([count, len(ty)])
+    n = 4_000_003
+    bins = bins_for(n, count, rng, contiguous=True)
+    v = values(ty, "add", n, rng)
+    start = values(ty, "add", count, rng)
+    got, want = start.copy(), start.copy()
+    getattr(cpu, f"add_{ty}")(want, bins, v)
+    kernel = getattr(cuda, f"add_{ty}")
+    kernel(got, bins, v)
+    assert kernel.last_variants == [f"rs2gpu_add_{ty}_0" + ("_private" if private else "")]
+    if ty in FLOATS:
+        assert np.all(np.abs(got - want) <= reorder_bound("add", start, bins, v, want))
+    else:
+        assert same_bits(got, want)
