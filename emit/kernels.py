@@ -120,7 +120,8 @@ def identity(r: Reduction) -> str:
     if r.op in ("minloc", "maxloc"):
         r = Reduction(r.binding, "min" if r.op == "minloc" else "max", r.span)
     if r.op == "+" or r.op in ("|", "^"):
-        return float_literal(0.0, "0.0", ty) if ty.is_float else int_literal(0, ty)
+        # -0.0, not 0.0: x + -0.0 == x for every float, -0.0 included, so a sum of negative zeros stays one
+        return float_literal(-0.0, "-0.0", ty) if ty.is_float else int_literal(0, ty)
     if r.op == "*":
         return float_literal(1.0, "1.0", ty) if ty.is_float else int_literal(1, ty)
     if r.op == "&":

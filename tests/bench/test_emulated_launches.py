@@ -89,6 +89,15 @@ pub fn clip_then_fill(out: &mut [f64], a: &[f64], limit: f64, filled: &mut [f64]
 }
 
 #[kernel]
+pub fn negative_zeros(a: &[f64]) -> f64 {
+    let mut s = -0.0;
+    for i in 0..a.len() {
+        s += a[i];
+    }
+    s
+}
+
+#[kernel]
 pub fn gather_then_sum(dst: &mut [f64], a: &[f64], idx: &[usize]) -> f64 {
     for i in 0..dst.len() {
         dst[i] = a[idx[i]];
@@ -139,7 +148,8 @@ def own(backend, tmp_path_factory):
     path.write_text(OWN)
     return (rs2gpu.load(path, backend="cpu"),
             device_kernels(pipeline.translate(path), backend,
-                           ["seeded", "sum_rows", "gather_then_fill", "gather_then_sum", "clip_then_fill"]))
+                           ["seeded", "sum_rows", "gather_then_fill", "gather_then_sum", "clip_then_fill",
+                            "negative_zeros"]))
 
 
 def tickets_left(kernel: DeviceKernel) -> int:
@@ -246,3 +256,12 @@ def test_a_reduction_launch_after_a_panic_takes_its_tickets_and_the_next_call_is
     assert tickets_left(kernel) == 0
     idx[-1] = 0
     assert kernel(out, a, idx) == float(n)
+
+
+@pytest.mark.parametrize("n", [1, 3 * CAPPED + 17])
+def test_a_sum_of_negative_zeros_seeded_with_one_is_negative_zero_as_in_rust(own, n: int) -> None:
+    cpu, device = own
+    a = np.full(n, -0.0)
+    want, got = cpu.negative_zeros(a), device["negative_zeros"](a)
+    assert np.signbit(want)  # rustc: -0.0 + -0.0 == -0.0
+    assert struct.pack("<d", got) == struct.pack("<d", want)
