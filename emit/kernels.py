@@ -164,9 +164,11 @@ def _reduction_context(r: Reduction, names: LocalNames, params: list[str]) -> di
 
 
 def result_words(plan: KernelPlan) -> int:
-    """The 8-byte words of the readback area that the kernel's reductions fill: one per result, two for a
-    min/max-location reduction (value and location), in launch order."""
-    return sum(1 if r.location is None else 2 for loop in plan.loops for r in loop.reductions)
+    """The 8-byte words of the readback area after the panic record, in launch order: one per reduction
+    result, two for a min/max-location reduction (value and location), and one order flag per slice the
+    launch writes through an index list (see `emit.verify`)."""
+    return sum(sum(1 if r.location is None else 2 for r in loop.reductions)
+               + len({check.target for check in loop.index_lists}) for loop in plan.loops)
 
 
 MAX_SITES = 1 << 16  # site numbers fit in one 16-bit piece of the panic record (see the prelude)

@@ -161,9 +161,9 @@ class DeviceBackend(ABC):
 
 class MarkArray:
     """The marks of the index-list verifications of writes to one slice: a `u32` per element, which a
-    verification sets to its own stamp, and after them the order flag, where the loop writes the stamp
-    when the indices it writes are out of order. Each call gets a new stamp, so marks and flags left by
-    earlier ones never count; the array is zeroed only when it grows and when the stamp wraps."""
+    verification sets to its own stamp (the loop writes the stamp into its order flag, in the readback
+    area, when the indices it writes are out of order). Each call gets a new stamp, so marks and flags left
+    by earlier ones never count; the array is zeroed only when it grows and when the stamp wraps."""
 
     def __init__(self, backend: DeviceBackend) -> None:
         self.backend = backend
@@ -172,20 +172,20 @@ class MarkArray:
         self.stamp = 0
         self.lock = threading.Lock()
 
-    def next(self, length: int) -> tuple[int, int, int]:
-        """(address of the marks, address of the order flag, stamp) for the checks of a call's writes into
-        `length` elements."""
+    def next(self, length: int) -> tuple[int, int]:
+        """(address of the marks, stamp) for the checks of a call's writes into `length` elements; stamp 1
+        means the marks start again from zero (so must the order flags, which may hold an old stamp)."""
         with self.lock:
             if self.buffer is None or length > self.capacity:
                 # the verification that used the old array ran in a call that waited for the device
                 self.capacity = max(length, 1)
-                self.buffer = self.backend.alloc(4 * (self.capacity + 1))
+                self.buffer = self.backend.alloc(4 * self.capacity)
                 self.stamp = 0
             if self.stamp == 0 or self.stamp == 0xFFFFFFFF:
-                self.backend.zero_async(self.buffer.ptr, 4 * (self.capacity + 1))
+                self.backend.zero_async(self.buffer.ptr, 4 * self.capacity)
                 self.stamp = 0
             self.stamp += 1
-            return self.buffer.ptr, self.buffer.ptr + 4 * self.capacity, self.stamp
+            return self.buffer.ptr, self.stamp
 
 
 class _Launched:
@@ -198,6 +198,9 @@ class _Launched:
         self.ran = [False] * launches
         self.records_panics = False
         self.count = 0
+        # the verification of the last launch's index lists, when the host decides after the call's wait
+        # whether it must run (`_verify_if_needed`): the arguments of `DeviceKernel._verify_index_lists`
+        self.deferred_verification: tuple | None = None
 
     def number(self) -> int:
         """The number of the next launch of the call: 1, 2, ... (a u32 the device compares; never 0, which
@@ -254,9 +257,9 @@ class DeviceKernel:
         device_ptrs, staged = self._stage_arrays(bound, transfers)
         self.last_transfers = transfers
         with self._call:
-            seeds, ran, records_panics = self._launch_all(bound, variants, device_ptrs)
-            if staged or records_panics or (any(ran) and self._readback.result_bytes):
-                self._finish(bound, seeds, ran, records_panics)
+            launched = self._launch_all(bound, variants, device_ptrs)
+            if staged or launched.records_panics or (any(launched.ran) and self._readback.result_bytes):
+                self._finish(bound, launched)
         self._download_outputs(staged, transfers)
         return None if self.plan.result is None else self.plan.result(bound.env)
 
@@ -288,9 +291,9 @@ class DeviceKernel:
             self._run_steps(steps, bound, variants, device_ptrs, launched)
         except KernelPanic:
             # a host check of a later iteration failed: a panic the device recorded earlier came first
-            self._finish(bound, launched.seeds, launched.ran, launched.records_panics)
+            self._finish(bound, launched)
             raise
-        return launched.seeds, launched.ran, launched.records_panics
+        return launched
 
     def _run_steps(self, steps, bound: BoundArgs, variants: list, device_ptrs: dict[str, int],
                    launched: _Launched) -> None:
@@ -306,24 +309,40 @@ class DeviceKernel:
             covering = self._covering_functions[step] if lp.covering and variant is lp.variants[0] \
                 else _NO_COVERING
             seeds, ran, covered = self._launch(step, lp, self._functions[step][variant.symbol], covering, bound,
-                                               device_ptrs, launched.records_panics, launched.number(),
-                                               variant.one_wave)
+                                               device_ptrs, launched, variant.one_wave)
             launched.seeds[step] = seeds
             launched.ran[step] |= ran
             launched.records_panics |= ran and (lp.covering[3] if covered else variant.records_panics
                                                 or lp.verify is not None)
             self.last_variants.append(lp.covering[0] if covered else variant.symbol)
 
-    def _finish(self, bound: BoundArgs, seeds: list[dict], ran: list[bool], records_panics: bool) -> None:
+    def _finish(self, bound: BoundArgs, launched: _Launched) -> None:
         """Wait for the launches with the one readback copy (or without one, when nothing is read back),
-        raise the panic the device recorded, and set the reduced values."""
-        with_record = records_panics and self._readback.checks
-        if with_record or (any(ran) and self._readback.result_bytes):
+        run the last launch's index-list verification if what came back asks for it, raise the panic the
+        device recorded, and set the reduced values."""
+        with_record = launched.records_panics and self._readback.checks
+        if with_record or (any(launched.ran) and self._readback.result_bytes):
             self._on_device(lambda: self._readback.fetch(with_record))
         self._on_device(self.backend.synchronize)
+        if launched.deferred_verification is not None:
+            self._verify_if_needed(bound, *launched.deferred_verification)
         if with_record:
             self._raise_device_panic(bound, *self._readback.panic())
-        bound.env.reductions.update(self._readback.results(seeds, ran))
+        bound.env.reductions.update(self._readback.results(launched.seeds, launched.ran))
+
+    def _verify_if_needed(self, bound: BoundArgs, lp: LaunchPlan, index: int, device_ptrs: dict[str, int],
+                          starts: dict[str, int], counts: dict[str, int], lists: dict, number: int) -> None:
+        """The verification after the call's last launch, which no other launch follows: it has work only
+        when the loop found a list out of order (its flag in the readback area holds this call's stamp) or
+        a list value outside the windows of its reads (the record names that site). Otherwise, as for
+        RAJAPerf's zone lists, the call saves a launch and the wait for it."""
+        site, _, _ = self._readback.panic()
+        unordered = any(self._readback.flag(index, target) == lists["stamp", target] for target in lp.verify.targets)
+        if not unordered and not (site and self._panic_sites[site]["kind"] == "index list reads"):
+            return
+        self._verify_index_lists(lp, self._verifiers[index], bound, device_ptrs, starts, counts, lists, number)
+        self._on_device(lambda: self._readback.fetch(True))
+        self._on_device(self.backend.synchronize)
 
     def _download_outputs(self, staged: dict, transfers: list[Transfer]) -> None:
         for name, (arg, buffer) in staged.items():
@@ -358,15 +377,18 @@ class DeviceKernel:
                 raise KernelPanic(f"index out of bounds: the len is {length} but the index is {bad}", source,
                                   self.name)
 
-    def _list_scratch(self, lp: LaunchPlan, bound: BoundArgs) -> dict:
-        """What this call's checks of the loop's index lists take: for each slice written through a list
-        ("marks" | "unordered" | "stamp", target) its mark array, order flag and stamp, and for each group
-        of reads through a list ("window_low" | "window_width", k) its window."""
+    def _list_scratch(self, index: int, lp: LaunchPlan, bound: BoundArgs) -> dict:
+        """What this call's checks of the index lists of launch `index` take: for each slice written through
+        a list ("marks" | "unordered" | "stamp", target) its mark array, its order flag (a word of the
+        readback area, so that the call's one copy brings it back) and its stamp, and for each group of
+        reads through a list ("window_low" | "window_width", k) its window."""
         scratch = {}
         for target in lp.verify.targets:
             marks = self._marks.setdefault(target, MarkArray(self.backend))
-            scratch["marks", target], scratch["unordered", target], scratch["stamp", target] = \
-                marks.next(bound.arrays[target].count)
+            scratch["marks", target], scratch["stamp", target] = marks.next(bound.arrays[target].count)
+            if scratch["stamp", target] == 1:
+                self._readback.zero_flags()
+            scratch["unordered", target] = self._readback.flag_address(index, target)
         for k, (low, width) in enumerate(lp.read_windows(bound.env)):
             scratch["window_low", k], scratch["window_width", k] = low, width
         return scratch
@@ -458,13 +480,12 @@ class DeviceKernel:
         return host.tobytes()
 
     def _launch(self, index: int, lp: LaunchPlan, function, covering_function, bound: BoundArgs,
-                device_ptrs: dict[str, int], after_panic_sites: bool, number: int,
-                one_wave: bool = False) -> tuple[dict, bool, bool]:
-        """Launch one loop as the call's launch `number`: its covering entry point where one is given and a
-        grid covers the nest, else `function`; then the verification of its index lists. `after_panic_sites`:
-        code launched before it in this call can have recorded a panic (then it checks the record at entry);
-        `one_wave`: `function` runs on a grid of one wave. Returns the reduction seeds, whether it ran, and
-        whether the covering entry point ran."""
+                device_ptrs: dict[str, int], launched: _Launched, one_wave: bool = False) -> tuple[dict, bool, bool]:
+        """Launch one loop as the call's next launch (`launched` numbers them, and says whether code launched
+        before it can have recorded a panic: then it checks the record at entry): its covering entry point
+        where one is given and a grid covers the nest, else `function`; then the verification of its index
+        lists, or, for the call's last launch, leave that to `_finish`. `one_wave`: `function` runs on a grid
+        of one wave. Returns the reduction seeds, whether it ran, and whether the covering entry point ran."""
         starts, counts = lp.iteration_space(bound.env)
         seeds = {name: seed(bound.env) for name, seed in lp.seeds} if lp.seeds else _NONE
         if not all(counts.values()):
@@ -477,16 +498,19 @@ class DeviceKernel:
                                           self._one_wave if one_wave else self._max_blocks if lp.seeds else None)
         scratch = self._readback.pointers[index]
         if lp.verify is not None:
-            lists = self._list_scratch(lp, bound)
+            lists = self._list_scratch(index, lp, bound)
             scratch = {**scratch, **lists}
-        values = lp.values(bound, device_ptrs, starts, counts, seeds, scratch, after_panic_sites, number)
+        number = launched.number()
+        values = lp.values(bound, device_ptrs, starts, counts, seeds, scratch, launched.records_panics, number)
         with lp.lock:
             struct.pack_into(lp.format, lp.buffer, 0, *values)
             try:
                 self.backend.launch_packed(function, grid, block, lp.pointers_address)
             except LaunchError as e:
                 raise LaunchError(f"launching kernel `{self.name}` (loop at {lp.source}) failed: {e}") from e
-        if lp.verify is not None:
+        if lp.verify is not None and lp.verify.last:
+            launched.deferred_verification = (lp, index, device_ptrs, starts, counts, lists, number)
+        elif lp.verify is not None:
             self._verify_index_lists(lp, self._verifiers[index], bound, device_ptrs, starts, counts, lists, number)
         return seeds, True, bool(covered)
 

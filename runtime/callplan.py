@@ -101,6 +101,10 @@ class CallPlan:
                          for local in entry["preamble"]]
         self.launches = [LaunchPlan(self, launch) for launch in entry["launches"]]
         self.schedule = [schedule_step(step, self) for step in entry["schedule"]] if "schedule" in entry else None
+        # the call's last step, when it is a launch (not a host loop): nothing runs after its verification
+        last = self.schedule[-1] if self.schedule else len(self.launches) - 1
+        if isinstance(last, int) and last >= 0 and self.launches[last].verify is not None:
+            self.launches[last].verify.last = True
         self.result = compile_expr(entry["returns"]["expr"]) if entry["returns"] else None
         mutable = [p.name for p in self.params if p.mutable and p.dtype is not None]
         self.alias_pairs = [(m, o.name) for m in mutable for o in self.params
@@ -246,6 +250,7 @@ class IndexListVerification(PackedArguments):
     def __init__(self, entry: dict, launch: dict) -> None:
         self.symbol = launch["verify"]["symbol"]
         self.targets = _list_targets(launch)
+        self.last = False  # whether it verifies the call's last launch, so the host may decide after the wait
         fields = _loop_fields(entry, launch)
         for target in self.targets:
             fields += [("marks", target, "Q", 8, 8), ("stamp", target, "I", 4, 4), ("unordered", target, "Q", 8, 8)]

@@ -1,10 +1,11 @@
 """What a kernel reads back after its launches, and the device memory its reductions work in.
 
 Every generated module holds one `rs2gpu_readback` area (see the prelude): the 88-byte panic record,
-then one 8-byte word per reduction result (two for a min/max-location reduction), in launch order. The
-last block of a launch with reductions writes the results there, so after a call the host copies the
-part it needs (the record too when the code the call launched can record a panic) with one asynchronous
-copy into pinned memory kept per kernel, then waits once for the stream. The blocks' partial results live
+then, in launch order, one 8-byte word per reduction result (two for a min/max-location reduction) and
+one per slice the launch writes through an index list (its order flag, see `emit.verify`). The last block
+of a launch with reductions writes the results there, so after a call the host copies the part it needs
+(the record too when the code the call launched can record a panic) with one asynchronous copy into
+pinned memory kept per kernel, then waits once for the stream. The blocks' partial results live
 in one device buffer per kernel, sized for the largest grid a launch with reductions gets.
 
 Nothing here is allocated per call.
@@ -36,10 +37,10 @@ class Readback:
 
     def __init__(self, backend, module, entry: dict, max_blocks: int) -> None:
         self.checks = bool(entry.get("panics"))
-        self.slots, partial_offsets, partial_bytes, end = _layout(entry["launches"], max_blocks)
+        self.slots, self._flags, partial_offsets, partial_bytes, end = _layout(entry["launches"], max_blocks)
         if end != PANIC_RECORD_BYTES + RESULT_WORD * entry["result_words"]:
-            raise ValueError(f"the manifest's reductions fill {end - PANIC_RECORD_BYTES} bytes of results, "
-                             f"its result_words say {entry['result_words']} words")
+            raise ValueError(f"the manifest's reductions and index lists fill {end - PANIC_RECORD_BYTES} bytes "
+                             f"of results, its result_words say {entry['result_words']} words")
         self.result_bytes = end - PANIC_RECORD_BYTES
         used = self.checks or self.result_bytes
         self.area = backend.global_address(module, READBACK_SYMBOL) if used else 0
@@ -64,6 +65,21 @@ class Readback:
     def panic(self) -> tuple[int, int, int]:
         """(site, index, len) of the panic record as fetched; site 0 means no panic."""
         return decode_panic(struct.unpack_from(f"<{PANIC_RECORD_BYTES // 8}Q", self.host, 0))
+
+    def flag_address(self, launch: int, target: str) -> int:
+        """The device address of the order flag of launch `launch`'s writes to `target` through a list."""
+        return self.area + self._flags[launch][target]
+
+    def flag(self, launch: int, target: str) -> int:
+        """That flag as fetched: the stamp of the last call whose loop found the list out of order."""
+        return struct.unpack_from("<I", self.host, self._flags[launch][target])[0]
+
+    def zero_flags(self) -> None:
+        """Zero every order flag in stream order (no wait), when the marks start again from stamp 1."""
+        offsets = [offset for flags in self._flags for offset in flags.values()]
+        if offsets:
+            first, last = min(offsets), max(offsets) + RESULT_WORD
+            self._backend.zero_async(self.area + first, last - first)
 
     def reset_panic(self) -> None:
         """Zero the device's panic record for the next call, in stream order (no wait)."""
@@ -98,9 +114,10 @@ def _number(pieces: list[int]) -> int:
 
 
 def _layout(launches: list[dict], max_blocks: int):
-    """Per launch, the result slots and the offsets of each reduction's partials in the partials buffer;
-    the bytes of partials the largest launch needs, and where the result words end."""
-    slots, partial_offsets, partial_bytes, offset = [], [], 0, PANIC_RECORD_BYTES
+    """Per launch, the result slots, the offsets of its order flags (by slice written through a list) in
+    the area and of each reduction's partials in the partials buffer; the bytes of partials the largest
+    launch needs, and where the area's words end."""
+    slots, flags, partial_offsets, partial_bytes, offset = [], [], [], 0, PANIC_RECORD_BYTES
     for launch in launches:
         launch_slots, offsets, size = [], {}, 0
         for r in launch["reductions"]:
@@ -111,6 +128,10 @@ def _layout(launches: list[dict], max_blocks: int):
                 launch_slots.append(ResultSlot(name, "<" + PRIM_PACK[ty], offset))
                 offset += RESULT_WORD
         slots.append(launch_slots)
+        flags.append({})
+        for target in dict.fromkeys(entry["target"] for entry in launch.get("index_lists", ())):
+            flags[-1][target] = offset
+            offset += RESULT_WORD
         partial_offsets.append(offsets)
         partial_bytes = max(partial_bytes, size)
-    return slots, partial_offsets, partial_bytes, offset
+    return slots, flags, partial_offsets, partial_bytes, offset

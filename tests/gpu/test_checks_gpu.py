@@ -100,12 +100,12 @@ def zones_input(n: int, shift: int):
 
 
 def marked(kernel, target: str) -> tuple[int, bool]:
-    """How many elements of `target` the last call's verification marked, and whether the loop flagged
-    its indices as out of order (read from the device)."""
+    """How many elements of `target` the last call's verification marked (read from the device), and
+    whether the loop flagged its indices as out of order (its flag, as the call read it back)."""
     marks = kernel._marks[target]
-    words = np.empty(marks.capacity + 1, dtype=np.uint32)
+    words = np.empty(marks.capacity, dtype=np.uint32)
     kernel.backend.download(words, marks.buffer.ptr)
-    return int(np.count_nonzero(words[:marks.capacity] == marks.stamp)), bool(words[marks.capacity] == marks.stamp)
+    return int(np.count_nonzero(words == marks.stamp)), kernel._readback.flag(0, target) == marks.stamp
 
 
 def race_message(gpu, kernel: str, positions: str, written: str) -> str:
