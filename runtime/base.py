@@ -11,6 +11,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from rs2gpu.runtime.callplan import BoundArgs, CallPlan, HostLoopPlan, LaunchPlan
 from rs2gpu.runtime.covering import covering_geometry
@@ -188,6 +189,18 @@ class MarkArray:
             return self.buffer.ptr, self.stamp
 
 
+class _PendingVerification(NamedTuple):
+    """What the index-list verification of launch `index` takes, kept until the call's wait."""
+
+    lp: LaunchPlan
+    index: int
+    device_ptrs: dict
+    starts: dict
+    counts: dict
+    lists: dict
+    number: int
+
+
 class _Launched:
     """What the launches of one call did: per launch its reduction seeds and whether it ran; whether any
     code that ran can have recorded a panic; how many launches the call has made (a launch's number,
@@ -198,9 +211,9 @@ class _Launched:
         self.ran = [False] * launches
         self.records_panics = False
         self.count = 0
-        # the verification of the last launch's index lists, when the host decides after the call's wait
-        # whether it must run (`_verify_if_needed`): the arguments of `DeviceKernel._verify_index_lists`
-        self.deferred_verification: tuple | None = None
+        # the verification of the last launch's index lists, which the host runs after the call's wait
+        # only when what came back asks for it (`DeviceKernel._verification_needed`)
+        self.deferred_verification: _PendingVerification | None = None
 
     def number(self) -> int:
         """The number of the next launch of the call: 1, 2, ... (a u32 the device compares; never 0, which
@@ -324,25 +337,27 @@ class DeviceKernel:
         if with_record or (any(launched.ran) and self._readback.result_bytes):
             self._on_device(lambda: self._readback.fetch(with_record))
         self._on_device(self.backend.synchronize)
-        if launched.deferred_verification is not None:
-            self._verify_if_needed(bound, *launched.deferred_verification)
+        panic = self._readback.panic() if with_record else None
+        pending = launched.deferred_verification
+        if pending is not None and self._verification_needed(panic, pending):
+            self._verify_index_lists(pending.lp, self._verifiers[pending.index], bound, pending.device_ptrs,
+                                     pending.starts, pending.counts, pending.lists, pending.number)
+            self._on_device(lambda: self._readback.fetch(True))
+            self._on_device(self.backend.synchronize)
+            panic = self._readback.panic()
         if with_record:
-            self._raise_device_panic(bound, *self._readback.panic())
+            self._raise_device_panic(bound, *panic)
         bound.env.reductions.update(self._readback.results(launched.seeds, launched.ran))
 
-    def _verify_if_needed(self, bound: BoundArgs, lp: LaunchPlan, index: int, device_ptrs: dict[str, int],
-                          starts: dict[str, int], counts: dict[str, int], lists: dict, number: int) -> None:
-        """The verification after the call's last launch, which no other launch follows: it has work only
-        when the loop found a list out of order (its flag in the readback area holds this call's stamp) or
-        a list value outside the windows of its reads (the record names that site). Otherwise, as for
-        RAJAPerf's zone lists, the call saves a launch and the wait for it."""
-        site, _, _ = self._readback.panic()
-        unordered = any(self._readback.flag(index, target) == lists["stamp", target] for target in lp.verify.targets)
-        if not unordered and not (site and self._panic_sites[site]["kind"] == "index list reads"):
-            return
-        self._verify_index_lists(lp, self._verifiers[index], bound, device_ptrs, starts, counts, lists, number)
-        self._on_device(lambda: self._readback.fetch(True))
-        self._on_device(self.backend.synchronize)
+    def _verification_needed(self, panic: tuple | None, pending: _PendingVerification) -> bool:
+        """Whether the verification after the call's last launch, which no other launch follows, has work:
+        only when the loop found a list out of order (its flag in the readback area holds this call's
+        stamp) or a list value outside the windows of its reads (the record, `panic`, names that site).
+        Otherwise, as for RAJAPerf's zone lists, the call saves a launch and the wait for it."""
+        if panic is not None and panic[0] and self._panic_sites[panic[0]]["kind"] == "index list reads":
+            return True
+        return any(self._readback.flag(pending.index, target) == pending.lists["stamp", target]
+                   for target in pending.lp.verify.targets)
 
     def _download_outputs(self, staged: dict, transfers: list[Transfer]) -> None:
         for name, (arg, buffer) in staged.items():
@@ -509,7 +524,7 @@ class DeviceKernel:
             except LaunchError as e:
                 raise LaunchError(f"launching kernel `{self.name}` (loop at {lp.source}) failed: {e}") from e
         if lp.verify is not None and lp.verify.last:
-            launched.deferred_verification = (lp, index, device_ptrs, starts, counts, lists, number)
+            launched.deferred_verification = _PendingVerification(lp, index, device_ptrs, starts, counts, lists, number)
         elif lp.verify is not None:
             self._verify_index_lists(lp, self._verifiers[index], bound, device_ptrs, starts, counts, lists, number)
         return seeds, True, bool(covered)
