@@ -18,7 +18,9 @@ where the loop flagged a list out of order it finds repeats the slow way: each t
 it writes in a mark array (one `u32` per element of `out`) to the call's stamp with `atomicExch`, and
 finding the stamp already there means another iteration writes the same element: it records an "index
 list" panic (the element, and this thread's position in the list). Its blocks return at once when the
-lists were in order, or when the loop recorded another panic, which comes first.
+lists were in order, or when the loop recorded another panic, which comes first. The order flag is a
+word of the readback area, so that after a call's last launch the host can tell from the one copy it
+reads back whether that kernel has anything to do (see `runtime.base`).
 
 Writing before the distinctness is known is memory-safe: every index is in bounds when it is written or
 read, and where two iterations race on an element, one of their values stays. The call raises the
