@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rs2gpu.runtime.base import DeviceBackend
+from rs2gpu.runtime.base import DeviceBackend, DeviceKernel
 
 PRELUDE = r"""
 #include <algorithm>
@@ -329,6 +329,26 @@ class EmulatedBackend(DeviceBackend):
 
     def zero_async(self, ptr: int, nbytes: int) -> None:
         ctypes.memset(ptr, 0, nbytes)
+
+
+class EmulatedKernels:
+    """The kernels of one translation on one emulated device, each compiled by the host's C++ compiler
+    when first used: `kernels.name(*args)` calls kernel `name` through the runtime's real `DeviceKernel`;
+    `backend` is the device, `translation` what was translated."""
+
+    def __init__(self, translation, backend: EmulatedBackend) -> None:
+        self.translation = translation
+        self.backend = backend
+        self._kernels: dict[str, DeviceKernel] = {}
+
+    def __getattr__(self, name: str) -> DeviceKernel:
+        if name.startswith("_") or name in ("backend", "translation"):
+            raise AttributeError(name)
+        if name not in self._kernels:
+            entry = self.translation.emitted.manifest["kernels"][name]
+            file = entry["files"]["cuda"]
+            self._kernels[name] = DeviceKernel(self.backend, name, entry, self.translation.emitted.files[file], file)
+        return self._kernels[name]
 
 
 class EmulatedDeviceArray:

@@ -15,7 +15,7 @@ import rs2gpu
 from rs2gpu import pipeline
 from rs2gpu.runtime.base import DeviceKernel
 
-from bench.emulate import EmulatedBackend, EmulatedDeviceArray, compiler
+from bench.emulate import EmulatedBackend, EmulatedDeviceArray, EmulatedKernels, compiler
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -29,29 +29,16 @@ def rust(tmp_path_factory: pytest.TempPathFactory):
         return rs2gpu.load(CHECKS, backend="cpu")
 
 
-class Device:
+def emulated(source: Path, workdir: Path) -> EmulatedKernels:
     """The crate's kernels on one emulated device."""
-
-    def __init__(self, source: Path, workdir: Path) -> None:
-        if compiler() is None:
-            pytest.fail("the emulated device needs g++")
-        self.backend = EmulatedBackend(workdir)
-        self.translation = pipeline.translate(source)
-        self._kernels: dict[str, DeviceKernel] = {}
-
-    def __getattr__(self, name: str) -> DeviceKernel:
-        if name.startswith("_") or name in ("backend", "translation"):
-            raise AttributeError(name)
-        if name not in self._kernels:
-            entry = self.translation.emitted.manifest["kernels"][name]
-            file = entry["files"]["cuda"]
-            self._kernels[name] = DeviceKernel(self.backend, name, entry, self.translation.emitted.files[file], file)
-        return self._kernels[name]
+    if compiler() is None:
+        pytest.fail("the emulated device needs g++")
+    return EmulatedKernels(pipeline.translate(source), EmulatedBackend(workdir))
 
 
 @pytest.fixture(scope="module")
-def device(tmp_path_factory: pytest.TempPathFactory) -> Device:
-    return Device(CHECKS, tmp_path_factory.mktemp("emulated"))
+def device(tmp_path_factory: pytest.TempPathFactory) -> EmulatedKernels:
+    return emulated(CHECKS, tmp_path_factory.mktemp("emulated"))
 
 
 def rust_panic(call) -> rs2gpu.KernelPanic:
@@ -152,7 +139,7 @@ def marked(kernel: DeviceKernel, target: str) -> np.ndarray:
     return np.flatnonzero(words[:marks.capacity] == marks.stamp), kernel._readback.flag(0, target) == marks.stamp
 
 
-def race_message(device: Device, kernel: str, positions: str, written: str) -> str:
+def race_message(device: EmulatedKernels, kernel: str, positions: str, written: str) -> str:
     """The RaceError text the runtime documents for a repeated index (no Rust counterpart)."""
     source = device.translation.emitted.manifest["kernels"][kernel]["launches"][0]["index_lists"][0]["source"]
     return (f"kernel `{kernel}`: index list `zones` holds the same value at positions {positions}, so two "
@@ -448,8 +435,8 @@ def test_reads_at_an_offset_from_a_struct_field_get_the_window_of_each_call_s_va
 
 
 @pytest.fixture(scope="module")
-def rajaperf(tmp_path_factory: pytest.TempPathFactory) -> Device:
-    return Device(REPO / "examples" / "rajaperf", tmp_path_factory.mktemp("emulated-rajaperf"))
+def rajaperf(tmp_path_factory: pytest.TempPathFactory) -> EmulatedKernels:
+    return emulated(REPO / "examples" / "rajaperf", tmp_path_factory.mktemp("emulated-rajaperf"))
 
 
 def test_if_quad_on_device_arrays_returns_without_waiting(rajaperf) -> None:

@@ -16,9 +16,8 @@ import pytest
 
 import rs2gpu
 from rs2gpu import pipeline
-from rs2gpu.runtime.base import DeviceKernel
 
-from bench.emulate import EmulatedBackend, EmulatedDeviceArray, compiler
+from bench.emulate import EmulatedBackend, EmulatedDeviceArray, EmulatedKernels, compiler
 
 DATA = Path(__file__).resolve().parent / "data"
 FIRST_PANICS = DATA / "first_panics.rs"
@@ -26,24 +25,11 @@ CASES = Path(__file__).resolve().parents[1] / "cases"
 U64 = 1 << 64
 
 
-class Device:
+def emulated(source: Path, workdir: Path, reverse: bool) -> EmulatedKernels:
     """The kernels of one Rust file on one emulated device."""
-
-    def __init__(self, source: Path, workdir: Path, reverse: bool) -> None:
-        if compiler() is None:
-            pytest.fail("the emulated device needs g++")
-        self.backend = EmulatedBackend(workdir, reverse=reverse)
-        self.translation = pipeline.translate(source)
-        self._kernels: dict[str, DeviceKernel] = {}
-
-    def __getattr__(self, name: str) -> DeviceKernel:
-        if name.startswith("_") or name in ("backend", "translation"):
-            raise AttributeError(name)
-        if name not in self._kernels:
-            entry = self.translation.emitted.manifest["kernels"][name]
-            file = entry["files"]["cuda"]
-            self._kernels[name] = DeviceKernel(self.backend, name, entry, self.translation.emitted.files[file], file)
-        return self._kernels[name]
+    if compiler() is None:
+        pytest.fail("the emulated device needs g++")
+    return EmulatedKernels(pipeline.translate(source), EmulatedBackend(workdir, reverse=reverse))
 
 
 @pytest.fixture(scope="module")
@@ -54,13 +40,13 @@ def rust(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="module")
-def device(tmp_path_factory: pytest.TempPathFactory) -> Device:
-    return Device(FIRST_PANICS, tmp_path_factory.mktemp("emulated"), reverse=False)
+def device(tmp_path_factory: pytest.TempPathFactory) -> EmulatedKernels:
+    return emulated(FIRST_PANICS, tmp_path_factory.mktemp("emulated"), reverse=False)
 
 
 @pytest.fixture(scope="module", params=["in order", "last first"])
-def devices(request, tmp_path_factory: pytest.TempPathFactory) -> Device:
-    return Device(FIRST_PANICS, tmp_path_factory.mktemp("emulated"), reverse=request.param == "last first")
+def devices(request, tmp_path_factory: pytest.TempPathFactory) -> EmulatedKernels:
+    return emulated(FIRST_PANICS, tmp_path_factory.mktemp("emulated"), reverse=request.param == "last first")
 
 
 def panic_of(call) -> rs2gpu.KernelPanic:
@@ -112,7 +98,7 @@ def test_the_calls_the_gpu_answered_with_another_panic_panic_as_rust_does(tmp_pa
                                                    14, 3, 10, 1.25)),
     ]:
         cpu = rs2gpu.load(path, backend="cpu")
-        raised = same_panic_as_rust(cpu, Device(path, tmp_path, reverse=False), name, *args)
+        raised = same_panic_as_rust(cpu, emulated(path, tmp_path, reverse=False), name, *args)
         assert raised.message == {"grid_2d": message(1, 1), "matmul_from_bias": message(17, 20)}[name]
 
 

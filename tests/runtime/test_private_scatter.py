@@ -10,8 +10,7 @@ import pytest
 
 import rs2gpu
 from rs2gpu import pipeline
-from rs2gpu.runtime.base import DeviceKernel
-from bench.emulate import EmulatedBackend, compiler
+from bench.emulate import EmulatedBackend, EmulatedKernels, compiler
 
 SOURCE = """
 use rs2gpu::kernel;
@@ -43,16 +42,8 @@ def kernels(tmp_path_factory: pytest.TempPathFactory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RS2GPU_CACHE_DIR", str(folder / "cpu-cache"))
         rust = rs2gpu.load(path, backend="cpu")
-    emitted = pipeline.translate(path).emitted
     (folder / "emulated").mkdir()
-    backend = EmulatedBackend(folder / "emulated")
-
-    def device(name: str) -> DeviceKernel:
-        entry = emitted.manifest["kernels"][name]
-        file = entry["files"]["cuda"]
-        return DeviceKernel(backend, name, entry, emitted.files[file], file)
-
-    return rust, {name: device(name) for name in ("histogram", "withdraw")}
+    return rust, EmulatedKernels(pipeline.translate(path), EmulatedBackend(folder / "emulated"))
 
 
 def histogram_inputs(bins: int, n: int, seed: int):
@@ -61,33 +52,18 @@ def histogram_inputs(bins: int, n: int, seed: int):
             rng.integers(-1000, 1000, n).astype(np.int64))
 
 
-def test_a_short_target_runs_the_private_entry_point_and_gives_rustcs_result(kernels) -> None:
+@pytest.mark.parametrize("bins,symbol", [(10, "rs2gpu_histogram_0_private"),
+                                         (CAPACITY_I64, "rs2gpu_histogram_0_private"),
+                                         (CAPACITY_I64 + 1, "rs2gpu_histogram_0")],
+                         ids=["short", "as long as the copy", "longer"])
+def test_a_target_up_to_the_copy_s_length_runs_privately_and_every_one_gives_rustcs_result(
+        kernels, bins: int, symbol: str) -> None:
     rust, device = kernels
-    start, bins, weights = histogram_inputs(10, 20_000, 1)
+    start, bin_of, weights = histogram_inputs(bins, 20_000, bins)
     want, got = start.copy(), start.copy()
-    rust.histogram(want, bins, weights)
-    device["histogram"](got, bins, weights)
-    assert device["histogram"].last_variants == ["rs2gpu_histogram_0_private"]
-    assert np.array_equal(got, want)
-
-
-def test_a_target_as_long_as_the_copy_still_runs_the_private_entry_point(kernels) -> None:
-    rust, device = kernels
-    start, bins, weights = histogram_inputs(CAPACITY_I64, 20_000, 2)
-    want, got = start.copy(), start.copy()
-    rust.histogram(want, bins, weights)
-    device["histogram"](got, bins, weights)
-    assert device["histogram"].last_variants == ["rs2gpu_histogram_0_private"]
-    assert np.array_equal(got, want)
-
-
-def test_a_longer_target_runs_the_global_atomics_and_gives_rustcs_result(kernels) -> None:
-    rust, device = kernels
-    start, bins, weights = histogram_inputs(CAPACITY_I64 + 1, 20_000, 3)
-    want, got = start.copy(), start.copy()
-    rust.histogram(want, bins, weights)
-    device["histogram"](got, bins, weights)
-    assert device["histogram"].last_variants == ["rs2gpu_histogram_0"]
+    rust.histogram(want, bin_of, weights)
+    device.histogram(got, bin_of, weights)
+    assert device.histogram.last_variants == [symbol]
     assert np.array_equal(got, want)
 
 
@@ -99,8 +75,8 @@ def test_elements_no_update_reaches_keep_their_bits(kernels) -> None:
     v = rng.integers(-8, 8, 5_000).astype(np.float64)
     want, got = start.copy(), start.copy()
     rust.withdraw(want, bins, v)
-    device["withdraw"](got, bins, v)
-    assert device["withdraw"].last_variants == ["rs2gpu_withdraw_0_private"]
+    device.withdraw(got, bins, v)
+    assert device.withdraw.last_variants == ["rs2gpu_withdraw_0_private"]
     assert got.view(np.uint64).tolist() == want.view(np.uint64).tolist()
 
 
@@ -112,6 +88,6 @@ def test_a_bin_past_the_end_raises_rusts_panic_and_leaves_the_host_data(kernels)
         rust.histogram(start.copy(), bins, weights)
     got = start.copy()
     with pytest.raises(rs2gpu.KernelPanic) as raised:
-        device["histogram"](got, bins, weights)
+        device.histogram(got, bins, weights)
     assert (raised.value.message, raised.value.location) == (expected.value.message, expected.value.location)
     assert np.array_equal(got, start)
