@@ -65,9 +65,12 @@ def _struct(layout: dict, v: dict, d: dict) -> dict:
     return out
 
 
-def generated_arguments(entry: dict, v: dict, d: dict) -> tuple:
+def generated_arguments(entry: dict, v: dict, d: dict, verified: tuple = ()) -> tuple:
     """The generated kernel's arguments, by parameter name, from the side's data and the dims. Integer arrays
-    are reinterpreted to the Rust element type when only the signedness differs (i64 zone lists as usize)."""
+    are reinterpreted to the Rust element type when only the signedness differs (i64 zone lists as usize);
+    the lists named in `verified` become verified lists (`rs2gpu.IndexList`)."""
+    import rs2gpu
+
     args = []
     for p in entry["params"]:
         kind, name = p["kind"], p["name"]
@@ -88,7 +91,7 @@ def generated_arguments(entry: dict, v: dict, d: dict) -> tuple:
                 # it travels in the launch arguments: a host copy, made once, as the hand-written side
                 # copies its constant-memory coefficients once
                 array = _on_host(array)
-            args.append(array)
+            args.append(rs2gpu.IndexList(array) if name in verified else array)
         elif kind == "scalar":
             args.append(_scalar(_lookup(name, v, d), p["type"]))
         elif kind == "struct":
@@ -124,8 +127,9 @@ def hand_caller(k: Kernel, v: dict, d: dict, functions: dict, stream):
     return call
 
 
-def generated_caller(k: Kernel, entry: dict, v: dict, d: dict, function):
-    args = generated_arguments(entry, v, d)
+def generated_caller(k: Kernel, entry: dict, v: dict, d: dict, function, verified_lists: bool = True):
+    """A call of the generated side; its index lists verified as the table says, or plain arrays."""
+    args = generated_arguments(entry, v, d, k.verified_lists if verified_lists else ())
     return lambda: function(*args)
 
 

@@ -175,7 +175,8 @@ def run_row(ctx: GpuContext, k: Kernel, label: str, factor: float, seed: int) ->
             except Exception:  # noqa: BLE001
                 pass
             hand_call = harness.hand_caller(k, sides.hand, d, functions, ctx.stream)
-            gen_call = harness.generated_caller(k, entry, sides.gen, d, gen_fn) if gen_fn is not None else None
+            gen_call = harness.generated_caller(k, entry, sides.gen, d, gen_fn, args.verified_lists) \
+                if gen_fn is not None else None
             hand_out = harness.hand_results(k, sides.hand, hand_call())
             if gen_call is not None:
                 gen_out = harness.gen_results(k, sides.gen, gen_call())
@@ -341,7 +342,8 @@ def run_child(args, pairs, workdir: Path) -> list[Row]:
     out_json = workdir / f"child-{len(pairs)}.json"
     remaining = max(10.0, args.budget_s - (time.perf_counter() - args.t0))
     command = [sys.executable, str(Path(__file__).resolve()), "--resume", spec, "--resume-json", str(out_json),
-               "--budget-s", str(remaining), "--out", str(args.out)] + (["--quick"] if args.quick else [])
+               "--budget-s", str(remaining), "--out", str(args.out)] + (["--quick"] if args.quick else []) \
+        + ([] if args.verified_lists else ["--plain-lists"])
     subprocess.run(command, check=False)
     if not out_json.exists():
         return [Row(k.name, k.group, label, 0, rust=k.rust, status="error: the child process wrote no results")
@@ -372,6 +374,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-cpu", dest="cpu", action="store_false", help="dry run: do not run the Rust on the CPU")
     parser.add_argument("--copy-mib", type=int, default=2048, help="size of the device copy that measures the ceiling")
     parser.add_argument("--transfer-elements", type=int, default=1 << 25, help="doubles per array in the transfer test")
+    parser.add_argument("--plain-lists", dest="verified_lists", action="store_false",
+                        help="pass the generated side's index lists as plain arrays, which the kernels check on "
+                             "the device in every call (default: verified lists, rs2gpu.IndexList)")
     parser.add_argument("--resume", default=None, help=argparse.SUPPRESS)       # rows for a child process
     parser.add_argument("--resume-json", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

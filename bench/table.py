@@ -67,6 +67,9 @@ class Kernel:
     unwritten: Callable | None = None   # dims -> {output: elements the kernel leaves alone}; default none
     default_size: int = 1_000_000
     max_factor: float | None = None     # larger size factors are capped to this one
+    # the generated side's index lists passed as rs2gpu.IndexList (verified once, when the data is made,
+    # as RAJAPerf makes its zone lists in the kernel's setup), unless `--plain-lists`
+    verified_lists: tuple = ()
     note: str = ""
 
     @property

@@ -109,7 +109,8 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.
         uniforms, lets = _host_loop_values(innermost, around, host_values)
         loops.append(ParallelLoop(dims, innermost.body, reductions, launch_checks, loop.span, lists,
                                   tuple(sorted(where.bounds, key=lambda c: c.order)), frozenset(where.hoisted),
-                                  tuple(where.guarded), frozenset(where.optional), tuple(scatters), uniforms, lets))
+                                  tuple(where.guarded), frozenset(where.optional), tuple(scatters), uniforms, lets,
+                                  tuple(where.list_reads), frozenset(where.listed)))
         # a loop inside a host loop may run zero times: its writes never make an upload unnecessary
         accesses_per_loop.append((loop if len(nest.dims) == 1 and not around else None, accesses))
     for acc, let in shape.accumulators.items():

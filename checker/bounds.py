@@ -11,9 +11,11 @@ ends are polynomials in the parameters, which the host evaluates before launchin
   checks them on the device. A conditional access at the index of an earlier unconditional access of
   the same slice needs neither, the earlier one's host check covers it.
 Accesses through the index list a loop writes through (`x[list[ii] + c]` while writing `out[list[ii]]`)
-are checked from the list's values by the kernel that verifies the list before the loop runs. Every other
-access (other gathers, indices of mutable locals, accesses in helper functions) is checked on the device,
-which records the first violation for the host to raise after the launch.
+are checked from the list's values by the loop's own checks of the list (`emit.verify`). Other accesses
+through an index list are checked on the device, unless the list argument is a verified list whose least
+and greatest values the host finds keeping them in bounds (`ListRead`). Every other access (indices of
+mutable locals, accesses in helper functions) is checked on the device, which records the first violation
+for the host to raise after the launch.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 
 from rs2gpu.checker.affine import Affine, AffineAnalysis, Poly, add, constant, constant_value, mul, sub
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.plan import BoundsCheck, IndexForm, ListGather, SequentialLoop
+from rs2gpu.ir.plan import BoundsCheck, IndexForm, ListGather, ListRead, SequentialLoop
 from rs2gpu.ir.types import USIZE, RefType
 from rs2gpu.ir.walk import children, walk
 
@@ -132,6 +134,8 @@ class BoundsPlan:
     optional: set[int] = field(default_factory=set)
     list_bounds: list[ir.Span | None] = field(default_factory=list)
     list_gathers: list[list[ListGather]] = field(default_factory=list)
+    list_reads: list[ListRead] = field(default_factory=list)
+    listed: set[int] = field(default_factory=set)
 
 
 def plan_bounds(body: ir.Block, analysis: AffineAnalysis, dims, lists: list[IndexListWrite]) -> BoundsPlan:
@@ -159,11 +163,16 @@ def plan_bounds(body: ir.Block, analysis: AffineAnalysis, dims, lists: list[Inde
             plan.hoisted.add(id(index))
             continue
         through = _list_gather(form, list_keys)
-        if through is not None:
-            if access.every_iteration:
-                scale, offset, owner = through
-                plan.list_gathers[owner].append(ListGather(param, scale, terms(offset), index.span))
-                plan.hoisted.add(id(index))
+        if through is not None and access.every_iteration:
+            scale, offset, owner = through
+            plan.list_gathers[owner].append(ListGather(param, scale, terms(offset), index.span))
+            plan.hoisted.add(id(index))
+            continue
+        read = _list_read(form, analysis)
+        if read is not None:
+            scale, offset, gather = read
+            plan.list_reads.append(ListRead(param, gather.list_param, scale, terms(offset), index.span))
+            plan.listed.add(id(index))
             continue
         key = (param, form)
         if any(k == key and set(earlier.loops) <= set(access.loops) for k, earlier in checked):
@@ -197,6 +206,14 @@ def _list_gather(form: Affine | None, list_keys: dict[int, int]) -> tuple[int, P
         return None
     scale = constant_value(form.coeffs[0][1])
     return None if scale is None else (scale, form.rest, list_keys[form.coeffs[0][0]])
+
+
+def _list_read(form: Affine | None, analysis: AffineAnalysis):
+    """(scale, offset, gather) for an index `scale * list[i + position] + offset` through any index list."""
+    if form is None or len(form.coeffs) != 1 or form.coeffs[0][0] not in analysis.gathers:
+        return None
+    scale = constant_value(form.coeffs[0][1])
+    return None if scale is None else (scale, form.rest, analysis.gathers[form.coeffs[0][0]])
 
 
 def _extents(access: ParamAccess, thread_vars: list[int], analysis: AffineAnalysis) -> list[Poly] | None:

@@ -282,6 +282,10 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
     scatter = private_scatter(loop)
     private = None if scatter is None else _variant(plan, index, loop, f"{name}_private", fast, sites, helper_sites,
                                                     reserved, stops, numbered, scatter)
+    proven = None
+    if (loop.index_lists or loop.list_reads) and sites is not None:
+        proven = _variant(plan, index, loop, f"{name}_proven", fast | loop.listed, sites, helper_sites, reserved,
+                          stops, numbered, lists_checked=False)
     verify = verify_context(plan, index, loop, sites, reserved) if loop.index_lists and sites is not None else None
     covering = None
     if has_covering_form(loop):
@@ -291,7 +295,7 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
                                     uniform_values(plan), fast)
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
     return {"symbol": name, "source": str(loop.span), "variants": variants, "verify": verify, "private": private,
-            "covering": covering, "guard": variants[0]["guard"], "iteration": variants[0]["iteration"],
+            "proven": proven, "covering": covering, "guard": variants[0]["guard"], "iteration": variants[0]["iteration"],
             "stops": stops, "numbered": numbered,
             "host_loops": [f"`{h.var.name}` at {h.span}" for h in host_loops_around(plan.schedule, index) or ()]}
 
@@ -310,11 +314,11 @@ def host_loops_around(schedule, index: int, around: tuple[HostLoop, ...] = ()) -
 
 def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoisted: frozenset,
              sites: PanicSites | None, helper_sites: set[int], reserved, stops: bool, numbered: bool,
-             private: Scatter | None = None) -> dict:
+             private: Scatter | None = None, lists_checked: bool = True) -> dict:
     """One entry point of launch `index`: the loop's body with every access but `hoisted` checked on the
-    device, after the checks of its index lists; `numbered`, it takes its number in the call; with `stops`,
-    it does nothing after a panic of an earlier launch; with `private`, the updates of that scatter target
-    go to the block's copy of it (see `emit.privatize`)."""
+    device, after the checks of its index lists unless not `lists_checked`; `numbered`, it takes its number
+    in the call; with `stops`, it does nothing after a panic of an earlier launch; with `private`, the
+    updates of that scatter target go to the block's copy of it (see `emit.privatize`)."""
     names = parameter_names(plan.function, reserved)
     params = loop_parameters(plan, loop, names, numbered)
     reduction_params: list[str] = []  # the last parameters, after those of the index lists' checks
@@ -324,7 +328,7 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
     body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=hoisted, scatters=loop.scatters,
                        private=copies)
     if loop.index_lists and sites is not None:
-        check_lists_in_loop(loop, index, names, params, body)
+        check_lists_in_loop(loop, index, names, params, body, lists_checked)
     guard = []
     if stops:
         # the host says whether code launched before this one in the call can have recorded a panic: when
@@ -405,6 +409,7 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
             "verify": None if verify is None else {"symbol": verify["symbol"], "checks": verify["checks"],
                                                    "records_panics": True},
             "private": _private_json(context["private"], loop),
+            "proven": _proven_json(context["proven"], loop, consts),
         })
         if loop.uniforms:
             launches[-1]["uniforms"] = [{"name": b.name, "type": str(b.ty)} for b in loop.uniforms]
@@ -459,7 +464,7 @@ def entry_points(launch: dict) -> list[str]:
     """Every `extern "C"` symbol a manifest launch may run: its variants, its index-list verification, its
     covering and private entry points."""
     return [v["symbol"] for v in launch["variants"]] + ([launch["verify"]["symbol"]] if launch["verify"] else []) \
-        + [launch[kind]["symbol"] for kind in ("covering", "private") if launch.get(kind)]
+        + [launch[kind]["symbol"] for kind in ("covering", "private", "proven") if launch.get(kind)]
 
 
 def _private_json(private: dict | None, loop: ParallelLoop) -> dict | None:
@@ -470,6 +475,20 @@ def _private_json(private: dict | None, loop: ParallelLoop) -> dict | None:
     scatter = private_scatter(loop)
     return {"symbol": private["symbol"], "checks": private["checks"], "records_panics": bool(private["checks"]),
             "target": scatter.param.name, "capacity": capacity(scatter)}
+
+
+def _proven_json(proven: dict | None, loop: ParallelLoop, consts) -> dict | None:
+    """The entry point without the checks of indices read from index lists: the host runs it when every
+    list they come from is a verified list (`rs2gpu.IndexList`) whose range keeps them in bounds and whose
+    order keeps the indices written through it distinct (the loop's `index_lists`), and the other
+    variants' choice is the first one. `reads` are the accesses of the loop's `list_reads`."""
+    if proven is None:
+        return None
+    lists = [check.list_param.name for check in loop.index_lists] + [r.list_param.name for r in loop.list_reads]
+    return {"symbol": proven["symbol"], "checks": proven["checks"], "records_panics": bool(proven["checks"]),
+            "lists": list(dict.fromkeys(lists)),
+            "reads": [{"list": r.list_param.name, "param": r.param.name, "scale": r.scale,
+                       "offset": _poly_json(r.offset, consts), "source": str(r.span)} for r in loop.list_reads]}
 
 
 def _index_list_json(check, consts) -> dict:

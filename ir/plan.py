@@ -168,6 +168,20 @@ class IndexListCheck:
 
 
 @dataclass(frozen=True, slots=True)
+class ListRead:
+    """An access `param[scale * list[i + position] + offset]` that the loop's kernel checks on the device:
+    through a list no write of the loop goes through, or a conditional one. The launch may leave the check
+    out when the list argument is a verified list (`rs2gpu.IndexList`) whose least and greatest values
+    keep every such index in bounds."""
+
+    param: Binding
+    list_param: Binding
+    scale: int
+    offset: tuple[tuple[int, tuple[Expr, ...]], ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class ScatterUpdate:
     """One update of a scatter target in the loop body, `target[e] op= value` (or `target[e] =
     target[e].min(value)`, ...): the emitter combines `value` into the element atomically. `op` is
@@ -211,6 +225,8 @@ class ParallelLoop:
     scatters: tuple[Scatter, ...] = ()
     uniforms: tuple[Binding, ...] = ()  # values of the host loops around it that it reads: launch arguments
     lets: tuple[Let, ...] = ()         # `let`s of the host loops around it only a thread can compute: recomputed
+    list_reads: tuple[ListRead, ...] = ()  # accesses through index lists the device checks (see `ListRead`)
+    listed: frozenset = frozenset()    # the ids of their ir.Index nodes
 
 
 @dataclass(frozen=True, slots=True)

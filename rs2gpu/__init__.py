@@ -33,5 +33,6 @@ def load(path, backend: str = "auto", device: int = 0, block_size: int = 256):
 
 
 from rs2gpu.runtime.errors import AliasError, KernelPanic, LaunchError, RaceError  # noqa: E402
+from rs2gpu.runtime.indexlist import IndexList  # noqa: E402
 
-__all__ += ["load", "AliasError", "KernelPanic", "LaunchError", "RaceError"]
+__all__ += ["load", "AliasError", "IndexList", "KernelPanic", "LaunchError", "RaceError"]

@@ -3,7 +3,8 @@ from the type system: element types, lengths of fixed-size arrays, value ranges 
 `&mut` argument overlapping any other argument.
 
 Arrays may be numpy arrays, cupy arrays, torch tensors (CPU or CUDA) or anything with
-`__array_interface__` / `__cuda_array_interface__` / `__dlpack__`. Memory must be C-contiguous; a
+`__array_interface__` / `__cuda_array_interface__` / `__dlpack__`, and, for read-only slices of
+integers, verified lists (`IndexList`). Memory must be C-contiguous; a
 multi-dimensional array is passed as its flat sequence of elements, like a Rust slice of its storage.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 from rs2gpu.runtime.errors import AliasError
 from rs2gpu.runtime.hostexpr import int_to_f32
+from rs2gpu.runtime.indexlist import IndexList
 
 PRIM_DTYPES = {"bool": "?", "i8": "i1", "i16": "i2", "i32": "i4", "i64": "i8", "isize": "i8",
                "u8": "u1", "u16": "u2", "u32": "u4", "u64": "u8", "usize": "u8", "f32": "f4", "f64": "f8"}
@@ -48,6 +50,7 @@ class ArrayArg:
     device: int | None          # None: host memory; else the CUDA/HIP device ordinal
     host: object | None         # for host memory, a numpy view of it (transfers copy from/to it)
     writable: bool
+    verified: IndexList | None = None  # a verified list: its facts, and its own copy in device memory
 
     def overlaps(self, other: "ArrayArg") -> bool:
         if self.device != other.device or self.nbytes == 0 or other.nbytes == 0:
@@ -75,6 +78,13 @@ def array_argument(param: dict, value, allow_device: bool) -> ArrayArg:
     name, rust_type = param["name"], param["type"]
     expected = numpy_dtype(param["elem"])
     writable_needed = param.get("mutable", False)
+    if isinstance(value, IndexList):
+        if writable_needed:
+            raise TypeError(f"argument `{name}` is `{rust_type}`, but an IndexList is read-only: pass it to `&[T]` "
+                            f"parameters only")
+        _check_dtype(name, rust_type, expected, value.dtype)
+        host = value.host_values()
+        return ArrayArg(name, host.ctypes.data, host.nbytes, host.size, None, host, False, value)
     if _is_torch(value):
         value = value.detach()
         if value.device.type == "cpu":

@@ -240,7 +240,8 @@ class DeviceKernel:
         self.binary = backend.compile(source, source_name, entry["fast_math"])
         self._module = backend.load(self.binary)
         self._functions = [{v.symbol: backend.function(self._module, v.symbol)
-                            for v in lp.variants + ([lp.private[0]] if lp.private else [])}
+                            for v in lp.variants + ([lp.private[0]] if lp.private else [])
+                            + ([lp.proven] if lp.proven else [])}
                            for lp in self.plan.launches]
         self._verifiers = [backend.function(self._module, lp.verify.symbol) if lp.verify else None
                            for lp in self.plan.launches]
@@ -271,7 +272,7 @@ class DeviceKernel:
         self.last_transfers = transfers
         with self._call:
             launched = self._launch_all(bound, variants, device_ptrs)
-            if staged or launched.records_panics or (any(launched.ran) and self._readback.result_bytes):
+            if staged or launched.records_panics or (any(launched.ran) and self._readback.has_results):
                 self._finish(bound, launched)
         self._download_outputs(staged, transfers)
         return None if self.plan.result is None else self.plan.result(bound.env)
@@ -291,7 +292,10 @@ class DeviceKernel:
             raise KernelPanic(*failure, self.name)
         if lp.index_lists:
             self._check_list_positions(lp, bound)
-        return lp.variant(bound.env)
+        variant = lp.variant(bound.env)
+        if variant is lp.variants[0] and lp.proven is not None and lp.lists_proven(bound):
+            return lp.proven
+        return variant
 
     def _launch_all(self, bound: BoundArgs, variants: list, device_ptrs: dict[str, int]):
         """Every launch in the schedule's order (a host loop runs its body once per iteration, the data
@@ -321,12 +325,13 @@ class DeviceKernel:
             # the covering entry point runs the first variant's body
             covering = self._covering_functions[step] if lp.covering and variant is lp.variants[0] \
                 else _NO_COVERING
+            checks_lists = variant is not lp.proven
             seeds, ran, covered = self._launch(step, lp, self._functions[step][variant.symbol], covering, bound,
-                                               device_ptrs, launched, variant.one_wave)
+                                               device_ptrs, launched, variant.one_wave, checks_lists)
             launched.seeds[step] = seeds
             launched.ran[step] |= ran
             launched.records_panics |= ran and (lp.covering[3] if covered else variant.records_panics
-                                                or lp.verify is not None)
+                                                or (lp.verify is not None and checks_lists))
             self.last_variants.append(lp.covering[0] if covered else variant.symbol)
 
     def _finish(self, bound: BoundArgs, launched: _Launched) -> None:
@@ -334,7 +339,7 @@ class DeviceKernel:
         run the last launch's index-list verification if what came back asks for it, raise the panic the
         device recorded, and set the reduced values."""
         with_record = launched.records_panics and self._readback.checks
-        if with_record or (any(launched.ran) and self._readback.result_bytes):
+        if with_record or (any(launched.ran) and self._readback.has_results):
             self._on_device(lambda: self._readback.fetch(with_record))
         self._on_device(self.backend.synchronize)
         panic = self._readback.panic() if with_record else None
@@ -466,6 +471,9 @@ class DeviceKernel:
             if self.plan.by_name[name].transfer == "value":
                 bound.structs[name] = self._array_bytes(arg, transfers)
                 continue
+            if arg.verified is not None:  # its own device copy, made at its first call here
+                device_ptrs[name] = arg.verified.device_pointer(self.backend, self._ordinal)
+                continue
             if arg.device is not None:
                 if arg.device != self._ordinal:
                     raise ValueError(f"argument `{name}` is on device {arg.device}, but the kernel runs on "
@@ -495,12 +503,14 @@ class DeviceKernel:
         return host.tobytes()
 
     def _launch(self, index: int, lp: LaunchPlan, function, covering_function, bound: BoundArgs,
-                device_ptrs: dict[str, int], launched: _Launched, one_wave: bool = False) -> tuple[dict, bool, bool]:
+                device_ptrs: dict[str, int], launched: _Launched, one_wave: bool = False,
+                checks_lists: bool = True) -> tuple[dict, bool, bool]:
         """Launch one loop as the call's next launch (`launched` numbers them, and says whether code launched
         before it can have recorded a panic: then it checks the record at entry): its covering entry point
         where one is given and a grid covers the nest, else `function`; then the verification of its index
-        lists, or, for the call's last launch, leave that to `_finish`. `one_wave`: `function` runs on a grid
-        of one wave. Returns the reduction seeds, whether it ran, and whether the covering entry point ran."""
+        lists, or, for the call's last launch, leave that to `_finish`; none without `checks_lists` (the
+        proven entry point, whose lists the host verified). `one_wave`: `function` runs on a grid of one
+        wave. Returns the reduction seeds, whether it ran, and whether the covering entry point ran."""
         starts, counts = lp.iteration_space(bound.env)
         seeds = {name: seed(bound.env) for name, seed in lp.seeds} if lp.seeds else _NONE
         if not all(counts.values()):
@@ -512,9 +522,12 @@ class DeviceKernel:
             grid, block = launch_geometry(counts, self.backend.block_size,
                                           self._one_wave if one_wave else self._max_blocks if lp.seeds else None)
         scratch = self._readback.pointers[index]
-        if lp.verify is not None:
+        checks_lists = checks_lists and lp.verify is not None
+        if checks_lists:
             lists = self._list_scratch(index, lp, bound)
             scratch = {**scratch, **lists}
+        elif lp.verify is not None:
+            scratch = {**scratch, **lp.unchecked_lists}
         number = launched.number()
         values = lp.values(bound, device_ptrs, starts, counts, seeds, scratch, launched.records_panics, number)
         with lp.lock:
@@ -523,9 +536,9 @@ class DeviceKernel:
                 self.backend.launch_packed(function, grid, block, lp.pointers_address)
             except LaunchError as e:
                 raise LaunchError(f"launching kernel `{self.name}` (loop at {lp.source}) failed: {e}") from e
-        if lp.verify is not None and lp.verify.last:
+        if checks_lists and lp.verify.last:
             launched.deferred_verification = _PendingVerification(lp, index, device_ptrs, starts, counts, lists, number)
-        elif lp.verify is not None:
+        elif checks_lists:
             self._verify_index_lists(lp, self._verifiers[index], bound, device_ptrs, starts, counts, lists, number)
         return seeds, True, bool(covered)
 

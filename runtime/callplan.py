@@ -283,6 +283,16 @@ class LaunchPlan(PackedArguments):
         self.private = (Variant(private["symbol"], private["records_panics"], one_wave=True), private["target"],
                         private["capacity"]) if private else None
         self.verify = IndexListVerification(plan.entry, launch) if launch.get("verify") else None
+        proven = launch.get("proven")
+        self.proven = Variant(proven["symbol"], proven["records_panics"]) if proven else None
+        # the lists the proven entry point needs verified, those whose order must keep the written indices
+        # distinct, and (list, scale, offset, slice) for each index scale * value + offset the proof bounds
+        self.proven_lists = proven["lists"] if proven else []
+        self._ordered_lists = [entry["list"] for entry in self.index_lists]
+        self._proof_terms = _proof_terms(self.index_lists, proven["reads"]) if proven else []
+        self._proof_inputs = _compile_window_inputs([{"param": param or name, "offsets": [offset]}
+                                                     for name, _, offset, param in self._proof_terms])
+        self._proofs: dict[tuple, bool] = {}
         covering = launch.get("covering")
         # (symbol, the block its body needs or None, the count every axis must stay below, whether it can panic)
         self.covering = (covering["symbol"], tuple(covering["block"]) if covering["block"] else None,
@@ -296,7 +306,11 @@ class LaunchPlan(PackedArguments):
                 windows += 1
         if launch.get("stops"):  # whether code launched before it in the call can have recorded a panic
             fields.append(("stop", "", "?", 1, 1))
-        self._window_inputs = _compile_window_inputs(self.index_lists)
+        self._window_inputs = _compile_window_inputs([w for entry in self.index_lists for w in entry["windows"]])
+        # the arguments of the list checks the proven entry point takes but does not read
+        self.unchecked_lists = {**{(kind, entry["target"]): 0 for entry in self.index_lists
+                                   for kind in ("unordered", "stamp")},
+                                **{(kind, k): 0 for k in range(windows) for kind in ("window_low", "window_width")}}
         self._windows: dict[tuple, tuple] = {}
         for r in launch["reductions"]:
             seeds = [(r["name"], r["type"])] + ([(r["location"], r["location_type"])] if "location" in r else [])
@@ -369,6 +383,41 @@ class LaunchPlan(PackedArguments):
             return self.variants[0]
         return self.variants[1]
 
+    def lists_proven(self, bound: BoundArgs) -> bool:
+        """Whether the host proves, from the facts of verified lists, what the checks through index lists
+        that the proven entry point leaves out would find: every index read or written through a list in
+        bounds, and the indices written through a list distinct (see `indexlist.py`)."""
+        facts = []
+        for name in self.proven_lists:
+            verified = bound.arrays[name].verified
+            if verified is None:
+                return False
+            facts.append(verified.facts)
+        key = (self._proof_inputs(bound.env), *facts)
+        proven = self._proofs.get(key)
+        if proven is None:
+            proven = self._prove(bound.env, dict(zip(self.proven_lists, facts)))
+            if len(self._proofs) >= WINDOWS_KEPT:
+                self._proofs.clear()
+            self._proofs[key] = proven
+        return proven
+
+    def _prove(self, env: Environment, facts: dict) -> bool:
+        if any(facts[name].order is None for name in self._ordered_lists):
+            return False  # values strictly rising or falling are distinct, so are the indices they make
+        for name, scale, offset, param in self._proof_terms:
+            list_facts = facts[name]
+            if list_facts.high < list_facts.low:
+                continue  # an empty list: nothing is read through it
+            if list_facts.low < 0:
+                return False  # a negative value is a huge index once the kernel widens it to u64
+            shift = poly_value(offset, env)
+            ends = (scale * list_facts.low + shift, scale * list_facts.high + shift)
+            # exactly: an index in [0, 2^64) is the one Rust's wrapping usize arithmetic computes
+            if min(ends) < 0 or max(ends) >= (env.lengths[param] if param is not None else 1 << 64):
+                return False
+        return True
+
     def check_strides(self, env: Environment, kernel: str) -> None:
         """Confirm the inequalities the translator's race-freedom proof left to the launch."""
         for terms, source in self.checks:
@@ -379,11 +428,24 @@ class LaunchPlan(PackedArguments):
 
 
 
-def _compile_window_inputs(index_lists: list) -> Callable[[Environment], tuple]:
-    """What the windows of the reads through a loop's index lists are computed from, as one expression:
-    the values their offsets are polynomials of, and the lengths of the slices read (every offset itself
-    where a factor is not a plain length, parameter or local)."""
-    windows = [window for entry in index_lists for window in entry["windows"]]
+def _proof_terms(index_lists: list, reads: list) -> list[tuple]:
+    """(list, scale, offset, slice) for each index `scale * value + offset` that the proven entry point of a
+    loop reads or writes through a list without a check: it must lie in [0, len(slice)) for every value of
+    the list, or in [0, 2^64) for slice None (a written index whose bounds the loop checks itself; distinct
+    values must still make distinct indices)."""
+    terms = []
+    for entry in index_lists:
+        terms.append((entry["list"], entry["scale"], entry["offset"],
+                      entry["target"] if entry["bounds"] is not None else None))
+        terms += [(entry["list"], window["scale"], offset, window["param"])
+                  for window in entry["windows"] for offset in window["offsets"]]
+    return terms + [(read["list"], read["scale"], read["offset"], read["param"]) for read in reads]
+
+
+def _compile_window_inputs(windows: list) -> Callable[[Environment], tuple]:
+    """What a list of windows (`{"param", "offsets"}`: groups of reads through index lists) is computed
+    from, as one expression: the values their offsets are polynomials of, and the lengths of the slices
+    read (every offset itself where a factor is not a plain length, parameter or local)."""
     factors = {f"env.lengths[{window['param']!r}]" for window in windows}
     for window in windows:
         for terms in window["offsets"]:

@@ -42,6 +42,9 @@ class Readback:
             raise ValueError(f"the manifest's reductions and index lists fill {end - PANIC_RECORD_BYTES} bytes "
                              f"of results, its result_words say {entry['result_words']} words")
         self.result_bytes = end - PANIC_RECORD_BYTES
+        # whether a call that ran must read results back even without a panic record: reductions' results
+        # (the order flags of index lists matter only with the record, from the launches that check them)
+        self.has_results = any(self.slots)
         used = self.checks or self.result_bytes
         self.area = backend.global_address(module, READBACK_SYMBOL) if used else 0
         self.end = end

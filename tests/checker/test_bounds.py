@@ -156,3 +156,38 @@ pub fn interior(out: &mut [f64], n: usize) {
     # `n - 1` wraps below zero in usize: its exact value must be in 0..=usize::MAX for the range to hold
     ((bound, low, high),) = check.exact
     assert names_of(bound) == [(-1, []), (1, ["n"])] and (low, high) == (0, 2**64 - 1)
+
+
+def test_reads_and_updates_through_an_index_list_are_list_reads_the_verified_list_may_clear(check_source) -> None:
+    loop = single_loop(check_source, """
+#[kernel]
+pub fn spread(x: &mut [f64], vol: &[f64], zones: &[usize], jp: usize) {
+    for ii in 0..zones.len() {
+        let i = zones[ii];
+        let v = vol[i];
+        x[i] += v;
+        x[i + jp] += v;
+    }
+}
+""")
+    reads = [(r.param.name, r.list_param.name, r.scale, len(r.offset)) for r in loop.list_reads]
+    assert reads == [("vol", "zones", 1, 0), ("x", "zones", 1, 0), ("x", "zones", 1, 1)]
+    assert loop.listed == {id(n) for name in ("vol", "x") for n in accesses(loop)[name]}
+    assert device_checked(loop) == {"vol", "x"}  # unless the host clears them from a verified list
+
+
+def test_a_read_under_a_condition_through_a_written_list_is_a_list_read(check_source) -> None:
+    loop = single_loop(check_source, """
+#[kernel]
+pub fn pick(out: &mut [f64], a: &[f64], zones: &[usize]) {
+    for ii in 0..zones.len() {
+        let i = zones[ii];
+        if out[i] > 0.0 {
+            out[i] = a[i + 1];
+        }
+    }
+}
+""")
+    assert [check.target.name for check in loop.index_lists] == ["out"]
+    # `out[i]` is read in every iteration: the list's own checks cover the written index
+    assert [(r.param.name, len(r.offset)) for r in loop.list_reads] == [("a", 1)]

@@ -145,14 +145,15 @@ def test_blocks_combine_with_warp_shuffles_and_no_atomic_touches_a_result(transl
 
 
 def test_a_launch_after_one_that_can_panic_returns_at_entry_when_a_panic_was_recorded(translated):
-    first, second = bodies(translated, "gather_then_fill").values()
+    entries = bodies(translated, "gather_then_fill")
+    first, second = entries["rs2gpu_gather_then_fill_0"], entries["rs2gpu_gather_then_fill_1"]
     assert "rs2gpu_stopped_before" not in first  # nothing before it can panic
     assert second.splitlines()[0].strip().startswith(
         "if (rs2gpu_may_stop && rs2gpu_stopped_before(rs2gpu_launch)) return;")
 
 
 def test_a_reduction_launch_after_one_that_can_panic_runs_no_iteration_but_still_combines(translated):
-    _, second = bodies(translated, "gather_then_sum").values()
+    second = bodies(translated, "gather_then_sum")["rs2gpu_gather_then_sum_1"]
     lines = [line.strip() for line in second.splitlines()]
     assert lines[0].startswith("const bool rs2gpu_stopped = rs2gpu_may_stop && rs2gpu_stopped_before(rs2gpu_launch);")
     assert "return" not in second  # every block must reach the block reduction and take its ticket

@@ -1,0 +1,238 @@
+"""Verified index lists (`rs2gpu.IndexList`): the facts a list is verified for once, and the calls that
+prove their loops' list checks from them on the host. The kernels run on an emulated device (the
+generated CUDA compiled by g++, `bench.emulate`) and their results are compared with rustc's build of the
+same kernels (the cpu backend); a list the facts do not clear must give what a plain array gives: the
+loop that checks on the device, and Rust's panic."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rs2gpu
+from bench.emulate import EmulatedBackend, EmulatedDeviceArray, EmulatedKernels, compiler
+from rs2gpu import IndexList, KernelPanic, RaceError, pipeline
+
+SOURCE = """
+use rs2gpu::kernel;
+
+#[kernel]
+pub fn corners(vol: &mut [f64], x: &[f64], zones: &[usize], jp: usize) {
+    for ii in 0..zones.len() {
+        let i = zones[ii];
+        vol[i] = x[i] + x[i + 1] + x[i + jp] + x[i + 1 + jp];
+    }
+}
+
+#[kernel]
+pub fn spread(x: &mut [f64], vol: &[f64], zones: &[usize], jp: usize) {
+    for ii in 0..zones.len() {
+        let i = zones[ii];
+        let v = 0.25 * vol[i];
+        x[i] += v;
+        x[i + jp] += v;
+    }
+}
+
+#[kernel]
+pub fn first_gathers(out: &mut [f64], a: &[f64], idx: &[usize]) {
+    for i in 0..out.len() {
+        out[i] = a[idx[i]];
+    }
+}
+"""
+
+
+class CountingBackend(EmulatedBackend):
+    """The emulated device, counting the waits for it and the copies into device memory."""
+
+    def __init__(self, workdir) -> None:
+        super().__init__(workdir)
+        self.waits = 0
+        self.uploads = 0
+
+    def synchronize(self) -> None:
+        self.waits += 1
+        super().synchronize()
+
+    def upload(self, dst_ptr: int, host) -> None:
+        self.uploads += 1
+        super().upload(dst_ptr, host)
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory: pytest.TempPathFactory):
+    if compiler() is None:
+        pytest.fail("the emulated device needs g++")
+    folder = tmp_path_factory.mktemp("verified")
+    path = folder / "verified.rs"
+    path.write_text(SOURCE)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RS2GPU_CACHE_DIR", str(folder / "cpu-cache"))
+        rust = rs2gpu.load(path, backend="cpu")
+    (folder / "emulated").mkdir()
+    return rust, EmulatedKernels(pipeline.translate(path), CountingBackend(folder / "emulated"))
+
+
+def grid(jp: int, rows: int, seed: int):
+    """Nodal values of a `jp`-wide grid of `rows` rows, and the zones below its last row and column."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(jp * rows)
+    zones = np.array([r * jp + c for r in range(rows - 1) for c in range(jp - 1)], dtype=np.uint64)
+    return x, zones
+
+
+def panic_of(call) -> tuple[str, str]:
+    with pytest.raises(KernelPanic) as caught:
+        call()
+    return caught.value.message, caught.value.location
+
+
+# ---------------------------------------------------------------- the facts
+
+
+def test_a_rising_list_knows_its_least_and_greatest_value():
+    zones = IndexList(np.array([3, 4, 9, 12], dtype=np.uint64))
+    assert (zones.low, zones.high, zones.order, len(zones)) == (3, 12, "rising", 4)
+
+
+def test_a_strictly_falling_list_falls():
+    assert IndexList(np.array([9, 4, 3], dtype=np.uint32)).order == "falling"
+
+
+@pytest.mark.parametrize("values", [[1, 1, 2], [1, 3, 2], [5, 5]], ids=["repeat", "zigzag", "equal"])
+def test_a_list_that_does_not_rise_or_fall_strictly_has_no_order(values):
+    assert IndexList(np.array(values, dtype=np.uint64)).order is None
+
+
+def test_an_empty_list_has_no_values():
+    empty = IndexList(np.array([], dtype=np.uint64))
+    assert len(empty) == 0 and empty.high < empty.low
+
+
+def test_the_list_is_a_copy_that_later_changes_of_the_source_do_not_reach():
+    source = np.array([0, 1, 2], dtype=np.uint64)
+    zones = IndexList(source)
+    source[1] = 99
+    assert zones.numpy().tolist() == [0, 1, 2] and zones.high == 2
+
+
+def test_a_python_sequence_needs_its_element_type():
+    with pytest.raises(TypeError, match="dtype"):
+        IndexList([1, 2, 3])
+    assert IndexList([1, 2, 3], dtype=np.uint64).dtype == np.uint64
+
+
+@pytest.mark.parametrize("values,error", [(np.zeros((2, 2), dtype=np.uint64), ValueError),
+                                          (np.array([0.5, 1.5]), TypeError)], ids=["2-d", "floats"])
+def test_only_a_one_dimensional_list_of_integers_is_an_index_list(values, error):
+    with pytest.raises(error):
+        IndexList(values)
+
+
+# ---------------------------------------------------------------- calls
+
+
+def test_a_verified_list_is_refused_for_a_mut_slice(kernels):
+    _, device = kernels
+    with pytest.raises(TypeError, match="read-only"):
+        device.corners(IndexList(np.zeros(8, dtype=np.uint64)), np.zeros(8), np.zeros(4, dtype=np.uint64), 2)
+
+
+def test_a_verified_list_of_another_element_type_is_refused(kernels):
+    _, device = kernels
+    with pytest.raises(TypeError, match="dtype"):
+        device.corners(np.zeros(8), np.zeros(8), IndexList(np.zeros(4, dtype=np.uint32)), 2)
+
+
+@pytest.mark.parametrize("falling", [False, True], ids=["rising", "falling"])
+def test_a_list_in_range_and_in_order_runs_the_loop_without_list_checks_and_gives_rustcs_result(kernels, falling):
+    rust, device = kernels
+    x, zones = grid(40, 30, 1)
+    zones = zones[::-1].copy() if falling else zones
+    want, got = np.full(x.size, -1.0), np.full(x.size, -1.0)
+    rust.corners(want, x, zones, 40)
+    device.corners(got, x, IndexList(zones), 40)
+    assert device.corners.last_variants == ["rs2gpu_corners_0_proven"]
+    assert got.view(np.uint64).tolist() == want.view(np.uint64).tolist()
+
+
+def test_a_call_on_device_arrays_through_a_verified_list_does_not_wait_for_the_device(kernels):
+    rust, device = kernels
+    x, zones = grid(16, 16, 2)
+    verified = IndexList(zones)
+    out = EmulatedDeviceArray(np.zeros(x.size))
+    device.corners(out, EmulatedDeviceArray(x), verified, 16)  # the first call uploads the list
+    waits, uploads = device.backend.waits, device.backend.uploads
+    device.corners(out, EmulatedDeviceArray(x), verified, 16)
+    assert (device.backend.waits, device.backend.uploads) == (waits, uploads)
+    want = np.zeros(x.size)
+    rust.corners(want, x, zones, 16)
+    assert np.array_equal(out.array, want)
+
+
+def test_the_same_list_as_a_plain_device_array_makes_the_call_wait_for_the_loop_s_checks(kernels):
+    _, device = kernels
+    x, zones = grid(16, 16, 2)
+    waits = device.backend.waits
+    device.corners(EmulatedDeviceArray(np.zeros(x.size)), EmulatedDeviceArray(x), EmulatedDeviceArray(zones), 16)
+    assert device.backend.waits > waits
+    assert device.corners.last_variants == ["rs2gpu_corners_0"]
+
+
+def test_a_verified_list_with_a_repeat_is_a_race_as_with_a_plain_array(kernels):
+    _, device = kernels
+    x, zones = grid(16, 16, 3)
+    zones[7] = zones[3]
+    with pytest.raises(RaceError, match="positions 3 and 7"):
+        device.corners(np.zeros(x.size), x, IndexList(zones), 16)
+    assert device.corners.last_variants == ["rs2gpu_corners_0"]
+
+
+def test_a_verified_list_with_a_value_out_of_range_panics_as_rust_does(kernels):
+    rust, device = kernels
+    x, zones = grid(16, 16, 4)
+    zones[100] = x.size - 16  # `x[i + jp]` reads one past the end
+    want = panic_of(lambda: rust.corners(np.zeros(x.size), x, zones, 16))
+    assert panic_of(lambda: device.corners(np.zeros(x.size), x, IndexList(zones), 16)) == want
+    assert device.corners.last_variants == ["rs2gpu_corners_0"]
+
+
+def test_a_scatter_through_a_verified_list_in_range_runs_without_bounds_checks(kernels):
+    rust, device = kernels
+    x, zones = grid(64, 48, 5)  # longer than a block's private copy of `x`
+    vol = np.arange(x.size, dtype=np.float64)  # integers plus quarters: every order of the additions is exact
+    want, got = np.round(64 * x), np.round(64 * x)
+    rust.spread(want, vol, zones, 64)
+    device.spread(got, vol, IndexList(zones), 64)
+    assert device.spread.last_variants == ["rs2gpu_spread_0_proven"]
+    assert np.array_equal(got, want)
+
+
+def test_a_scatter_through_a_verified_list_out_of_range_panics_as_rust_does(kernels):
+    rust, device = kernels
+    x, zones = grid(64, 48, 6)
+    zones[-1] = x.size - 1  # `x[i + jp]` is past the end
+    want = panic_of(lambda: rust.spread(x.copy(), np.ones(x.size), zones, 64))
+    assert panic_of(lambda: device.spread(x.copy(), np.ones(x.size), IndexList(zones), 64)) == want
+    assert device.spread.last_variants == ["rs2gpu_spread_0"]
+
+
+def test_the_facts_cover_the_whole_list_so_a_value_the_loop_never_reaches_makes_it_check(kernels):
+    rust, device = kernels
+    a = np.arange(10, dtype=np.float64)
+    idx = np.array([9, 0, 4, 1000], dtype=np.uint64)  # the loop reads positions 0..3 only
+    want, got = np.zeros(3), np.zeros(3)
+    rust.first_gathers(want, a, idx)
+    device.first_gathers(got, a, IndexList(idx))
+    assert device.first_gathers.last_variants == ["rs2gpu_first_gathers_0"]
+    assert np.array_equal(got, want)
+
+
+def test_a_host_call_does_not_copy_a_verified_list_again(kernels):
+    _, device = kernels
+    a = np.arange(10, dtype=np.float64)
+    idx = IndexList(np.array([9, 0, 4], dtype=np.uint64))
+    device.first_gathers(np.zeros(3), a, idx)
+    device.first_gathers(np.zeros(3), a, idx)
+    assert [t.param for t in device.first_gathers.last_transfers] == ["a", "out"]
+    assert device.first_gathers.last_variants == ["rs2gpu_first_gathers_0_proven"]
