@@ -9,7 +9,9 @@ check (conditional ones included), `checked` the one it runs otherwise (it check
 device), `verify` the kernel that runs after a loop writing through an index list (it finds repeated
 values where the loop found the list out of order, and states the panic of a read through the list the
 loop found out of bounds; nothing to compare it with), `private` the one a launch runs when its scatter
-target fits a copy per block in shared memory (compared with the same entry point without checks).
+target fits a copy per block in shared memory (compared with the same entry point without checks),
+`proven` the one it runs when the host proved the checks of the indices made from index-list values from
+verified lists (`rs2gpu.IndexList`; compared with the loop without checks).
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ CRATE = ROOT / "examples" / "rajaperf"
 class Cost:
     kernel: str
     symbol: str
-    role: str                     # "default" | "checked" | "verify" | "private"
+    role: str                     # "default" | "checked" | "verify" | "private" | "proven"
     device_checks: int            # panic sites the entry point contains
     registers: int
     instructions: int
@@ -76,6 +78,8 @@ def measure(crate: Path = CRATE, arch: str = "sm_90", kernels: list[str] | None 
                 roles.append((launch["verify"]["symbol"], "verify", len(launch["verify"]["checks"])))
             if launch.get("private"):
                 roles.append((launch["private"]["symbol"], "private", len(launch["private"]["checks"])))
+            if launch.get("proven"):
+                roles.append((launch["proven"]["symbol"], "proven", len(launch["proven"]["checks"])))
             for symbol, role, checks in roles:
                 compared = role != "verify"
                 bare_symbol = symbol if role == "private" else plain  # the same shared-memory copy without checks

@@ -30,6 +30,7 @@ def test_every_entry_point_of_the_kernels_is_measured(measured) -> None:
     assert [(c.symbol, c.role) for c in costs] == [
         ("rs2gpu_pressure_0", "default"), ("rs2gpu_pressure_1", "default"),
         ("rs2gpu_zonal_accumulation_3d_0", "default"), ("rs2gpu_zonal_accumulation_3d_0_verify", "verify"),
+        ("rs2gpu_zonal_accumulation_3d_0_proven", "proven"),
         ("rs2gpu_if_quad_0", "default"), ("rs2gpu_if_quad_0_checked", "checked")]
     assert sorted(t.kernel for t in times) == sorted(KERNELS)
 
@@ -37,7 +38,7 @@ def test_every_entry_point_of_the_kernels_is_measured(measured) -> None:
 def test_a_launch_the_host_cleared_runs_the_code_of_the_loop_without_checks(measured) -> None:
     costs, _ = measured
     for c in costs:
-        if c.role == "default" and c.kernel != "zonal_accumulation_3d":
+        if (c.role == "default" and c.kernel != "zonal_accumulation_3d") or c.role == "proven":
             assert c.device_checks == 0
             assert (c.registers, c.instructions) == (c.bare_registers, c.bare_instructions), c.symbol
 
