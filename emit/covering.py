@@ -1,8 +1,9 @@
-"""The covering entry point of a multi-dimensional loop nest: one thread per iteration, one `if`.
+"""The covering entry point of a loop or loop nest: one thread per iteration, one `if`.
 
 The general entry point of a launch strides every thread over the grid in 64-bit arithmetic, so that it
-is correct for any count and any grid. A nest of two or three loops (without reductions, whose threads
-must combine many iterations) also gets this second entry point, `<symbol>_covering`:
+is correct for any count and any grid. A loop or a nest of two or three loops (without reductions, whose
+threads must combine many iterations, and without index lists, whose checks are the general entry
+point's) also gets this second entry point, `<symbol>_covering`:
 
     const u32 rs2gpu_ty = blockIdx.y * blockDim.y + threadIdx.y;
     const u32 rs2gpu_tx = blockIdx.x * blockDim.x + threadIdx.x;
@@ -12,11 +13,14 @@ must combine many iterations) also gets this second entry point, `<symbol>_cover
         ...the body...
     }
 
-It is what a hand-written kernel looks like, and it halves the registers of NESTED_INIT (32 → 18). The
-runtime launches it when its grid covers the iteration space: every count below `COVERING_LIMIT` (so the
-32-bit coordinates cannot wrap) and every axis's block count within the hardware's grid limits; otherwise
-it launches the general entry point. The manifest names the entry point and, where the body needs one
-block shape (a tiled matrix product), that shape.
+It is what a hand-written kernel looks like, and it halves the registers of NESTED_INIT (32 → 18). For
+one loop it spares the registers that hold, across the iterations of a thread, what the compiler hoists
+out of the grid-stride loop: VOL3D's 24 addresses (62 registers as a grid-stride loop, 48 covering, as
+the hand-written kernel). The runtime launches it when its grid covers the iteration space: every count
+below `COVERING_LIMIT` (so the 32-bit coordinates cannot wrap) and every axis's block count within the
+hardware's grid limits; otherwise it launches the general entry point. The manifest names the entry
+point and, where the body needs one block shape (a tiled matrix product; a single loop, whose blocks
+are rows of the launch's block size), that shape.
 """
 from __future__ import annotations
 
@@ -34,13 +38,14 @@ WIDE_INDEX = (PrimType("usize"), PrimType("u64"))
 
 
 def has_covering_form(loop: ParallelLoop) -> bool:
-    return len(loop.dims) > 1 and not loop.reductions
+    return not loop.reductions and not loop.index_lists
 
 
 def covering_context(loop: ParallelLoop, axes: list[str], names: LocalNames, sites, symbol: str,
-                     uniform: frozenset[ir.Binding], hoisted: frozenset) -> dict:
+                     uniform: frozenset[ir.Binding], hoisted: frozenset, block_size: int) -> dict:
     """The lines after the preamble and the block shape (None: the runtime chooses) of the covering entry
-    point; `uniform` holds the parameters and preamble values, `hoisted` the accesses checked on the host."""
+    point; `uniform` holds the parameters and preamble values, `hoisted` the accesses checked on the host;
+    a single loop runs on rows of `block_size` threads, as the general entry point does."""
     tiled = tiled_product(loop, axes, names, sites, uniform, hoisted)
     if tiled is not None:
         return {"symbol": symbol, "lines": tiled.lines, "block": list(tiled.block)}
@@ -62,7 +67,7 @@ def covering_context(loop: ParallelLoop, axes: list[str], names: LocalNames, sit
     else:
         lines += body.lines
     lines.append("    }")
-    return {"symbol": symbol, "lines": lines, "block": None}
+    return {"symbol": symbol, "lines": lines, "block": [block_size, 1, 1] if len(axes) == 1 else None}
 
 
 def index_declaration(dim, axis: str, names: LocalNames) -> str:

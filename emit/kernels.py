@@ -292,7 +292,7 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
         names = parameter_names(plan.function, reserved)
         _preamble(plan, loop, names, sites)  # the same names as the variants', given out in the same order
         covering = covering_context(loop, launch_axes(loop), names, sites, covering_symbol(plan.name, index),
-                                    uniform_values(plan), fast)
+                                    uniform_values(plan), fast, BLOCK)
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
     return {"symbol": name, "source": str(loop.span), "variants": variants, "verify": verify, "private": private,
             "proven": proven, "covering": covering, "guard": variants[0]["guard"], "iteration": variants[0]["iteration"],

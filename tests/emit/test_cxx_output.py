@@ -121,8 +121,11 @@ def test_example_statements_map_to_their_rust_lines() -> None:
     crate = REPO / "examples" / "rajaperf"
     source = (crate / "src" / "stream.rs").read_text()
     cxx = pipeline.translate(crate).emitted.files["triad.cu"]
-    [index] = [k for k, line in enumerate(cxx.splitlines()) if line.strip().startswith("a[i] = ")]
-    assert presumed_lines(cxx)[index] == ("src/stream.rs", rust_line(source, "a[i] = b[i] + alpha * c[i];"))
+    # once in the grid-stride entry point, once in the covering one
+    found = [k for k, line in enumerate(cxx.splitlines()) if line.strip().startswith("a[i] = ")]
+    assert len(found) == 2
+    for index in found:
+        assert presumed_lines(cxx)[index] == ("src/stream.rs", rust_line(source, "a[i] = b[i] + alpha * c[i];"))
 
 
 LINES = """\
@@ -198,11 +201,11 @@ def test_every_statement_maps_to_its_rust_line(tmp_path: Path, target: str) -> N
     start = cxx_lines.index("// ---- end of prelude ----")
     wrong = []
     for marker, pattern in LINE_PAIRS:
+        # the helper's lines once, the loop's once in each of its entry points (grid-stride and covering)
         found = [k for k, line in enumerate(cxx_lines) if k > start and re.search(pattern, line)]
-        assert len(found) == 1, (pattern, found)
+        assert len(found) == (1 if marker == "let doubled" else 2), (pattern, found)
         expected = ("src/lib.rs", rust_line(LINES, marker))
-        if presumed[found[0]] != expected:
-            wrong.append((marker, presumed[found[0]], expected))
+        wrong += [(marker, presumed[k], expected) for k in found if presumed[k] != expected]
     assert wrong == []
 
 
@@ -286,7 +289,8 @@ def test_entry_points_are_named_after_the_kernel_and_the_loop(tmp_path: Path) ->
     assert [launch["symbol"] for launch in manifest["launches"]] == ["rs2gpu_two_loops_0", "rs2gpu_two_loops_1"]
     for name in ("two_loops.cu", "two_loops.hip.cpp"):
         entries = entry_points(result.emitted.files[name])
-        assert list(entries) == ["rs2gpu_two_loops_0", "rs2gpu_two_loops_1"]
+        assert list(entries) == ["rs2gpu_two_loops_0", "rs2gpu_two_loops_0_covering", "rs2gpu_two_loops_1",
+                                 "rs2gpu_two_loops_1_covering"]
         # The second loop's index runs over 1..=len: the entry takes its first index as a usize.
         assert entries["rs2gpu_two_loops_1"][-2:] == ["const usize rs2gpu_start_x", "const usize rs2gpu_count_x"]
 
@@ -521,8 +525,9 @@ pub fn order(out: &mut [i32], a: &[i32]) {
 """)
     for text in result.emitted.files.values():
         body = text.split("// ---- end of prelude ----")[1]
-        [y_line] = [line for line in body.splitlines() if re.search(r"\bi32 y = ", line)]
-        assert not re.search(r"\bx\b", y_line), y_line
+        y_lines = [line for line in body.splitlines() if re.search(r"\bi32 y = ", line)]
+        assert len(y_lines) == 2  # the grid-stride entry point's and the covering one's
+        assert not any(re.search(r"\bx\b", y_line) for y_line in y_lines), y_lines
     compile_everything(result)
 
 
@@ -705,10 +710,12 @@ pub fn row_squares(c: &mut [f64], a: &[f64], n: usize) {
 """
 
 
-def test_only_loop_nests_without_reductions_have_a_covering_entry_point(tmp_path) -> None:
+def test_only_loops_without_reductions_have_a_covering_entry_point(tmp_path) -> None:
     result = translate_crate(tmp_path, NESTS)
     kernels = result.emitted.manifest["kernels"]
-    assert kernels["flat"]["launches"][0]["covering"] is None
+    # a single loop runs on rows of the block size, as its grid-stride entry point does
+    assert kernels["flat"]["launches"][0]["covering"] == {"symbol": "rs2gpu_flat_0_covering", "block": [256, 1, 1],
+                                                          "count_limit": 2**31, "checks": [], "records_panics": False}
     assert kernels["summed"]["launches"][0]["covering"] is None  # its threads combine many iterations
     covering = kernels["product_plus_one"]["launches"][0]["covering"]
     assert covering == {"symbol": "rs2gpu_product_plus_one_0_covering", "block": None, "count_limit": 2**31,

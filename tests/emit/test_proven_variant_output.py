@@ -69,6 +69,11 @@ def test_the_manifest_names_the_lists_and_the_reads_the_host_must_clear(translat
                                                                               ("vol", "zones", 1), ("x", "zones", 1)]
 
 
+def test_a_loop_writing_through_an_index_list_has_no_covering_entry_point(translated):
+    # the checks of the list are the grid-stride entry point's; the proven one is what runs without them
+    assert translated.emitted.manifest["kernels"]["corners"]["launches"][0]["covering"] is None
+
+
 def test_a_loop_without_index_lists_has_no_proven_entry_point(translated):
     assert translated.emitted.manifest["kernels"]["scale"]["launches"][0]["proven"] is None
     assert "_proven" not in translated.emitted.files["scale.cu"]

@@ -65,14 +65,15 @@ def test_each_update_is_one_atomic_of_its_operation(files, suffix: str, symbol: 
 
 
 def test_data_dependent_indices_guard_the_atomic_on_the_device(files) -> None:
-    body = files["updates.cu"]
+    body = entry_point(files["updates.cu"], "rs2gpu_updates_0")
     guarded = re.findall(r"if \(rs2gpu_in_bounds\((\w+), (\w+)_len, \d+, rs2gpu_at\)\) \{\n(?:#line .*\n)?\s*"
                          r"rs2gpu_atomic_\w+\(&\2\[\1\]", body)
     assert [target for _, target in guarded] == ["out", "out", "ints", "bits"]
 
 
-def test_affine_indices_need_no_check_on_the_device(files) -> None:
-    body = files["smear.cu"]
+@pytest.mark.parametrize("symbol", ["rs2gpu_smear_0", "rs2gpu_smear_0_covering"])
+def test_affine_indices_need_no_check_on_the_device(files, symbol: str) -> None:
+    body = entry_point(files["smear.cu"], symbol)
     assert "rs2gpu_in_bounds" not in body and "rs2gpu_checked" not in body
     assert re.findall(r"rs2gpu_atomic_add\(&out\[([^\]]+)\]", body) == ["i", "(i + 1ULL)"]
 

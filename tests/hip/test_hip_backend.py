@@ -328,14 +328,16 @@ def test_launch_argument_sizes_match_the_code_objects_kernel_arguments(abi_trans
     entry = emitted.manifest["kernels"]["mixed"]
     binary, _ = cached_compile_hip(BinaryCache(tmp_path), emitted.files[entry["files"]["hip"]],
                                    entry["files"]["hip"], "gfx90a")
-    (kernel,) = code_object_metadata(binary)["amdhsa.kernels"]
-    explicit = [a for a in kernel[".args"] if not a[".value_kind"].startswith("hidden_")]
+    kernels = code_object_metadata(binary)["amdhsa.kernels"]
     (lp,) = CallPlan("mixed", entry).launches
+    assert sorted(k[".name"] for k in kernels) == sorted([lp.symbol, lp.covering[0]])  # one argument buffer
     base = ctypes.addressof(lp.buffer)
     offsets = [lp.pointers[i] - base for i in range(len(lp.pointers))]
     sizes = [field[3] for field in lp.fields]
-    assert sizes == [a[".size"] for a in explicit]
-    assert [a[".value_kind"] for a in explicit[:6]] == ["global_buffer", "by_value"] * 3
+    for kernel in kernels:
+        explicit = [a for a in kernel[".args"] if not a[".value_kind"].startswith("hidden_")]
+        assert sizes == [a[".size"] for a in explicit], kernel[".name"]
+        assert [a[".value_kind"] for a in explicit[:6]] == ["global_buffer", "by_value"] * 3
     # every value sits at an offset aligned for its type, and none overlaps the next
     aligns = [field[4] for field in lp.fields]
     assert all(off % align == 0 for off, align in zip(offsets, aligns))

@@ -54,7 +54,7 @@ def histogram_inputs(bins: int, n: int, seed: int):
 
 @pytest.mark.parametrize("bins,symbol", [(10, "rs2gpu_histogram_0_private"),
                                          (CAPACITY_I64, "rs2gpu_histogram_0_private"),
-                                         (CAPACITY_I64 + 1, "rs2gpu_histogram_0")],
+                                         (CAPACITY_I64 + 1, "rs2gpu_histogram_0_covering")],
                          ids=["short", "as long as the copy", "longer"])
 def test_a_target_up_to_the_copy_s_length_runs_privately_and_every_one_gives_rustcs_result(
         kernels, bins: int, symbol: str) -> None:
