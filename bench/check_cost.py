@@ -11,7 +11,8 @@ values where the loop found the list out of order, and states the panic of a rea
 loop found out of bounds; nothing to compare it with), `private` the one a launch runs when its scatter
 target fits a copy per block in shared memory (compared with the same entry point without checks),
 `proven` the one it runs when the host proved the checks of the indices made from index-list values from
-verified lists (`rs2gpu.IndexList`; compared with the loop without checks).
+verified lists (`rs2gpu.IndexList`; one thread per iteration, compared with the loop's covering entry
+point without checks).
 """
 from __future__ import annotations
 
@@ -70,7 +71,7 @@ def measure(crate: Path = CRATE, arch: str = "sm_90", kernels: list[str] | None 
         times.append(CompileTimes(name, middle - started, time.perf_counter() - middle))
         regs, sass = kernel_resources(binary), sass_instructions(binary)
         bare_regs, bare_sass = kernel_resources(bare_binary), sass_instructions(bare_binary)
-        for launch in entry["launches"]:
+        for launch, bare_launch in zip(entry["launches"], bare.manifest["kernels"][name]["launches"]):
             plain = launch["symbol"]
             roles = [(v["symbol"], "default" if k == 0 else "checked", len(v["checks"]))
                      for k, v in enumerate(launch["variants"])]
@@ -82,7 +83,10 @@ def measure(crate: Path = CRATE, arch: str = "sm_90", kernels: list[str] | None 
                 roles.append((launch["proven"]["symbol"], "proven", len(launch["proven"]["checks"])))
             for symbol, role, checks in roles:
                 compared = role != "verify"
-                bare_symbol = symbol if role == "private" else plain  # the same shared-memory copy without checks
+                # the private one against the same shared-memory copy without checks, the proven one (one thread
+                # per iteration) against the loop's covering entry point without checks
+                bare_symbol = symbol if role == "private" else bare_launch["covering"]["symbol"] if role == "proven" \
+                    else plain
                 costs.append(Cost(name, symbol, role, checks, regs[symbol].registers, sass[symbol],
                                   bare_regs[bare_symbol].registers if compared else None,
                                   bare_sass[bare_symbol] if compared else None))

@@ -2,8 +2,9 @@
 
 The general entry point of a launch strides every thread over the grid in 64-bit arithmetic, so that it
 is correct for any count and any grid. A loop or a nest of two or three loops (without reductions, whose
-threads must combine many iterations, and without index lists, whose checks are the general entry
-point's) also gets this second entry point, `<symbol>_covering`:
+threads must combine many iterations) also gets this second entry point, `<symbol>_covering`, except
+a loop whose index lists the general entry point checks (its `_proven` entry point has the covering
+form):
 
     const u32 rs2gpu_ty = blockIdx.y * blockDim.y + threadIdx.y;
     const u32 rs2gpu_tx = blockIdx.x * blockDim.x + threadIdx.x;
@@ -38,7 +39,7 @@ WIDE_INDEX = (PrimType("usize"), PrimType("u64"))
 
 
 def has_covering_form(loop: ParallelLoop) -> bool:
-    return not loop.reductions and not loop.index_lists
+    return not loop.reductions
 
 
 def covering_context(loop: ParallelLoop, axes: list[str], names: LocalNames, sites, symbol: str,
@@ -67,7 +68,8 @@ def covering_context(loop: ParallelLoop, axes: list[str], names: LocalNames, sit
     else:
         lines += body.lines
     lines.append("    }")
-    return {"symbol": symbol, "lines": lines, "block": [block_size, 1, 1] if len(axes) == 1 else None}
+    return {"symbol": symbol, "lines": lines, "block": [block_size, 1, 1] if len(axes) == 1 else None,
+            "checks": sorted(body.used_sites)}
 
 
 def index_declaration(dim, axis: str, names: LocalNames) -> str:

@@ -283,12 +283,18 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
     private = None if scatter is None else _variant(plan, index, loop, f"{name}_private", fast, sites, helper_sites,
                                                     reserved, stops, numbered, scatter)
     proven = None
-    if (loop.index_lists or loop.list_reads) and sites is not None:
-        proven = _variant(plan, index, loop, f"{name}_proven", fast | loop.listed, sites, helper_sites, reserved,
-                          stops, numbered, lists_checked=False)
+    if (loop.index_lists or loop.list_reads) and has_covering_form(loop) and sites is not None:
+        # one thread per iteration, like the covering entry point (ZONAL_ACCUMULATION_3D: 28 registers
+        # instead of the grid-stride loop's 32); where no grid covers the loop, the checking one runs. A
+        # loop with reductions has no such form: its threads combine many iterations
+        names = parameter_names(plan.function, reserved)
+        preamble = _preamble(plan, loop, names, sites)
+        proven = covering_context(loop, launch_axes(loop), names, sites, f"{name}_proven", uniform_values(plan),
+                                  fast | loop.listed, BLOCK)
+        proven["checks"] = sorted(set(proven["checks"]) | preamble.used_sites | helper_sites)
     verify = verify_context(plan, index, loop, sites, reserved) if loop.index_lists and sites is not None else None
     covering = None
-    if has_covering_form(loop):
+    if has_covering_form(loop) and not (loop.index_lists and sites is not None):  # the lists' checks need the loop
         names = parameter_names(plan.function, reserved)
         _preamble(plan, loop, names, sites)  # the same names as the variants', given out in the same order
         covering = covering_context(loop, launch_axes(loop), names, sites, covering_symbol(plan.name, index),
@@ -314,11 +320,11 @@ def host_loops_around(schedule, index: int, around: tuple[HostLoop, ...] = ()) -
 
 def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoisted: frozenset,
              sites: PanicSites | None, helper_sites: set[int], reserved, stops: bool, numbered: bool,
-             private: Scatter | None = None, lists_checked: bool = True) -> dict:
+             private: Scatter | None = None) -> dict:
     """One entry point of launch `index`: the loop's body with every access but `hoisted` checked on the
-    device, after the checks of its index lists unless not `lists_checked`; `numbered`, it takes its number
-    in the call; with `stops`, it does nothing after a panic of an earlier launch; with `private`, the
-    updates of that scatter target go to the block's copy of it (see `emit.privatize`)."""
+    device, after the checks of its index lists; `numbered`, it takes its number in the call; with `stops`,
+    it does nothing after a panic of an earlier launch; with `private`, the updates of that scatter target
+    go to the block's copy of it (see `emit.privatize`)."""
     names = parameter_names(plan.function, reserved)
     params = loop_parameters(plan, loop, names, numbered)
     reduction_params: list[str] = []  # the last parameters, after those of the index lists' checks
@@ -328,7 +334,7 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
     body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=hoisted, scatters=loop.scatters,
                        private=copies)
     if loop.index_lists and sites is not None:
-        check_lists_in_loop(loop, index, names, params, body, lists_checked)
+        check_lists_in_loop(loop, index, names, params, body)
     guard = []
     if stops:
         # the host says whether code launched before this one in the call can have recorded a panic: when
@@ -478,15 +484,16 @@ def _private_json(private: dict | None, loop: ParallelLoop) -> dict | None:
 
 
 def _proven_json(proven: dict | None, loop: ParallelLoop, consts) -> dict | None:
-    """The entry point without the checks of indices read from index lists: the host runs it when every
-    list they come from is a verified list (`rs2gpu.IndexList`) whose range keeps them in bounds and whose
-    order keeps the indices written through it distinct (the loop's `index_lists`), and the other
-    variants' choice is the first one. `reads` are the accesses of the loop's `list_reads`."""
+    """The entry point without the checks of indices read from index lists, one thread per iteration: the
+    host runs it when every list they come from is a verified list (`rs2gpu.IndexList`) whose range keeps
+    them in bounds and whose order keeps the indices written through it distinct (the loop's
+    `index_lists`), the other variants' choice is the first one, and a grid of `block`s covers the loop
+    (every count below `count_limit`). `reads` are the accesses of the loop's `list_reads`."""
     if proven is None:
         return None
     lists = [check.list_param.name for check in loop.index_lists] + [r.list_param.name for r in loop.list_reads]
     return {"symbol": proven["symbol"], "checks": proven["checks"], "records_panics": bool(proven["checks"]),
-            "lists": list(dict.fromkeys(lists)),
+            "block": proven["block"], "count_limit": COVERING_LIMIT, "lists": list(dict.fromkeys(lists)),
             "reads": [{"list": r.list_param.name, "param": r.param.name, "scale": r.scale,
                        "offset": _poly_json(r.offset, consts), "source": str(r.span)} for r in loop.list_reads]}
 

@@ -61,10 +61,9 @@ def read_windows(check: IndexListCheck) -> list[tuple[ir.Binding, int, list]]:
 
 
 def check_lists_in_loop(loop: ParallelLoop, launch: int, names: LocalNames, params: list[str],
-                        body: BodyEmitter, checked: bool = True) -> None:
+                        body: BodyEmitter) -> None:
     """A loop's own checks of its index lists: the parameters they need (appended to `params`) and the
-    checks before each iteration's body (into `body`). Without `checked` only the parameters: the entry
-    point that runs where the host proved the lists' indices from verified lists takes the same arguments."""
+    checks before each iteration's body (into `body`)."""
     position = names.name(loop.dims[0].index)
     for number, check in enumerate(loop.index_lists):
         _, stamp, unordered = list_names(names, check.target)
@@ -74,8 +73,6 @@ def check_lists_in_loop(loop: ParallelLoop, launch: int, names: LocalNames, para
             window = names.fresh(f"window_{names.name(param)}" + (f"_by{scale}" if scale != 1 else ""))
             params += [f"const u64 {window}_low", f"const u64 {window}_width"]
             windows.append((window, scale))
-        if not checked:
-            continue
         at, value, index = _written_index(body, check, names, position)
         # the order from the first iteration's index to the last's, read where it is compared: computed once
         # before the grid loop, it stays live through the body and costs registers (MATVEC_3D_STENCIL: 40

@@ -26,7 +26,6 @@ MAX_GRID_YZ = 65535
 # and each block's threads stride over the rest; the blocks' partials stay few for the last block to sum.
 REDUCTION_BLOCKS_PER_MULTIPROCESSOR = 8
 _NONE: dict = {}  # shared empty mapping for launches without reductions (never written)
-_NO_COVERING = object()  # a launch that may not run its covering entry point
 
 
 @dataclass(frozen=True)
@@ -82,11 +81,21 @@ def launch_geometry(counts: dict[str, int], block_size: int,
     return (gx, gy, gz), (bx, by, bz)
 
 
-def _covering(lp: LaunchPlan, counts: dict[str, int]):
-    """(grid, block) for the launch's covering entry point, or None when no grid covers these counts."""
-    _, block, limit, _ = lp.covering
-    return covering_geometry((counts["x"], counts.get("y", 1), counts.get("z", 1)), len(counts), block, limit,
-                             (MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ))
+class Covering(NamedTuple):
+    """An entry point that runs one thread per iteration, on a grid that covers the loop: its function, the
+    block its body needs (None: any), the count every axis must stay below, its symbol and whether it can
+    record a panic."""
+
+    function: object
+    block: tuple | None
+    count_limit: int
+    symbol: str
+    records_panics: bool
+
+    def geometry(self, counts: dict[str, int]):
+        """(grid, block) that covers `counts`, or None when no grid does."""
+        return covering_geometry((counts["x"], counts.get("y", 1), counts.get("z", 1)), len(counts), self.block,
+                                 self.count_limit, (MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ))
 
 
 def _next_pow2(n: int) -> int:
@@ -245,8 +254,11 @@ class DeviceKernel:
                            for lp in self.plan.launches]
         self._verifiers = [backend.function(self._module, lp.verify.symbol) if lp.verify else None
                            for lp in self.plan.launches]
-        self._covering_functions = [backend.function(self._module, lp.covering[0]) if lp.covering else None
-                                    for lp in self.plan.launches]
+        self._covering = [Covering(backend.function(self._module, lp.covering[0]), *lp.covering[1:3], lp.covering[0],
+                                   lp.covering[3]) if lp.covering else None for lp in self.plan.launches]
+        self._proven = [Covering(self._functions[k][lp.proven.symbol], *lp.proven_shape, lp.proven.symbol,
+                                 lp.proven.records_panics) if lp.proven else None
+                        for k, lp in enumerate(self.plan.launches)]
         self._ordinal = backend.device_ordinal()
         self.last_transfers: list[Transfer] = []
         self.last_variants: list[str] = []  # the entry point each launch of the last call ran
@@ -281,11 +293,13 @@ class DeviceKernel:
         """Everything the host decides before any device work, launch after launch (see `_check_launch`),
         but for the launches whose checks read the values of a host loop around them: the host checks
         those in every iteration of the loop. The variant of each launch checked here (None for those)."""
-        return [None if lp.per_step else self._check_launch(lp, bound) for lp in self.plan.launches]
+        return [None if lp.per_step else self._check_launch(index, bound)
+                for index, lp in enumerate(self.plan.launches)]
 
-    def _check_launch(self, lp: LaunchPlan, bound: BoundArgs):
+    def _check_launch(self, index: int, bound: BoundArgs):
         """The strides and the bounds of the accesses every iteration makes (raising Rust's panic), the
-        positions the index lists are read at; returns the variant of the launch that runs."""
+        positions the index lists are read at; returns the variant of launch `index` that runs."""
+        lp = self.plan.launches[index]
         lp.check_strides(bound.env, self.name)
         failure = lp.check_bounds(bound.env)
         if failure is not None:
@@ -293,8 +307,9 @@ class DeviceKernel:
         if lp.index_lists:
             self._check_list_positions(lp, bound)
         variant = lp.variant(bound.env)
-        if variant is lp.variants[0] and lp.proven is not None and lp.lists_proven(bound):
-            return lp.proven
+        if variant is lp.variants[0] and lp.proven is not None and lp.lists_proven(bound) \
+                and self._proven[index].geometry(lp.iteration_space(bound.env)[1]):
+            return lp.proven  # one thread per iteration: only where a grid covers the loop
         return variant
 
     def _launch_all(self, bound: BoundArgs, variants: list, device_ptrs: dict[str, int]):
@@ -321,18 +336,18 @@ class DeviceKernel:
                     self._run_steps(step.body, bound, variants, device_ptrs, launched)
                 continue
             lp = self.plan.launches[step]
-            variant = self._check_launch(lp, bound) if lp.per_step else variants[step]
-            # the covering entry point runs the first variant's body
-            covering = self._covering_functions[step] if lp.covering and variant is lp.variants[0] \
-                else _NO_COVERING
+            variant = self._check_launch(step, bound) if lp.per_step else variants[step]
             checks_lists = variant is not lp.proven
+            # the covering entry point runs the first variant's body; the proven one always covers the loop
+            covering = self._proven[step] if not checks_lists \
+                else self._covering[step] if variant is lp.variants[0] else None
             seeds, ran, covered = self._launch(step, lp, self._functions[step][variant.symbol], covering, bound,
                                                device_ptrs, launched, variant.one_wave, checks_lists)
             launched.seeds[step] = seeds
             launched.ran[step] |= ran
-            launched.records_panics |= ran and (lp.covering[3] if covered else variant.records_panics
+            launched.records_panics |= ran and (covering.records_panics if covered else variant.records_panics
                                                 or (lp.verify is not None and checks_lists))
-            self.last_variants.append(lp.covering[0] if covered else variant.symbol)
+            self.last_variants.append(covering.symbol if covered else variant.symbol)
 
     def _finish(self, bound: BoundArgs, launched: _Launched) -> None:
         """Wait for the launches with the one readback copy (or without one, when nothing is read back),
@@ -502,7 +517,7 @@ class DeviceKernel:
         transfers.append(Transfer(arg.name, "d2h", arg.nbytes, time.perf_counter() - started))
         return host.tobytes()
 
-    def _launch(self, index: int, lp: LaunchPlan, function, covering_function, bound: BoundArgs,
+    def _launch(self, index: int, lp: LaunchPlan, function, covering: Covering | None, bound: BoundArgs,
                 device_ptrs: dict[str, int], launched: _Launched, one_wave: bool = False,
                 checks_lists: bool = True) -> tuple[dict, bool, bool]:
         """Launch one loop as the call's next launch (`launched` numbers them, and says whether code launched
@@ -515,9 +530,9 @@ class DeviceKernel:
         seeds = {name: seed(bound.env) for name, seed in lp.seeds} if lp.seeds else _NONE
         if not all(counts.values()):
             return seeds, False, False
-        covered = covering_function is not _NO_COVERING and _covering(lp, counts)
+        covered = covering is not None and covering.geometry(counts)
         if covered:  # one thread per iteration, on a grid that covers the nest
-            function, (grid, block) = covering_function, covered
+            function, (grid, block) = covering.function, covered
         else:
             grid, block = launch_geometry(counts, self.backend.block_size,
                                           self._one_wave if one_wave else self._max_blocks if lp.seeds else None)

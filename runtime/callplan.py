@@ -285,6 +285,9 @@ class LaunchPlan(PackedArguments):
         self.verify = IndexListVerification(plan.entry, launch) if launch.get("verify") else None
         proven = launch.get("proven")
         self.proven = Variant(proven["symbol"], proven["records_panics"]) if proven else None
+        # it runs one thread per iteration: (the block it needs, the count every axis must stay below)
+        self.proven_shape = (tuple(proven["block"]) if proven["block"] else None, proven["count_limit"]) \
+            if proven else None
         # the lists the proven entry point needs verified, those whose order must keep the written indices
         # distinct, and (list, scale, offset, slice) for each index scale * value + offset the proof bounds
         self.proven_lists = proven["lists"] if proven else []

@@ -28,6 +28,15 @@ pub fn spread(x: &mut [f64], vol: &[f64], zones: &[usize], jp: usize) {
 }
 
 #[kernel]
+pub fn gathered_total(a: &[f64], idx: &[usize]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..idx.len() {
+        total += a[idx[i]];
+    }
+    total
+}
+
+#[kernel]
 pub fn scale(out: &mut [f64], a: &[f64]) {
     for i in 0..out.len() {
         out[i] = 2.0 * a[i];
@@ -72,6 +81,11 @@ def test_the_manifest_names_the_lists_and_the_reads_the_host_must_clear(translat
 def test_a_loop_writing_through_an_index_list_has_no_covering_entry_point(translated):
     # the checks of the list are the grid-stride entry point's; the proven one is what runs without them
     assert translated.emitted.manifest["kernels"]["corners"]["launches"][0]["covering"] is None
+
+
+def test_a_reduction_through_an_index_list_keeps_its_device_checks(translated):
+    # its threads combine many iterations: it has no form with one thread per iteration
+    assert translated.emitted.manifest["kernels"]["gathered_total"]["launches"][0]["proven"] is None
 
 
 def test_a_loop_without_index_lists_has_no_proven_entry_point(translated):
