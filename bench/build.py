@@ -29,9 +29,12 @@ def compile_baselines(arch: str) -> tuple[dict[str, bytes], dict[str, str]]:
     return cubins, errors
 
 
-def covered_symbol(launch: dict) -> str:
-    """The entry point the table's sizes launch: the covering one where the launch has one (every count of
-    the table fits it)."""
+def covered_symbol(launch: dict, verified_lists: bool = False) -> str:
+    """The entry point the table's sizes launch: with `verified_lists`, the proven one where the launch has
+    one (the table's zone lists rise and stay in range); else the covering one where the launch has one
+    (every count of the table fits it)."""
+    if verified_lists and launch.get("proven"):
+        return launch["proven"]["symbol"]
     return launch["covering"]["symbol"] if launch.get("covering") else launch["symbol"]
 
 

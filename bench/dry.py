@@ -77,8 +77,8 @@ def dry_run(args, pairs, workdir: Path) -> tuple[list[Row], dict, list]:
 
                 entry = corpus.kernels[k.rust]
                 binary = corpus_module.generated_binary(corpus, k.rust, arch)
-                row.regs_gen, row.frame_gen = registers(kernel_resources(binary),
-                                                        [covered_symbol(lp) for lp in entry["launches"]])
+                symbols = [covered_symbol(lp, bool(k.verified_lists)) for lp in entry["launches"]]
+                row.regs_gen, row.frame_gen = registers(kernel_resources(binary), symbols)
                 call = harness.generated_caller(k, entry, sides.gen, small, getattr(cpu, k.rust) if cpu else None)
                 checks.append("generated arguments bind")
                 if cpu is not None:

@@ -694,7 +694,8 @@ APPS = [
            bytes_read=lambda d: 8 * d["n_real_zones"] + 32 * d["n_real_nodes"],
            bytes_written=lambda d: 8 * d["n_real_zones"], flops=lambda d: 54 * d["n_real_zones"],
            outputs=("div",), unwritten=lambda d: {"div": d["nnalls"] - d["n_real_zones"]},
-           verified_lists=("real_zones",), note="writes through the zone list (generated: a verified rs2gpu.IndexList)"),
+           verified_lists=("real_zones",),
+           note="writes through the zone list (generated: a verified rs2gpu.IndexList)"),
     Kernel("ZONAL_ACCUMULATION_3D", "Apps", "zonal_accumulation_3d", 100, "3D mesh as MATVEC_3D_STENCIL",
            dims_mesh3d,
            lambda r, d: {"x": r.uniform(d["nnalls"]), "vol": r.poison(d["zlen"]),
@@ -705,7 +706,8 @@ APPS = [
            bytes_read=lambda d: 8 * d["n_real_zones"] + 8 * d["n_real_nodes"],
            bytes_written=lambda d: 8 * d["n_real_zones"], flops=lambda d: 8 * d["n_real_zones"],
            outputs=("vol",), unwritten=lambda d: {"vol": d["zlen"] - d["n_real_zones"]},
-           verified_lists=("real_zones",), note="writes through the zone list (generated: a verified rs2gpu.IndexList)"),
+           verified_lists=("real_zones",),
+           note="writes through the zone list (generated: a verified rs2gpu.IndexList)"),
     Kernel("NODAL_ACCUMULATION_3D", "Apps", "nodal_accumulation_3d", 100, "3D mesh as MATVEC_3D_STENCIL",
            dims_mesh3d,
            lambda r, d: {"x": r.uniform(d["nnalls"]), "vol": r.uniform(d["zlen"]),
@@ -716,8 +718,9 @@ APPS = [
            bytes_read=lambda d: 16 * d["n_real_zones"] + 8 * d["n_real_nodes"],
            bytes_written=lambda d: 8 * d["n_real_nodes"], flops=lambda d: 9 * d["n_real_zones"],
            inout=("x",), tolerance=_nodal_bound, verified_lists=("real_zones",),
-           note="generated: the zone list as a verified rs2gpu.IndexList; zones share nodes: 8 atomic additions per zone on both sides; a node sums at most 9 positive "
-                "terms in another order: within 8·ε·Σ|terms|, Σ|terms| being the sum itself"),
+           note="generated: the zone list as a verified rs2gpu.IndexList; zones share nodes: 8 atomic additions "
+                "per zone on both sides; a node sums at most 9 positive terms in another order: within 8·ε·Σ|terms|, "
+                "Σ|terms| being the sum itself"),
 ]
 
 KERNELS: list[Kernel] = STREAM + BASIC + LCALS + APPS
