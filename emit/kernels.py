@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import math
 
-from rs2gpu.emit.covering import COVERING_LIMIT, covering_context, has_covering_form, index_declaration
+from rs2gpu.emit.covering import (COVERING_LIMIT, covering_context, covering_pays, has_covering_form,
+                                  index_declaration)
 from rs2gpu.emit.cxx_stmt import ITERATION, LAUNCH_NUMBER, BodyEmitter, iteration_declaration
 from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_struct_name
 from rs2gpu.emit.hostexpr import host_expr
@@ -294,7 +295,8 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
         proven["checks"] = sorted(set(proven["checks"]) | preamble.used_sites | helper_sites)
     verify = verify_context(plan, index, loop, sites, reserved) if loop.index_lists and sites is not None else None
     covering = None
-    if has_covering_form(loop) and not (loop.index_lists and sites is not None):  # the lists' checks need the loop
+    # the lists' checks need the grid-stride loop
+    if has_covering_form(loop) and covering_pays(loop) and not (loop.index_lists and sites is not None):
         names = parameter_names(plan.function, reserved)
         _preamble(plan, loop, names, sites)  # the same names as the variants', given out in the same order
         covering = covering_context(loop, launch_axes(loop), names, sites, covering_symbol(plan.name, index),

@@ -238,7 +238,7 @@ def test_a_launch_reads_the_panic_record_only_after_code_that_can_panic(own):
     kernel = own[1]["clip_then_fill"]
     a, filled = np.linspace(-1.0, 1.0, 300), np.zeros(50)
     kernel(np.zeros(300), a, 0.5, filled)
-    assert kernel.last_variants[0] == "rs2gpu_clip_then_fill_0_covering" and packed_stop_flag(kernel, 1) is False
+    assert kernel.last_variants[0] == "rs2gpu_clip_then_fill_0" and packed_stop_flag(kernel, 1) is False
     kernel(np.zeros(300), a, 2.0, filled)  # `out` as long as `a`, no element above the limit
     assert packed_stop_flag(kernel, 1) is False
     with pytest.raises(rs2gpu.KernelPanic, match="the len is 100 but the index is 100"):
