@@ -2,6 +2,7 @@
 counts, and the versions that go into the results' header."""
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -68,6 +69,11 @@ def rs2gpu_version() -> str:
 
 
 def git_commit() -> str:
+    """The commit the measured rs2gpu was built from: RS2GPU_BENCH_COMMIT where the checkout's own git
+    metadata is not that commit (a copy of the working tree on another machine, see gpu_prepare.sh),
+    else the checkout's HEAD, marked when the tree has local changes."""
+    if os.environ.get("RS2GPU_BENCH_COMMIT"):
+        return os.environ["RS2GPU_BENCH_COMMIT"]
     try:
         head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True, timeout=10).stdout.strip()

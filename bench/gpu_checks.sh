@@ -10,6 +10,8 @@ out=${1:-bench/results}
 shift || true
 steps=",${GPU_CHECKS:-tests,memcheck,racecheck,overhead,cargo,bench},"
 mkdir -p "$out"
+# the commit the installed rs2gpu was built from (bench/gpu_prepare.sh), for the benchmark tables
+[ -z "${RS2GPU_BENCH_COMMIT:-}" ] && [ -f .whl/COMMIT ] && export RS2GPU_BENCH_COMMIT="$(cat .whl/COMMIT)"
 log="$out/gpu-checks.log"
 : > "$log"
 status=0

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepare, on a machine with rustc and PyPI, what a GPU machine without them needs for bench/gpu_checks.sh:
-#   - .whl/: wheels of rs2gpu itself and of tree-sitter (built for the GPU machine's Python, default 3.12);
+#   - .whl/: wheels of rs2gpu itself and of tree-sitter (built for the GPU machine's Python, default 3.12),
+#     and COMMIT, the commit the rs2gpu wheel is built from;
 #   - .gpu-cache/: the cpu backend's shared libraries (the rustc oracle of the GPU tests), keyed by the crates'
 #     sources, so the GPU machine finds them through RS2GPU_CACHE_DIR instead of running cargo;
 #   - build/cargo-hook/rs2gpu-cargo-hook: the cargo-hook example's release binary.
@@ -21,6 +22,9 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$pyth
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
     --platform manylinux1_x86_64 -d .whl 'tree-sitter==0.26.1' 'tree-sitter-rust==0.24.2'
 python3 -m pip wheel -q --no-deps -w .whl . >/dev/null
+# the commit the wheel is built from, for the benchmark tables (the GPU machine's copy of the tree may carry
+# other git metadata)
+echo "$(git rev-parse --short HEAD)$([ -n "$(git status --porcelain)" ] && echo ' with local changes')" > .whl/COMMIT
 echo "wheels: $(cd .whl && ls | tr '\n' ' ')"
 
 rm -rf .gpu-cache
