@@ -533,6 +533,9 @@ class DeviceKernel:
         covered = covering is not None and covering.geometry(counts)
         if covered:  # one thread per iteration, on a grid that covers the nest
             function, (grid, block) = covering.function, covered
+        elif not checks_lists:  # `_check_launch` chose the proven entry point for a grid that covers the loop
+            raise RuntimeError(f"internal error in kernel `{self.name}`: no grid covers the loop at {lp.source} "
+                               f"for its proven entry point")
         else:
             grid, block = launch_geometry(counts, self.backend.block_size,
                                           self._one_wave if one_wave else self._max_blocks if lp.seeds else None)
