@@ -351,6 +351,32 @@ class EmulatedKernels:
         return self._kernels[name]
 
 
+def rust_and_emulated(folder: Path, name: str, source: str, backend: EmulatedBackend | None = None):
+    """(rustc's build of `source`'s kernels, the same kernels on an emulated device): the source written to
+    `folder`/`name`.rs, the cpu backend's library cached under `folder`, the device `backend` or one working
+    in `folder`/emulated."""
+    import os
+
+    import rs2gpu
+    from rs2gpu import pipeline
+
+    path = folder / f"{name}.rs"
+    path.write_text(source)
+    saved = os.environ.get("RS2GPU_CACHE_DIR")
+    os.environ["RS2GPU_CACHE_DIR"] = str(folder / "cpu-cache")
+    try:
+        rust = rs2gpu.load(path, backend="cpu")
+    finally:
+        if saved is None:
+            del os.environ["RS2GPU_CACHE_DIR"]
+        else:
+            os.environ["RS2GPU_CACHE_DIR"] = saved
+    if backend is None:
+        (folder / "emulated").mkdir()
+        backend = EmulatedBackend(folder / "emulated")
+    return rust, EmulatedKernels(pipeline.translate(path), backend)
+
+
 class EmulatedDeviceArray:
     """A numpy array that the runtime takes for device memory (it announces itself through
     `__cuda_array_interface__`, as a cupy array does): on the emulated device, kernels use it in place."""

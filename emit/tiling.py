@@ -53,11 +53,6 @@ class _Pattern:
     rest: tuple              # the statements after the k loop
 
 
-def tiled_block(loop: ParallelLoop, uniform: frozenset[ir.Binding]) -> tuple[int, int, int] | None:
-    """The block shape the tiled body needs, if the nest is such a product."""
-    return (TILE, TILE, 1) if _match(loop, uniform) is not None else None
-
-
 def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
                   uniform: frozenset[ir.Binding], hoisted: frozenset) -> TiledProduct | None:
     """The covering entry point's lines for a 2-D nest whose body is a product like the one above (None

@@ -185,10 +185,6 @@ def align_of(ty: Type) -> int:
     raise TypeError(f"type {ty} has no alignment")
 
 
-def is_slice_ref(ty: Type) -> bool:
-    return isinstance(ty, RefType) and isinstance(ty.target, SliceType)
-
-
 def element_type(ty: Type) -> Type | None:
     """The element type of a slice, an array, or a reference to either."""
     if isinstance(ty, RefType):

@@ -6,7 +6,6 @@ its range leaves the slice, a conditional one only when it runs there.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest

@@ -10,8 +10,6 @@ exact value, to first order). An out-of-bounds index raises Rust's panic, and ho
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 

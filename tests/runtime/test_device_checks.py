@@ -256,7 +256,7 @@ def test_each_slice_written_through_a_list_has_its_own_order(device, rust) -> No
     others[5] = others[250]
     with pytest.raises(rs2gpu.RaceError) as caught:
         device.split(np.zeros(n), np.zeros(n), zones, others)
-    assert f"index list `others` holds the same value at positions 5 and 250" in str(caught.value)
+    assert "index list `others` holds the same value at positions 5 and 250" in str(caught.value)
 
 
 def test_in_a_host_loop_the_steps_after_a_race_error_do_not_run(device, rust) -> None:

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import rs2gpu
-from rs2gpu import pipeline
-from bench.emulate import EmulatedBackend, EmulatedKernels, compiler
+from bench.emulate import compiler, rust_and_emulated
 
 SOURCE = """
 use rs2gpu::kernel;
@@ -36,14 +35,7 @@ CAPACITY_I64 = 16 * 1024 // 8  # the copy is 16 KiB
 def kernels(tmp_path_factory: pytest.TempPathFactory):
     if compiler() is None:
         pytest.fail("the emulated device needs g++")
-    folder = tmp_path_factory.mktemp("private")
-    path = folder / "private.rs"
-    path.write_text(SOURCE)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RS2GPU_CACHE_DIR", str(folder / "cpu-cache"))
-        rust = rs2gpu.load(path, backend="cpu")
-    (folder / "emulated").mkdir()
-    return rust, EmulatedKernels(pipeline.translate(path), EmulatedBackend(folder / "emulated"))
+    return rust_and_emulated(tmp_path_factory.mktemp("private"), "private", SOURCE)
 
 
 def histogram_inputs(bins: int, n: int, seed: int):

@@ -8,9 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import rs2gpu
-from bench.emulate import EmulatedBackend, EmulatedDeviceArray, EmulatedKernels, compiler
-from rs2gpu import IndexList, KernelPanic, RaceError, pipeline
+from bench.emulate import EmulatedBackend, EmulatedDeviceArray, compiler, rust_and_emulated
+from rs2gpu import IndexList, KernelPanic, RaceError
 
 SOURCE = """
 use rs2gpu::kernel;
@@ -43,16 +42,11 @@ pub fn first_gathers(out: &mut [f64], a: &[f64], idx: &[usize]) {
 
 
 class CountingBackend(EmulatedBackend):
-    """The emulated device, counting the waits for it and the copies into device memory."""
+    """The emulated device, counting the copies into device memory too (it counts the waits for it)."""
 
     def __init__(self, workdir) -> None:
         super().__init__(workdir)
-        self.waits = 0
         self.uploads = 0
-
-    def synchronize(self) -> None:
-        self.waits += 1
-        super().synchronize()
 
     def upload(self, dst_ptr: int, host) -> None:
         self.uploads += 1
@@ -64,13 +58,8 @@ def kernels(tmp_path_factory: pytest.TempPathFactory):
     if compiler() is None:
         pytest.fail("the emulated device needs g++")
     folder = tmp_path_factory.mktemp("verified")
-    path = folder / "verified.rs"
-    path.write_text(SOURCE)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RS2GPU_CACHE_DIR", str(folder / "cpu-cache"))
-        rust = rs2gpu.load(path, backend="cpu")
     (folder / "emulated").mkdir()
-    return rust, EmulatedKernels(pipeline.translate(path), CountingBackend(folder / "emulated"))
+    return rust_and_emulated(folder, "verified", SOURCE, CountingBackend(folder / "emulated"))
 
 
 def grid(jp: int, rows: int, seed: int):
@@ -162,9 +151,9 @@ def test_a_call_on_device_arrays_through_a_verified_list_does_not_wait_for_the_d
     verified = IndexList(zones)
     out = EmulatedDeviceArray(np.zeros(x.size))
     device.corners(out, EmulatedDeviceArray(x), verified, 16)  # the first call uploads the list
-    waits, uploads = device.backend.waits, device.backend.uploads
+    waits, uploads = device.backend.synchronizations, device.backend.uploads
     device.corners(out, EmulatedDeviceArray(x), verified, 16)
-    assert (device.backend.waits, device.backend.uploads) == (waits, uploads)
+    assert (device.backend.synchronizations, device.backend.uploads) == (waits, uploads)
     want = np.zeros(x.size)
     rust.corners(want, x, zones, 16)
     assert np.array_equal(out.array, want)
@@ -173,9 +162,9 @@ def test_a_call_on_device_arrays_through_a_verified_list_does_not_wait_for_the_d
 def test_the_same_list_as_a_plain_device_array_makes_the_call_wait_for_the_loop_s_checks(kernels):
     _, device = kernels
     x, zones = grid(16, 16, 2)
-    waits = device.backend.waits
+    waits = device.backend.synchronizations
     device.corners(EmulatedDeviceArray(np.zeros(x.size)), EmulatedDeviceArray(x), EmulatedDeviceArray(zones), 16)
-    assert device.backend.waits > waits
+    assert device.backend.synchronizations > waits
     assert device.corners.last_variants == ["rs2gpu_corners_0"]
 
 
