@@ -33,10 +33,14 @@ def compile_baselines(arch: str) -> tuple[dict[str, bytes], dict[str, str]]:
 def covered_symbol(launch: dict, verified_lists: bool = False) -> str:
     """The entry point the table's sizes launch: with `verified_lists`, the proven one where the launch has
     one (the table's zone lists rise and stay in range); else the covering one where the launch has one
-    (every count of the table fits it)."""
+    (every count of the table fits it); else the vector one where it has one (the table's arrays are
+    whole allocations, aligned, and those loops start at 0)."""
     if verified_lists and launch.get("proven"):
         return launch["proven"]["symbol"]
-    return launch["covering"]["symbol"] if launch.get("covering") else launch["symbol"]
+    for shape in ("covering", "vector"):
+        if launch.get(shape):
+            return launch[shape]["symbol"]
+    return launch["symbol"]
 
 
 def registers(resources: dict, symbols: list[str]) -> tuple[str, int]:

@@ -189,6 +189,9 @@ def run_row(ctx: GpuContext, k: Kernel, label: str, factor: float, seed: int) ->
                     row.status = f"MISMATCH: {how if not agree else unwritten}"
                     return row
                 row.check = how
+                ran = list(dict.fromkeys(getattr(gen_fn, "last_variants", ())))
+                if ran:  # the registers of the entry points the call ran, where the runtime says which
+                    row.regs_gen, row.frame_gen = registers(kernel_resources(gen_fn.binary), ran)
             cupy_call = (lambda hand=sides.hand: k.cupy(hand, d)) if k.cupy is not None else None
             reference = k.reference or k.cupy
             if reference is not None:

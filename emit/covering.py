@@ -71,7 +71,7 @@ def covering_context(loop: ParallelLoop, axes: list[str], names: LocalNames, sit
     for dim, axis in zip(loop.dims, axes):
         lines.append(f"        {index_declaration(dim, axis, names)}")
     # `continue` skips the rest of an iteration: the end of a loop that runs once
-    once = _continues(loop.body)
+    once = continues_loop(loop.body)
     body = BodyEmitter(names, indent=3 if once else 2, sites=sites, hoisted=hoisted, scatters=loop.scatters)
     body.block(loop.body)
     if body.used_sites or body.passes_iteration:
@@ -94,7 +94,7 @@ def index_declaration(dim, axis: str, names: LocalNames) -> str:
     return f"const {index_type} {names.name(dim.index)} = {value};"
 
 
-def _continues(block: ir.Block) -> bool:
+def continues_loop(block: ir.Block) -> bool:
     """Whether a `continue` of the parallel loop itself (not of a loop inside it) occurs in `block`."""
     def visit(node) -> bool:
         if isinstance(node, ir.Continue):

@@ -21,6 +21,7 @@ from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_st
 from rs2gpu.emit.hostexpr import host_expr
 from rs2gpu.emit.names import LocalNames, cxx_name
 from rs2gpu.emit.privatize import capacity, private_lines, private_name, private_scatter
+from rs2gpu.emit.vector import VECTOR_BYTES, VectorPlan, tail_start, vector_lines, vector_plan
 from rs2gpu.emit.verify import check_lists_in_loop, read_windows, verify_context
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.plan import HostLoop, KernelPlan, ParallelLoop, Reduction, Scatter, is_host_evaluable
@@ -225,10 +226,11 @@ BEFORE_LOOP = f"rs2gpu_before_loop({LAUNCH_NUMBER})"  # the iteration a check be
 
 
 def grid_loop(loop: ParallelLoop, names: LocalNames, stopped: bool = False,
-              iteration: bool = False) -> tuple[list[str], list[str]]:
+              iteration: bool = False, skip: str = "") -> tuple[list[str], list[str]]:
     """The lines that open and close the grid-stride loops of a launch, one per dimension; with `stopped`,
     the outermost runs no iteration when `rs2gpu_stopped` is set; with `iteration`, the innermost declares
-    the thread's iteration for the checks of the body."""
+    the thread's iteration for the checks of the body; `skip` offsets the outermost's first iteration (the
+    vector entry point's iterations after its whole groups)."""
     loop_open, loop_close = [], []
     for depth, (dim, axis) in enumerate(zip(loop.dims, launch_axes(loop))):
         pad = "    " * (depth + 1)
@@ -236,7 +238,8 @@ def grid_loop(loop: ParallelLoop, names: LocalNames, stopped: bool = False,
         condition = f"{t} < rs2gpu_count_{axis}"
         if depth == 0 and stopped:
             condition = f"!rs2gpu_stopped && {condition}"
-        loop_open += [f"{pad}for (usize {t} = (usize)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
+        first = skip if depth == 0 else ""
+        loop_open += [f"{pad}for (usize {t} = {first}(usize)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
                       f"{condition}; {t} += (usize)gridDim.{axis} * blockDim.{axis}) {{",
                       f"{pad}    {index_declaration(dim, axis, names)}"]
         loop_close.insert(0, f"{pad}}}")
@@ -280,6 +283,12 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
     if loop.optional and sites is not None:
         variants.append(_variant(plan, index, loop, f"{name}_checked", loop.hoisted, sites, helper_sites, reserved,
                                  stops, numbered))
+    plan_of_lanes = vector_plan(loop, plan.function.params)
+    vector = None
+    if plan_of_lanes is not None and not variants[0]["checks"]:
+        vector = _variant(plan, index, loop, f"{name}_vector", fast, sites, helper_sites, reserved, stops, numbered,
+                          vector=plan_of_lanes)
+        vector["plan"] = plan_of_lanes
     scatter = private_scatter(loop)
     private = None if scatter is None else _variant(plan, index, loop, f"{name}_private", fast, sites, helper_sites,
                                                     reserved, stops, numbered, scatter)
@@ -303,7 +312,8 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
                                     uniform_values(plan), fast, BLOCK)
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
     return {"symbol": name, "source": str(loop.span), "variants": variants, "verify": verify, "private": private,
-            "proven": proven, "covering": covering, "guard": variants[0]["guard"], "iteration": variants[0]["iteration"],
+            "proven": proven, "covering": covering, "vector": vector, "guard": variants[0]["guard"],
+            "iteration": variants[0]["iteration"],
             "stops": stops, "numbered": numbered,
             "host_loops": [f"`{h.var.name}` at {h.span}" for h in host_loops_around(plan.schedule, index) or ()]}
 
@@ -322,11 +332,12 @@ def host_loops_around(schedule, index: int, around: tuple[HostLoop, ...] = ()) -
 
 def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoisted: frozenset,
              sites: PanicSites | None, helper_sites: set[int], reserved, stops: bool, numbered: bool,
-             private: Scatter | None = None) -> dict:
+             private: Scatter | None = None, vector: VectorPlan | None = None) -> dict:
     """One entry point of launch `index`: the loop's body with every access but `hoisted` checked on the
     device, after the checks of its index lists; `numbered`, it takes its number in the call; with `stops`,
     it does nothing after a panic of an earlier launch; with `private`, the updates of that scatter target
-    go to the block's copy of it (see `emit.privatize`)."""
+    go to the block's copy of it (see `emit.privatize`); with `vector`, whole groups of iterations run in
+    the lanes of 16-byte accesses before the general loop runs the rest (see `emit.vector`)."""
     names = parameter_names(plan.function, reserved)
     params = loop_parameters(plan, loop, names, numbered)
     reduction_params: list[str] = []  # the last parameters, after those of the index lists' checks
@@ -347,14 +358,21 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
                  else f"    if ({stopped}) return;  // Rust stopped at an earlier panic"]
     params += reduction_params
     body.block(loop.body)
-    loop_open, loop_close = grid_loop(loop, names, stopped=stops and bool(reductions),
-                                      iteration=bool(body.used_sites) or body.passes_iteration)
+    stopped = stops and bool(reductions)
+    iteration = bool(body.used_sites) or body.passes_iteration
+    body_lines = body.lines
+    if vector is None:
+        loop_open, loop_close = grid_loop(loop, names, stopped=stopped, iteration=iteration)
+    else:
+        loop_open, body_lines, groups_close = vector_lines(vector, loop, names, sites, hoisted, 1, stopped)
+        tail_open, tail_close = grid_loop(loop, names, stopped=stopped, iteration=iteration, skip=tail_start(vector))
+        loop_close = groups_close + tail_open + body.lines + tail_close
     before_loop, after_loop = [], []
     if private is not None:
         before_loop, after_loop = private_lines(private, names, body.length_of(ir.Var(private.param, loop.span)),
                                                 BLOCK)
     return {"symbol": name, "params": params, "preamble": preamble.lines, "reductions": reductions, "guard": guard,
-            "loop_open": loop_open, "loop_close": loop_close, "body": body.lines, "before_loop": before_loop,
+            "loop_open": loop_open, "loop_close": loop_close, "body": body_lines, "before_loop": before_loop,
             "after_loop": after_loop,
             "checks": sorted(preamble.used_sites | body.used_sites | helper_sites),
             "iteration": ", ".join(names.name(d.index) for d in loop.dims)}
@@ -418,6 +436,7 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
                                                    "records_panics": True},
             "private": _private_json(context["private"], loop),
             "proven": _proven_json(context["proven"], loop, consts),
+            "vector": _vector_json(context["vector"]),
         })
         if loop.uniforms:
             launches[-1]["uniforms"] = [{"name": b.name, "type": str(b.ty)} for b in loop.uniforms]
@@ -468,11 +487,21 @@ def _covering_json(plan: KernelPlan, covering: dict | None) -> dict | None:
             "checks": covering["checks"], "records_panics": bool(covering["checks"])}
 
 
+def _vector_json(vector: dict | None) -> dict | None:
+    """The vector entry point of a launch, if it has one (see `emit.vector`): its symbol, how many
+    iterations a thread runs at once, and the slices whose addresses must be 16-byte aligned."""
+    if vector is None:
+        return None
+    plan = vector["plan"]
+    return {"symbol": vector["symbol"], "width": plan.width, "alignment": VECTOR_BYTES,
+            "slices": [s.name for s in plan.slices]}
+
+
 def entry_points(launch: dict) -> list[str]:
     """Every `extern "C"` symbol a manifest launch may run: its variants, its index-list verification, its
-    covering and private entry points."""
+    covering, private, proven and vector entry points."""
     return [v["symbol"] for v in launch["variants"]] + ([launch["verify"]["symbol"]] if launch["verify"] else []) \
-        + [launch[kind]["symbol"] for kind in ("covering", "private", "proven") if launch.get(kind)]
+        + [launch[kind]["symbol"] for kind in ("covering", "private", "proven", "vector") if launch.get(kind)]
 
 
 def _private_json(private: dict | None, loop: ParallelLoop) -> dict | None:

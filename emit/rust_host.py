@@ -484,6 +484,7 @@ class KernelModule:
                           "arguments": ", ".join(str(s) for s in abi_sizes(entry, launch)),
                           "covering": covering_source(launch.get("covering") if len(launch["variants"]) == 1
                                                       else None),
+                          "vector": vector_source(entry, launch),
                           "reductions": len(launch["reductions"])}
                          for launch in entry["launches"]],
             "result_words": entry["result_words"],
@@ -501,6 +502,22 @@ def covering_source(covering: dict | None) -> str:
     block = ", ".join(str(b) for b in covering["block"] or (0, 0, 0))
     return (f'Some(Covering {{ symbol: "{covering["symbol"]}", block: [{block}], '
             f'count_limit: {covering["count_limit"]} }})')
+
+
+def vector_source(entry: dict, launch: dict) -> str:
+    """The `Option<Vector>` of a launch's vector entry point: which of its arguments are the pointers to
+    check for alignment, and which is the loop's first index (the first after the parameters')."""
+    vector = launch.get("vector")
+    if vector is None:
+        return "None"
+    positions, pointers = 0, []
+    for p in entry["params"]:
+        for part in p["abi"]:
+            if p["name"] in vector["slices"] and part["role"] == "pointer":
+                pointers.append(positions)
+            positions += 1
+    return (f'Some(Vector {{ symbol: "{vector["symbol"]}", width: {vector["width"]}, '
+            f'pointers: &[{", ".join(map(str, pointers))}], start: {positions} }})')
 
 
 def by_value(p: dict) -> bool:

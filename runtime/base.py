@@ -259,6 +259,8 @@ class DeviceKernel:
         self._proven = [Covering(self._functions[k][lp.proven.symbol], *lp.proven_shape, lp.proven.symbol,
                                  lp.proven.records_panics) if lp.proven else None
                         for k, lp in enumerate(self.plan.launches)]
+        self._vector = [backend.function(self._module, lp.vector[0]) if lp.vector else None
+                        for lp in self.plan.launches]
         self._ordinal = backend.device_ordinal()
         self.last_transfers: list[Transfer] = []
         self.last_variants: list[str] = []  # the entry point each launch of the last call ran
@@ -341,13 +343,17 @@ class DeviceKernel:
             # the covering entry point runs the first variant's body; the proven one always covers the loop
             covering = self._proven[step] if not checks_lists \
                 else self._covering[step] if variant is lp.variants[0] else None
-            seeds, ran, covered = self._launch(step, lp, self._functions[step][variant.symbol], covering, bound,
-                                               device_ptrs, launched, variant.one_wave, checks_lists)
+            # the vector entry point runs the first variant's body too
+            vector = self._vector[step] if variant is lp.variants[0] else None
+            seeds, ran, shape = self._launch(step, lp, self._functions[step][variant.symbol], covering, vector, bound,
+                                             device_ptrs, launched, variant.one_wave, checks_lists)
             launched.seeds[step] = seeds
             launched.ran[step] |= ran
+            covered = shape == "covering"
             launched.records_panics |= ran and (covering.records_panics if covered else variant.records_panics
                                                 or (lp.verify is not None and checks_lists))
-            self.last_variants.append(covering.symbol if covered else variant.symbol)
+            self.last_variants.append(covering.symbol if covered else lp.vector[0] if shape == "vector"
+                                      else variant.symbol)
 
     def _finish(self, bound: BoundArgs, launched: _Launched) -> None:
         """Wait for the launches with the one readback copy (or without one, when nothing is read back),
@@ -517,27 +523,33 @@ class DeviceKernel:
         transfers.append(Transfer(arg.name, "d2h", arg.nbytes, time.perf_counter() - started))
         return host.tobytes()
 
-    def _launch(self, index: int, lp: LaunchPlan, function, covering: Covering | None, bound: BoundArgs,
+    def _launch(self, index: int, lp: LaunchPlan, function, covering: Covering | None, vector, bound: BoundArgs,
                 device_ptrs: dict[str, int], launched: _Launched, one_wave: bool = False,
-                checks_lists: bool = True) -> tuple[dict, bool, bool]:
+                checks_lists: bool = True) -> tuple[dict, bool, str | None]:
         """Launch one loop as the call's next launch (`launched` numbers them, and says whether code launched
         before it can have recorded a panic: then it checks the record at entry): its covering entry point
-        where one is given and a grid covers the nest, else `function`; then the verification of its index
-        lists, or, for the call's last launch, leave that to `_finish`; none without `checks_lists` (the
-        proven entry point, whose lists the host verified). `one_wave`: `function` runs on a grid of one
-        wave. Returns the reduction seeds, whether it ran, and whether the covering entry point ran."""
+        where one is given and a grid covers the nest, else its `vector` entry point where one is given and
+        its accesses are aligned, else `function`; then the verification of its index lists, or, for the
+        call's last launch, leave that to `_finish`; none without `checks_lists` (the proven entry point,
+        whose lists the host verified). `one_wave`: `function` runs on a grid of one wave. Returns the
+        reduction seeds, whether it ran, and which other entry point ran ("covering", "vector" or None)."""
         starts, counts = lp.iteration_space(bound.env)
         seeds = {name: seed(bound.env) for name, seed in lp.seeds} if lp.seeds else _NONE
         if not all(counts.values()):
-            return seeds, False, False
+            return seeds, False, None
+        shape = None
         covered = covering is not None and covering.geometry(counts)
         if covered:  # one thread per iteration, on a grid that covers the nest
-            function, (grid, block) = covering.function, covered
+            function, (grid, block), shape = covering.function, covered, "covering"
         elif not checks_lists:  # `_check_launch` chose the proven entry point for a grid that covers the loop
             raise RuntimeError(f"internal error in kernel `{self.name}`: no grid covers the loop at {lp.source} "
                                f"for its proven entry point")
         else:
-            grid, block = launch_geometry(counts, self.backend.block_size,
+            threads = counts
+            if vector is not None and lp.vector_fits(starts, device_ptrs):
+                function, shape = vector, "vector"
+                threads = {"x": -(-counts["x"] // lp.vector[1])}  # one thread per group of iterations
+            grid, block = launch_geometry(threads, self.backend.block_size,
                                           self._one_wave if one_wave else self._max_blocks if lp.seeds else None)
         scratch = self._readback.pointers[index]
         checks_lists = checks_lists and lp.verify is not None
@@ -558,7 +570,7 @@ class DeviceKernel:
             launched.deferred_verification = _PendingVerification(lp, index, device_ptrs, starts, counts, lists, number)
         elif checks_lists:
             self._verify_index_lists(lp, self._verifiers[index], bound, device_ptrs, starts, counts, lists, number)
-        return seeds, True, bool(covered)
+        return seeds, True, shape
 
     def _on_device(self, call) -> None:
         """A call that waits for (or queues behind) the launches: a fault of one is this kernel's error."""

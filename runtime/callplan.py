@@ -300,6 +300,10 @@ class LaunchPlan(PackedArguments):
         # (symbol, the block its body needs or None, the count every axis must stay below, whether it can panic)
         self.covering = (covering["symbol"], tuple(covering["block"]) if covering["block"] else None,
                          covering["count_limit"], covering["records_panics"]) if covering else None
+        vector = launch.get("vector")
+        # (symbol, iterations per thread, the alignment its accesses need, the slices they are to)
+        self.vector = (vector["symbol"], vector["width"], vector["alignment"], tuple(vector["slices"])) \
+            if vector else None
         fields = _loop_fields(plan.entry, launch)
         windows = 0
         for entry in self.index_lists:  # the loop's own checks of the list (`emit.verify`)
@@ -323,6 +327,12 @@ class LaunchPlan(PackedArguments):
             fields.append(("partials", r["name"], "Q", 8, 8))
             fields += [("result", name, "Q", 8, 8) for name, _ in seeds]
         super().__init__(fields)
+
+    def vector_fits(self, starts: dict[str, int], device_ptrs: dict[str, int]) -> bool:
+        """Whether the vector entry point's 16-byte accesses are aligned: the loop's first index a multiple
+        of its width and each slice it accesses at an aligned address (see `emit.vector`)."""
+        _, width, alignment, slices = self.vector
+        return starts["x"] % width == 0 and all(device_ptrs[name] % alignment == 0 for name in slices)
 
     def iteration_space(self, env: Environment) -> tuple[dict[str, int], dict[str, int]]:
         """The first index and the number of iterations along each grid axis (0 for an empty range)."""

@@ -117,12 +117,15 @@ def test_line_directives_name_crate_files_and_existing_lines() -> None:
 
 
 def test_example_statements_map_to_their_rust_lines() -> None:
-    # RAJAPerf TRIAD: the only statement of the loop body is `a[i] = b[i] + alpha * c[i];`.
+    # RAJAPerf TRIAD: the only statement of the loop body is `a[i] = b[i] + alpha * c[i];`. It is rendered
+    # in every entry point: the general loop, the vector one's lanes (`a_0 = ...`) and its last iterations.
     crate = REPO / "examples" / "rajaperf"
     source = (crate / "src" / "stream.rs").read_text()
     cxx = pipeline.translate(crate).emitted.files["triad.cu"]
-    [index] = [k for k, line in enumerate(cxx.splitlines()) if line.strip().startswith("a[i] = ")]
-    assert presumed_lines(cxx)[index] == ("src/stream.rs", rust_line(source, "a[i] = b[i] + alpha * c[i];"))
+    renderings = [k for k, line in enumerate(cxx.splitlines()) if re.match(r"a(\[i\]|_\d+) = ", line.strip())]
+    assert len(renderings) == 4
+    expected = ("src/stream.rs", rust_line(source, "a[i] = b[i] + alpha * c[i];"))
+    assert [presumed_lines(cxx)[k] for k in renderings] == [expected] * 4
 
 
 LINES = """\
@@ -198,11 +201,11 @@ def test_every_statement_maps_to_its_rust_line(tmp_path: Path, target: str) -> N
     start = cxx_lines.index("// ---- end of prelude ----")
     wrong = []
     for marker, pattern in LINE_PAIRS:
+        # every rendering: in the general loop, and in the vector entry point's lanes and last iterations
         found = [k for k, line in enumerate(cxx_lines) if k > start and re.search(pattern, line)]
-        assert len(found) == 1, (pattern, found)
+        assert found, pattern
         expected = ("src/lib.rs", rust_line(LINES, marker))
-        if presumed[found[0]] != expected:
-            wrong.append((marker, presumed[found[0]], expected))
+        wrong += [(marker, presumed[k], expected) for k in found if presumed[k] != expected]
     assert wrong == []
 
 
@@ -286,8 +289,10 @@ def test_entry_points_are_named_after_the_kernel_and_the_loop(tmp_path: Path) ->
     assert [launch["symbol"] for launch in manifest["launches"]] == ["rs2gpu_two_loops_0", "rs2gpu_two_loops_1"]
     for name in ("two_loops.cu", "two_loops.hip.cpp"):
         entries = entry_points(result.emitted.files[name])
-        # the second loop indexes at `j - 1`: it also has a covering entry point (see `covering_pays`)
-        assert list(entries) == ["rs2gpu_two_loops_0", "rs2gpu_two_loops_1", "rs2gpu_two_loops_1_covering"]
+        # the first loop indexes only at its variable: it also has a vector entry point (see `emit.vector`);
+        # the second indexes at `j - 1`: it also has a covering entry point (see `covering_pays`)
+        assert list(entries) == ["rs2gpu_two_loops_0", "rs2gpu_two_loops_0_vector", "rs2gpu_two_loops_1",
+                                 "rs2gpu_two_loops_1_covering"]
         # The second loop's index runs over 1..=len: the entry takes its first index as a usize.
         assert entries["rs2gpu_two_loops_1"][-2:] == ["const usize rs2gpu_start_x", "const usize rs2gpu_count_x"]
 
@@ -522,8 +527,10 @@ pub fn order(out: &mut [i32], a: &[i32]) {
 """)
     for text in result.emitted.files.values():
         body = text.split("// ---- end of prelude ----")[1]
-        [y_line] = [line for line in body.splitlines() if re.search(r"\bi32 y = ", line)]
-        assert not re.search(r"\bx\b", y_line), y_line
+        y_lines = [line for line in body.splitlines() if re.search(r"\bi32 y = ", line)]
+        assert y_lines  # in each entry point, and in each lane of the vector one
+        for y_line in y_lines:
+            assert not re.search(r"\bx\b", y_line), y_line
     compile_everything(result)
 
 
@@ -541,7 +548,7 @@ pub fn shadow(out: &mut [f64], a: &[f64]) {
 }
 """)
     text = result.emitted.files["shadow.cu"]
-    body = re.split(r"const usize i = .*;", text)[1]
+    body = re.split(r"const usize i = .*;", text)[1].split("\n}\n")[0]  # the general entry point's loop
     declared = re.findall(r"const f64 (\w+) = ", body)
     assert len(declared) == 4 and len(set(declared)) == 4 and "a" not in declared
     first, x1, x2, x3 = declared

@@ -1,0 +1,132 @@
+"""Which loops get a vector entry point (`emit.vector`), what the manifest tells the host about it, and
+that the compilers turn its lanes into 16-byte accesses: NVRTC's PTX has one vector load or store per
+slice and group, where the general entry point's has one scalar access per slice and iteration."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rs2gpu import pipeline
+from rs2gpu.runtime.hiprtc import compile_hip
+from rs2gpu.runtime.nvrtc import compile_cuda
+
+SOURCE = """
+#[kernel]
+pub fn copy(c: &mut [f64], a: &[f64]) {
+    for i in 0..c.len() {
+        c[i] = a[i];
+    }
+}
+
+#[kernel]
+pub fn total(v: &[i32]) -> i32 {
+    let mut sum = 0;
+    for i in 0..v.len() {
+        sum += v[i];
+    }
+    sum
+}
+
+#[kernel]
+pub fn widen(out: &mut [f64], a: &[f32]) {
+    for i in 0..out.len() {
+        out[i] = a[i] as f64;
+    }
+}
+
+#[kernel]
+pub fn neighbours(out: &mut [f64], a: &[f64]) {
+    for i in 1..out.len() {
+        out[i] = a[i - 1] + a[i];
+    }
+}
+
+#[kernel]
+pub fn positive_part(out: &mut [f64], a: &[f64]) {
+    for i in 0..out.len() {
+        if a[i] > 0.0 {
+            out[i] = a[i];
+        }
+    }
+}
+
+#[kernel]
+pub fn skip_negative(out: &mut [f64], a: &[f64]) {
+    for i in 0..out.len() {
+        out[i] = 0.0;
+        if a[i] < 0.0 {
+            continue;
+        }
+        out[i] = a[i];
+    }
+}
+
+#[kernel]
+pub fn quotient(out: &mut [i64], a: &[i64], d: i64) {
+    for i in 0..out.len() {
+        out[i] = a[i] / d;
+    }
+}
+
+#[kernel]
+pub fn plane(out: &mut [f64], a: &[f64], n: usize) {
+    for j in 0..n {
+        for i in 0..n {
+            out[j * n + i] = a[j * n + i];
+        }
+    }
+}
+"""
+ENTRY = re.compile(r"\.visible \.entry (\w+)\((.*?)^\}", re.S | re.M)
+
+
+@pytest.fixture(scope="module")
+def translated(tmp_path_factory):
+    path = tmp_path_factory.mktemp("vector") / "vector.rs"
+    path.write_text(SOURCE)
+    return pipeline.translate(path)
+
+
+def vector_of(translated, kernel: str) -> dict | None:
+    return translated.emitted.manifest["kernels"][kernel]["launches"][0]["vector"]
+
+
+def ptx_entries(translated, kernel: str) -> dict[str, str]:
+    ptx = compile_cuda(translated.emitted.files[f"{kernel}.cu"], f"{kernel}.cu", "compute_90").binary
+    return dict(ENTRY.findall(ptx.decode(errors="replace")))
+
+
+def test_the_manifest_gives_the_width_and_the_slices_whose_alignment_the_host_checks(translated):
+    assert vector_of(translated, "copy") == {"symbol": "rs2gpu_copy_0_vector", "width": 2, "alignment": 16,
+                                             "slices": ["a", "c"]}
+    assert vector_of(translated, "total")["width"] == 4  # four i32 in 16 bytes
+
+
+@pytest.mark.parametrize(("kernel", "why"), [
+    ("widen", "f32 and f64 lanes differ in width"),
+    ("neighbours", "a[i - 1] is not at the loop variable"),
+    ("positive_part", "out is written under a condition, its other lanes unset"),
+    ("skip_negative", "a `continue` would skip the lanes after it"),
+    ("quotient", "the division checks its divisor on the device"),
+    ("plane", "a nest of loops"),
+])
+def test_loops_without_a_vector_entry_point(translated, kernel, why):
+    assert vector_of(translated, kernel) is None, why
+
+
+def test_the_copy_moves_each_pair_with_one_16_byte_load_and_store(translated):
+    entries = ptx_entries(translated, "copy")
+    general, vector = entries["rs2gpu_copy_0"], entries["rs2gpu_copy_0_vector"]
+    assert "ld.global.nc.v2.f64" in vector and "st.global.v2.f64" in vector
+    assert ".v2." not in general
+
+
+def test_the_integer_reduction_loads_four_elements_at_once(translated):
+    vector = ptx_entries(translated, "total")["rs2gpu_total_0_vector"]
+    assert re.search(r"ld\.global\.nc\.v4\.(u|b|s)32", vector)
+
+
+def test_the_hip_vector_entry_points_compile(translated):
+    for kernel in ("copy", "total"):
+        compile_hip(translated.emitted.files[f"{kernel}.hip.cpp"], f"{kernel}.hip.cpp", "gfx90a")

@@ -1,0 +1,153 @@
+"""The vector entry point (`emit.vector`): a thread runs W consecutive iterations with one 16-byte access
+per slice, where the host finds the accesses aligned, and the general entry point runs otherwise. The
+kernels run on an emulated device (the generated CUDA compiled by g++, `bench.emulate`) and their results
+are compared with rustc's build of the same kernels (the cpu backend), bitwise: grouping iterations in a
+thread changes no arithmetic but the order of a reduction's additions, and these add integers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bench.emulate import EmulatedDeviceArray, compiler, rust_and_emulated
+
+SOURCE = """
+use rs2gpu::kernel;
+
+#[kernel]
+pub fn copy(c: &mut [f64], a: &[f64]) {
+    for i in 0..c.len() {
+        c[i] = a[i];
+    }
+}
+
+#[kernel]
+pub fn scale_from(c: &mut [f64], a: &[f64], first: usize) {
+    for i in first..c.len() {
+        c[i] = 2.0 * a[i];
+    }
+}
+
+#[kernel]
+pub fn sum_min_max(v: &[i32]) -> (i32, i32, i32) {
+    let mut sum = 0;
+    let mut lo = i32::MAX;
+    let mut hi = i32::MIN;
+    for i in 0..v.len() {
+        sum += v[i];
+        lo = lo.min(v[i]);
+        hi = hi.max(v[i]);
+    }
+    (sum, lo, hi)
+}
+
+#[kernel]
+pub fn accumulate(x: &mut [f32], y: &[f32]) {
+    for i in 0..x.len() {
+        x[i] += 0.5 * y[i];
+    }
+}
+
+#[kernel]
+pub fn clamp_product(p: &mut [f64], b: &[f64], e: &[f64], cut: f64) {
+    for i in 0..p.len() {
+        p[i] = b[i] * e[i];
+        if p[i] < cut {
+            p[i] = cut;
+        }
+    }
+}
+
+#[kernel]
+pub fn positive_part(out: &mut [f64], a: &[f64]) {
+    for i in 0..out.len() {
+        if a[i] > 0.0 {
+            out[i] = a[i];
+        }
+    }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory: pytest.TempPathFactory):
+    if compiler() is None:
+        pytest.fail("the emulated device needs g++")
+    return rust_and_emulated(tmp_path_factory.mktemp("vector"), "vector", SOURCE)
+
+
+def values(n: int, seed: int, dtype=np.float64) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(n).astype(dtype)
+
+
+def test_a_copy_runs_two_iterations_per_thread_with_the_tail_in_the_general_loop(kernels) -> None:
+    rust, device = kernels
+    a = values(1001, 1)  # 500 whole pairs and one iteration after them
+    expected, c = np.zeros(1001), np.full(1001, 7.0)
+    rust.copy(expected, a)
+    device.copy(c, a)
+    assert device.copy.last_variants == ["rs2gpu_copy_0_vector"]
+    assert c.tobytes() == expected.tobytes()
+    _, grid, block = device.backend.launches[-1]
+    assert grid[0] * block[0] >= 501  # a thread per pair, and one for the last iteration
+
+
+def test_a_slice_at_an_address_off_the_16_byte_grid_runs_the_general_entry_point(kernels) -> None:
+    rust, device = kernels
+    storage = values(1001, 2)
+    a = storage[1:]  # 8 bytes past an aligned allocation
+    assert a.ctypes.data % 16 == 8
+    expected, c = np.zeros(1000), np.zeros(1000)
+    rust.copy(expected, a)
+    device.copy(EmulatedDeviceArray(c), EmulatedDeviceArray(a))
+    assert device.copy.last_variants == ["rs2gpu_copy_0"]
+    assert c.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize(("first", "entry"), [(4, "rs2gpu_scale_from_0_vector"), (3, "rs2gpu_scale_from_0")])
+def test_a_loop_starting_off_a_whole_group_runs_the_general_entry_point(kernels, first: int, entry: str) -> None:
+    rust, device = kernels
+    a = values(999, 3)
+    expected, c = np.full(999, -1.0), np.full(999, -1.0)
+    rust.scale_from(expected, a, first)
+    device.scale_from(c, a, first)
+    assert device.scale_from.last_variants == [entry]
+    assert c.tobytes() == expected.tobytes()  # the elements before `first` untouched on both
+
+
+def test_an_integer_reduction_reads_four_elements_per_load(kernels) -> None:
+    rust, device = kernels
+    v = np.random.default_rng(4).integers(-1000, 1000, 40_003, dtype=np.int32)
+    assert device.sum_min_max(v) == rust.sum_min_max(v)
+    assert device.sum_min_max.last_variants == ["rs2gpu_sum_min_max_0_vector"]
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 7, 4099])
+def test_an_update_of_f32_in_place_loads_and_stores_four_lanes(kernels, n: int) -> None:
+    rust, device = kernels
+    y = values(n, 5, np.float32)
+    expected, x = values(n, 6, np.float32), values(n, 6, np.float32)
+    rust.accumulate(expected, y)
+    device.accumulate(x, y)
+    assert x.tobytes() == expected.tobytes()
+    if n:  # (an empty range launches nothing)
+        assert device.accumulate.last_variants == ["rs2gpu_accumulate_0_vector"]
+
+
+def test_conditional_writes_after_a_write_of_the_whole_lane_need_no_load(kernels) -> None:
+    rust, device = kernels
+    b, e = values(2050, 7), values(2050, 8)
+    expected, p = np.zeros(2050), np.zeros(2050)
+    rust.clamp_product(expected, b, e, -0.25)
+    device.clamp_product(p, b, e, -0.25)
+    assert device.clamp_product.last_variants == ["rs2gpu_clamp_product_0_vector"]
+    assert p.tobytes() == expected.tobytes()
+
+
+def test_a_slice_written_only_under_a_condition_has_no_vector_entry_point(kernels) -> None:
+    rust, device = kernels
+    a = values(1000, 9)
+    expected, out = np.full(1000, 3.0), np.full(1000, 3.0)
+    rust.positive_part(expected, a)
+    device.positive_part(out, a)
+    assert device.positive_part.last_variants == ["rs2gpu_positive_part_0"]
+    assert out.tobytes() == expected.tobytes()  # the elements it skips keep their values
