@@ -41,6 +41,19 @@ pub fn sum_min_max(v: &[i32]) -> (i32, i32, i32) {
 }
 
 #[kernel]
+pub fn first_min(x: &[f64]) -> (f64, usize) {
+    let mut min = x[0];
+    let mut loc = 0;
+    for i in 0..x.len() {
+        if x[i] < min {
+            min = x[i];
+            loc = i;
+        }
+    }
+    (min, loc)
+}
+
+#[kernel]
 pub fn accumulate(x: &mut [f32], y: &[f32]) {
     for i in 0..x.len() {
         x[i] += 0.5 * y[i];
@@ -119,6 +132,15 @@ def test_an_integer_reduction_reads_four_elements_per_load(kernels) -> None:
     v = np.random.default_rng(4).integers(-1000, 1000, 40_003, dtype=np.int32)
     assert device.sum_min_max(v) == rust.sum_min_max(v)
     assert device.sum_min_max.last_variants == ["rs2gpu_sum_min_max_0_vector"]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 4096, 40_001])
+def test_a_location_reduction_keeps_the_first_of_equal_minima(kernels, n: int) -> None:
+    rust, device = kernels
+    # a few distinct values over many elements: the least occurs many times, in many threads' groups
+    x = np.random.default_rng(n).integers(0, 5, n).astype(np.float64)
+    assert device.first_min(x) == rust.first_min(x)
+    assert device.first_min.last_variants == ["rs2gpu_first_min_0_vector"]
 
 
 @pytest.mark.parametrize("n", [0, 1, 3, 4, 7, 4099])
