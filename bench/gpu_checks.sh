@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Everything that needs an NVIDIA GPU, in one run: the GPU tests, compute-sanitizer over the corpus, the
-# call-overhead and transfer bench, the cargo-hook example binary (if built), and the benchmark suite.
+# call-overhead and transfer bench, the cargo-hook example binary and the Rust API's back-to-back bench (if
+# built), and the benchmark suite.
 #   bench/gpu_checks.sh OUT_DIR [extra bench/run.py options]
-# GPU_CHECKS chooses the steps (default: all, in this order): tests,memcheck,racecheck,overhead,cargo,bench.
+# GPU_CHECKS chooses the steps (default: all, in this order): tests,memcheck,racecheck,overhead,cargo,reps,bench.
 # bench/gpu_prepare.sh builds, on a machine with rustc, what a GPU machine without it needs.
 # Every step runs even if an earlier one fails; the exit status says whether all passed.
 set -uo pipefail
 out=${1:-bench/results}
 shift || true
-steps=",${GPU_CHECKS:-tests,memcheck,racecheck,overhead,cargo,bench},"
+steps=",${GPU_CHECKS:-tests,memcheck,racecheck,overhead,cargo,reps,bench},"
 mkdir -p "$out"
 # the commit the installed rs2gpu was built from (bench/gpu_prepare.sh), for the benchmark tables
 [ -z "${RS2GPU_BENCH_COMMIT:-}" ] && [ -f .whl/COMMIT ] && export RS2GPU_BENCH_COMMIT="$(cat .whl/COMMIT)"
@@ -42,6 +43,12 @@ if wanted cargo && [ -x "$binary" ]; then
     step "$binary (the cargo-hook example, built on a machine with rustc)"
     RS2GPU_NVRTC=$(python3 -c 'import nvidia; print(nvidia.__path__[0])' 2>/dev/null) "$binary" 2>&1 \
         | tee -a "$log" | tail -15 || status=1
+fi
+
+binary=build/rust-reps/rs2gpu-rust-reps
+if wanted reps && [ -x "$binary" ]; then
+    step "python3 bench/rust_reps.py $binary (back to back from Rust, against RAJAPerf's figures)"
+    python3 -P bench/rust_reps.py "$binary" --out "$out" 2>&1 | tee -a "$log" | tail -30 || status=1
 fi
 
 if wanted bench; then

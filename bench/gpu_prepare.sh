@@ -4,7 +4,8 @@
 #     and COMMIT, the commit the rs2gpu wheel is built from;
 #   - .gpu-cache/: the cpu backend's shared libraries (the rustc oracle of the GPU tests), keyed by the crates'
 #     sources, so the GPU machine finds them through RS2GPU_CACHE_DIR instead of running cargo;
-#   - build/cargo-hook/rs2gpu-cargo-hook: the cargo-hook example's release binary.
+#   - build/cargo-hook/rs2gpu-cargo-hook: the cargo-hook example's release binary;
+#   - build/rust-reps/rs2gpu-rust-reps: the back-to-back benchmark of the Rust API (bench/rust_reps.py).
 # Then, on the GPU machine, from the repository root (with .whl, .gpu-cache and build carried there):
 #   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
 #   RS2GPU_CACHE_DIR=$PWD/.gpu-cache bench/gpu_checks.sh OUT_DIR
@@ -59,4 +60,8 @@ cargo build -q --offline --release --manifest-path examples/cargo-hook/Cargo.tom
 mkdir -p build/cargo-hook
 cp examples/cargo-hook/target/release/rs2gpu-cargo-hook build/cargo-hook/
 echo "cargo-hook binary: build/cargo-hook/rs2gpu-cargo-hook"
-du -sh .whl .gpu-cache build/cargo-hook | sed 's/^/size: /'
+cargo build -q --offline --release --manifest-path bench/rust-reps/Cargo.toml
+mkdir -p build/rust-reps
+cp bench/rust-reps/target/release/rs2gpu-rust-reps build/rust-reps/
+echo "back-to-back binary: build/rust-reps/rs2gpu-rust-reps"
+du -sh .whl .gpu-cache build/cargo-hook build/rust-reps | sed 's/^/size: /'
