@@ -126,61 +126,38 @@ def _is_target_of(node: ir.Index, stmt) -> bool:
 def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites, hoisted: frozenset,
                  indent: int, stopped: bool) -> tuple[list[str], list[str], list[str]]:
     """(loop_open, body, loop_close) of the vector entry point's loop over whole groups, which the
-    caller follows with the general loop over the iterations after them (`tail_start`). A loop with
-    reductions strides over a capped grid, so each of its threads runs many groups: it runs two per pass,
-    their loads first, so that two 16-byte loads per thread are in flight (one left a stream of i32 at 73 %
-    of the copy rate on an H200)."""
-    pad = "    " * indent
-    stop = "!rs2gpu_stopped && " if stopped else ""
-    tid = "(usize)blockIdx.x * blockDim.x + threadIdx.x"
-    loop_open = [f"{pad}const usize rs2gpu_groups_x = rs2gpu_count_x / {plan.width};  "
-                 f"// whole groups of {plan.width} iterations"]
-    if not loop.reductions:
-        loop_open.append(f"{pad}for (usize rs2gpu_gx = {tid}; {stop}rs2gpu_gx < rs2gpu_groups_x; "
-                         f"rs2gpu_gx += (usize)gridDim.x * blockDim.x) {{")
-        loads, lanes, stores = _group(plan, loop, names, sites, hoisted, pad + "    ", "rs2gpu_gx")
-        return loop_open + loads, lanes, stores + [f"{pad}}}"]
-    loop_open += [f"{pad}const usize rs2gpu_stride_x = (usize)gridDim.x * blockDim.x;",
-                  f"{pad}usize rs2gpu_gx = {tid};",
-                  f"{pad}for (; {stop}rs2gpu_gx + rs2gpu_stride_x < rs2gpu_groups_x; "
-                  f"rs2gpu_gx += 2 * rs2gpu_stride_x) {{"]
-    first = _group(plan, loop, names, sites, hoisted, pad + "    ", "rs2gpu_gx")
-    second = _group(plan, loop, names, sites, hoisted, pad + "    ", "(rs2gpu_gx + rs2gpu_stride_x)")
-    last = _group(plan, loop, names, sites, hoisted, pad + "    ", "rs2gpu_gx")
-    body = first[1] + second[1]
-    loop_close = [*first[2], *second[2], f"{pad}}}", f"{pad}if ({stop}rs2gpu_gx < rs2gpu_groups_x) {{",
-                  *last[0], *last[1], *last[2], f"{pad}}}"]
-    return loop_open + first[0] + second[0], body, loop_close
-
-
-def _group(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites, hoisted: frozenset, pad: str,
-           group: str) -> tuple[list[str], list[str], list[str]]:
-    """(loads, lanes, stores) of the group of iterations numbered `group` (a C++ expression)."""
+    caller follows with the general loop over the iterations after them (`tail_start`)."""
     w = plan.width
     dim = loop.dims[0]
     ty = cxx_type(plan.element)
-    first = names.fresh("first_x")
     lanes_of = {s: names.fresh(f"lanes_{s.name}") for s in plan.slices}
-    loads = [f"{pad}const usize {first} = (usize)rs2gpu_start_x + {group} * {w};"]
+    pad = "    " * indent
+    condition = "rs2gpu_gx < rs2gpu_groups_x"
+    if stopped:
+        condition = f"!rs2gpu_stopped && {condition}"
+    loop_open = [f"{pad}const usize rs2gpu_groups_x = rs2gpu_count_x / {w};  // whole groups of {w} iterations",
+                 f"{pad}for (usize rs2gpu_gx = (usize)blockIdx.x * blockDim.x + threadIdx.x; {condition}; "
+                 f"rs2gpu_gx += (usize)gridDim.x * blockDim.x) {{",
+                 f"{pad}    const usize rs2gpu_first_x = (usize)rs2gpu_start_x + rs2gpu_gx * {w};"]
     for s in plan.slices:
         lanes = f"rs2gpu_lanes<{ty}, {w}> {lanes_of[s]}"
         if s in plan.loads:
             qualifier = "" if s in plan.stores else "const "
-            loads.append(f"{pad}{qualifier}{lanes} = rs2gpu_load_lanes<{w}>({names.name(s)} + {first});")
+            loop_open.append(f"{pad}    {qualifier}{lanes} = rs2gpu_load_lanes<{w}>({names.name(s)} + rs2gpu_first_x);")
         else:
-            loads.append(f"{pad}{lanes};")
+            loop_open.append(f"{pad}    {lanes};")
     body_lines: list[str] = []
-    inner = pad + "    "
     for lane in range(w):
         elements = {s: ir.Binding(f"{s.name}_{lane}", plan.element, s in plan.stores, "local", s.span)
                     for s in plan.slices}
         block = rebuild(loop.body, lambda node: ir.Var(elements[node.base.binding], node.span)
                         if isinstance(node, ir.Index) else None)
-        body = BodyEmitter(names, indent=len(inner) // 4, sites=sites, hoisted=hoisted)
+        body = BodyEmitter(names, indent=indent + 2, sites=sites, hoisted=hoisted)
         body.block(block)
-        body_lines.append(f"{pad}{{")
+        inner = pad + "        "
+        body_lines.append(f"{pad}    {{")
         if any(isinstance(n, ir.Var) and n.binding is dim.index for n in walk(block)):
-            body_lines += [f"{inner}const usize rs2gpu_tx = {group} * {w} + {lane};",
+            body_lines += [f"{inner}const usize rs2gpu_tx = rs2gpu_gx * {w} + {lane};",
                            f"{inner}{index_declaration(dim, 'x', names)}"]
         for s, element in elements.items():
             name = names.name(element)
@@ -192,9 +169,11 @@ def _group(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites, hoist
         body_lines += body.lines
         body_lines += [f"{inner}{lanes_of[s]}.lane[{lane}] = {names.name(element)};"
                        for s, element in elements.items() if s in plan.stores]
-        body_lines.append(f"{pad}}}")
-    stores = [f"{pad}rs2gpu_store_lanes<{w}>({names.name(s)} + {first}, {lanes_of[s]});" for s in plan.stores]
-    return loads, body_lines, stores
+        body_lines.append(f"{pad}    }}")
+    loop_close = [f"{pad}    rs2gpu_store_lanes<{w}>({names.name(s)} + rs2gpu_first_x, {lanes_of[s]});"
+                  for s in plan.stores]
+    loop_close.append(f"{pad}}}")
+    return loop_open, body_lines, loop_close
 
 
 def tail_start(plan: VectorPlan) -> str:
