@@ -324,6 +324,10 @@ class EmulatedBackend(DeviceBackend):
     def pinned(self, nbytes: int):
         return np.zeros(nbytes, dtype=np.uint8)
 
+    def mapped(self, nbytes: int):
+        memory = np.zeros(nbytes, dtype=np.uint8)  # the emulated device's memory is the host's
+        return memory, memory.ctypes.data
+
     def copy_to_host_async(self, dst_address: int, src_ptr: int, nbytes: int) -> None:
         ctypes.memmove(dst_address, src_ptr, nbytes)
 

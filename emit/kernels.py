@@ -134,26 +134,43 @@ def identity(r: Reduction) -> str:
     return f"rs2gpu_int<{t}>::{'max' if r.op == 'min' else 'min'}"
 
 
-def _reduction_context(r: Reduction, names: LocalNames, params: list[str]) -> dict:
-    """A reduction's launch parameters (appended to `params`: its seed by value, then the partials of the
-    blocks and the result, in device memory the host provides), the declarations of its per-thread
-    accumulator, and its two steps after the loop: the block's partial (every block), then the result
-    (in the last block to finish)."""
+def element_seed(plan: KernelPlan, r: Reduction) -> ir.Index | None:
+    """The seed of `r` where it is one element of a slice the kernel only reads (`let mut low = x[0];`), at
+    an index the host computes without reading elements; else None. The launch's last block reads that
+    element on the device, at the address the host passes after checking the index: read on the host, it
+    would make the call wait for the device before the launch."""
+    init = _seed(plan, r.binding)
+    if not (isinstance(init, ir.Index) and isinstance(init.base, ir.Var) and init.base.binding.kind == "param"):
+        return None
+    ty = init.base.binding.ty
+    if not (isinstance(ty, RefType) and not ty.mutable and isinstance(ty.target, SliceType)):
+        return None
+    return None if any(isinstance(node, ir.Index) for node in walk(init.index)) else init
+
+
+def _reduction_context(plan: KernelPlan, r: Reduction, names: LocalNames, params: list[str]) -> dict:
+    """A reduction's launch parameters (appended to `params`: its seed by value, or the address of the
+    element it is (see `element_seed`), then the partials of the blocks and the result, in memory the host
+    provides), the declarations of its per-thread accumulator, and its two steps after the loop: the
+    block's partial (every block), then the result (in the last block to finish)."""
     name, ty = names.name(r.binding), cxx_type(r.binding.ty)
     start = identity(r)
+    if element_seed(plan, r) is not None:
+        seed_param, seed = f"const {ty}* __restrict__ rs2gpu_seed_element_{name}", f"*rs2gpu_seed_element_{name}"
+    else:
+        seed_param, seed = f"const {ty} rs2gpu_seed_{name}", f"rs2gpu_seed_{name}"
     if r.location is None:
-        params += [f"const {ty} rs2gpu_seed_{name}", f"{ty}* __restrict__ rs2gpu_partials_{name}",
-                   f"{ty}* __restrict__ rs2gpu_result_{name}"]
+        params += [seed_param, f"{ty}* __restrict__ rs2gpu_partials_{name}", f"{ty}* __restrict__ rs2gpu_result_{name}"]
         op = f"rs2gpu_op_{OP_NAMES[r.op]}()"
         return {"declarations": [f"{ty} {name} = {start};"],
                 "block": f"rs2gpu_reduce_block<{BLOCK}>(rs2gpu_partials_{name}, {name}, {op});",
                 "grid": f"rs2gpu_reduce_grid<{BLOCK}>(rs2gpu_result_{name}, rs2gpu_partials_{name}, {start}, "
-                        f"rs2gpu_seed_{name}, {op});"}
+                        f"{seed}, {op});"}
     loc, loc_ty = names.name(r.location), cxx_type(r.location.ty)
     pair = f"rs2gpu_located<{ty}, {loc_ty}>"
     # the identity's location loses every tie: the largest for the first location, the smallest for the last
     no_location = f"rs2gpu_int<{loc_ty}>::{'max' if r.first else 'min'}"
-    params += [f"const {ty} rs2gpu_seed_{name}", f"const {loc_ty} rs2gpu_seed_{loc}",
+    params += [seed_param, f"const {loc_ty} rs2gpu_seed_{loc}",
                f"{pair}* __restrict__ rs2gpu_partials_{name}", f"{ty}* __restrict__ rs2gpu_result_{name}",
                f"{loc_ty}* __restrict__ rs2gpu_result_{loc}"]
     flags = f"{str(r.op == 'minloc').lower()}, {str(r.first).lower()}"
@@ -161,8 +178,7 @@ def _reduction_context(r: Reduction, names: LocalNames, params: list[str]) -> di
             "block": f"rs2gpu_reduce_block<{BLOCK}>(rs2gpu_partials_{name}, {pair}{{{name}, {loc}}}, "
                      f"rs2gpu_op_location<{flags}>());",
             "grid": f"rs2gpu_reduce_grid_location<{BLOCK}, {flags}>(rs2gpu_result_{name}, rs2gpu_result_{loc}, "
-                    f"rs2gpu_partials_{name}, {pair}{{{start}, {no_location}}}, rs2gpu_seed_{name}, "
-                    f"rs2gpu_seed_{loc});"}
+                    f"rs2gpu_partials_{name}, {pair}{{{start}, {no_location}}}, {seed}, rs2gpu_seed_{loc});"}
 
 
 def result_words(plan: KernelPlan) -> int:
@@ -341,7 +357,7 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
     names = parameter_names(plan.function, reserved)
     params = loop_parameters(plan, loop, names, numbered)
     reduction_params: list[str] = []  # the last parameters, after those of the index lists' checks
-    reductions = [_reduction_context(r, names, reduction_params) for r in loop.reductions]
+    reductions = [_reduction_context(plan, r, names, reduction_params) for r in loop.reductions]
     preamble = _preamble(plan, loop, names, sites)
     copies = {private.param: private_name(private, names)} if private is not None else None
     body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=hoisted, scatters=loop.scatters,
@@ -557,6 +573,8 @@ def _bounds_json(check, consts) -> dict:
 def _reduction_json(plan: KernelPlan, r: Reduction, consts) -> dict:
     out = {"name": r.binding.name, "type": str(r.binding.ty), "op": r.op,
            "init": host_expr(_seed(plan, r.binding), consts=consts)}
+    if element_seed(plan, r) is not None:  # the launch takes the address of the element `init` reads
+        out["seed_on_device"] = True
     if r.location is not None:
         out.update({"location": r.location.name, "location_type": str(r.location.ty), "first": r.first,
                     "location_init": host_expr(_seed(plan, r.location), consts=consts)})

@@ -161,6 +161,12 @@ class DeviceBackend(ABC):
         """`nbytes` of page-locked host memory as a numpy uint8 array (which keeps the memory alive)."""
 
     @abstractmethod
+    def mapped(self, nbytes: int):
+        """`nbytes` of zeroed page-locked host memory that kernels write directly: (a numpy uint8 array over
+        it, which keeps the memory alive; the address device code uses for it). What a kernel wrote there
+        is in the array once the stream is synchronized."""
+
+    @abstractmethod
     def copy_to_host_async(self, dst_address: int, src_ptr: int, nbytes: int) -> None:
         """Enqueue a device → host copy into pinned memory on the stream, after the launches before it."""
 
@@ -237,7 +243,8 @@ class DeviceKernel:
     Host arrays travel as the transfer plan says and the call waits for the device; a call whose
     arrays are all device arrays, that returns nothing and whose launched code cannot record a panic is
     asynchronous, like a cupy launch. Whatever the host must read after the launches (reduction results,
-    the panic record) comes back with one copy and one wait (see `readback.py`).
+    the panic record) is there after one wait: the results written by the device into host memory,
+    the record with one copy (see `readback.py`).
     """
 
     def __init__(self, backend: DeviceBackend, name: str, entry: dict, source: str, source_name: str) -> None:
@@ -267,7 +274,7 @@ class DeviceKernel:
         self._marks: dict[str, MarkArray] = {}
         # Kernels that check something on the device report a panic through the module's readback area.
         self._panic_sites = {p["site"]: p for p in entry.get("panics", ())}
-        reduces = any(lp.seeds for lp in self.plan.launches)
+        reduces = any(lp.reduces for lp in self.plan.launches)
         self._max_blocks = backend.multiprocessors() * REDUCTION_BLOCKS_PER_MULTIPROCESSOR if reduces else None
         self._one_wave = backend.multiprocessors() * REDUCTION_BLOCKS_PER_MULTIPROCESSOR
         # An index-list verification runs as one full wave too: where the loop found its list in order,
@@ -286,7 +293,7 @@ class DeviceKernel:
         self.last_transfers = transfers
         with self._call:
             launched = self._launch_all(bound, variants, device_ptrs)
-            if staged or launched.records_panics or (any(launched.ran) and self._readback.has_results):
+            if staged or launched.records_panics or self._readback.has_results:
                 self._finish(bound, launched)
         self._download_outputs(staged, transfers)
         return None if self.plan.result is None else self.plan.result(bound.env)
@@ -325,7 +332,7 @@ class DeviceKernel:
             self._run_steps(steps, bound, variants, device_ptrs, launched)
         except KernelPanic:
             # a host check of a later iteration failed: a panic the device recorded earlier came first
-            self._finish(bound, launched)
+            self._finish(bound, launched, with_results=False)
             raise
         return launched
 
@@ -355,16 +362,18 @@ class DeviceKernel:
             self.last_variants.append(covering.symbol if covered else lp.vector[0] if shape == "vector"
                                       else variant.symbol)
 
-    def _finish(self, bound: BoundArgs, launched: _Launched) -> None:
-        """Wait for the launches with the one readback copy (or without one, when nothing is read back),
-        run the last launch's index-list verification if what came back asks for it, raise the panic the
-        device recorded, and set the reduced values."""
+    def _finish(self, bound: BoundArgs, launched: _Launched, with_results: bool = True) -> None:
+        """Wait for the launches, with the copy of the panic record and the order flags where they can
+        have been written (the reductions' results need none, see `readback.py`), run the last launch's
+        index-list verification if what came back asks for it, raise the panic the device recorded, and
+        set the reduced values (`with_results`: not after a host check stopped the call, when some
+        launches never took their seeds)."""
         with_record = launched.records_panics and self._readback.checks
-        if with_record or (any(launched.ran) and self._readback.has_results):
+        pending = launched.deferred_verification
+        if with_record or pending is not None:
             self._on_device(lambda: self._readback.fetch(with_record))
         self._on_device(self.backend.synchronize)
         panic = self._readback.panic() if with_record else None
-        pending = launched.deferred_verification
         if pending is not None and self._verification_needed(panic, pending):
             self._verify_index_lists(pending.lp, self._verifiers[pending.index], bound, pending.device_ptrs,
                                      pending.starts, pending.counts, pending.lists, pending.number)
@@ -373,7 +382,8 @@ class DeviceKernel:
             panic = self._readback.panic()
         if with_record:
             self._raise_device_panic(bound, *panic)
-        bound.env.reductions.update(self._readback.results(launched.seeds, launched.ran))
+        if with_results:
+            bound.env.reductions.update(self._readback.results(launched.seeds, launched.ran))
 
     def _verification_needed(self, panic: tuple | None, pending: _PendingVerification) -> bool:
         """Whether the verification after the call's last launch, which no other launch follows, has work:
@@ -534,9 +544,9 @@ class DeviceKernel:
         whose lists the host verified). `one_wave`: `function` runs on a grid of one wave. Returns the
         reduction seeds, whether it ran, and which other entry point ran ("covering", "vector" or None)."""
         starts, counts = lp.iteration_space(bound.env)
-        seeds = {name: seed(bound.env) for name, seed in lp.seeds} if lp.seeds else _NONE
-        if not all(counts.values()):
-            return seeds, False, None
+        if not all(counts.values()):  # then the results are the seeds
+            return (lp.seed_values(bound.env) if lp.reduces else _NONE), False, None
+        seeds = lp.launch_seeds(bound, device_ptrs) if lp.reduces else _NONE
         shape = None
         covered = covering is not None and covering.geometry(counts)
         if covered:  # one thread per iteration, on a grid that covers the nest
@@ -550,7 +560,7 @@ class DeviceKernel:
                 function, shape = vector, "vector"
                 threads = {"x": -(-counts["x"] // lp.vector[1])}  # one thread per group of iterations
             grid, block = launch_geometry(threads, self.backend.block_size,
-                                          self._one_wave if one_wave else self._max_blocks if lp.seeds else None)
+                                          self._one_wave if one_wave else self._max_blocks if lp.reduces else None)
         scratch = self._readback.pointers[index]
         checks_lists = checks_lists and lp.verify is not None
         if checks_lists:

@@ -267,10 +267,20 @@ class LaunchPlan(PackedArguments):
         self.source = launch["source"]
         self.dims = [(dim["axis"], compile_expr(dim["start"]), compile_expr(dim["end"]), dim["inclusive"])
                      for dim in launch["dims"]]
-        # each reduction's value before the loop (and its location's), which the launch takes by value
-        self.seeds = [(r["name"], compile_expr(r["init"])) for r in launch["reductions"]]
-        self.seeds += [(r["location"], compile_expr(r["location_init"])) for r in launch["reductions"]
-                       if "location" in r]
+        self.reduces = bool(launch["reductions"])
+        # each reduction's value before the loop (and its location's), which the launch takes by value,
+        # but where the seed is an element of a slice the kernel only reads: the launch takes the element's
+        # address (name, slice, index, element size, source), and the host reads the element only for a
+        # launch that runs no iteration
+        self._seeds = [(r["name"], compile_expr(r["init"])) for r in launch["reductions"]
+                       if not r.get("seed_on_device")]
+        self._seeds += [(r["location"], compile_expr(r["location_init"])) for r in launch["reductions"]
+                        if "location" in r]
+        self._seed_elements = [(r["name"], r["init"]["element"], compile_expr(r["init"]["index"]),
+                                plan.by_name[r["init"]["element"]].dtype.itemsize, r["init"]["source"])
+                               for r in launch["reductions"] if r.get("seed_on_device")]
+        self._seed_values = self._seeds + [(r["name"], compile_expr(r["init"])) for r in launch["reductions"]
+                                           if r.get("seed_on_device")]
         self.checks = [(check["poly"], check["source"]) for check in launch.get("checks", ())]
         self.index_lists = launch.get("index_lists", [])
         self.bounds = launch.get("bounds", [])
@@ -322,11 +332,27 @@ class LaunchPlan(PackedArguments):
         for r in launch["reductions"]:
             seeds = [(r["name"], r["type"])] + ([(r["location"], r["location_type"])] if "location" in r else [])
             for name, ty in seeds:
-                code = PRIM_PACK[ty]
+                code = "Q" if name == r["name"] and r.get("seed_on_device") else PRIM_PACK[ty]
                 fields.append(("seed", name, code, struct.calcsize(code), struct.calcsize(code)))
             fields.append(("partials", r["name"], "Q", 8, 8))
             fields += [("result", name, "Q", 8, 8) for name, _ in seeds]
         super().__init__(fields)
+
+    def seed_values(self, env: Environment) -> dict:
+        """Every reduction's seed as a value (for a launch that runs no iteration: its results)."""
+        return {name: seed(env) for name, seed in self._seed_values}
+
+    def launch_seeds(self, bound, device_ptrs: dict[str, int]) -> dict:
+        """The seeds the launch takes: values, and the device address of each element seed after checking
+        its index as Rust's indexing does."""
+        seeds = {name: seed(bound.env) for name, seed in self._seeds}
+        for name, array, index, size, source in self._seed_elements:
+            at, length = index(bound.env), bound.arrays[array].count
+            if not 0 <= at < length:
+                raise KernelPanic(f"index out of bounds: the len is {length} but the index is {at % (1 << 64)}",
+                                  source, self.kernel)
+            seeds[name] = device_ptrs[array] + at * size
+        return seeds
 
     def vector_fits(self, starts: dict[str, int], device_ptrs: dict[str, int]) -> bool:
         """Whether the vector entry point's 16-byte accesses are aligned: the loop's first index a multiple

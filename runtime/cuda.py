@@ -192,6 +192,16 @@ class CudaBackend(DeviceBackend):
 
         return np.frombuffer(self.cp.cuda.alloc_pinned_memory(nbytes), dtype=np.uint8, count=nbytes)
 
+    def mapped(self, nbytes: int):
+        import numpy as np
+
+        runtime = self.cp.cuda.runtime
+        memory = self.cp.cuda.PinnedMemory(nbytes, runtime.hostAllocMapped | runtime.hostAllocPortable)
+        device_address = self._check(lambda: runtime.pointerGetAttributes(memory.ptr)).devicePointer
+        host = np.frombuffer(self.cp.cuda.PinnedMemoryPointer(memory, 0), dtype=np.uint8, count=nbytes)
+        host[...] = 0
+        return host, int(device_address)
+
     def copy_to_host_async(self, dst_address: int, src_ptr: int, nbytes: int) -> None:
         runtime = self.cp.cuda.runtime
         self._check(lambda: runtime.memcpyAsync(dst_address, src_ptr, nbytes, runtime.memcpyDeviceToHost,

@@ -191,6 +191,14 @@ class HipQueue:
         self._host_buffers.append(pointer)
         return int(pointer)
 
+    def mapped(self, nbytes: int) -> tuple[int, int]:
+        """Pinned host memory kernels write directly: (its host address, the address device code uses)."""
+        hip = self.hip
+        pointer = check(hip, hip.hipHostMalloc(nbytes, hip.hipHostMallocMapped), "hipHostMalloc")
+        self._host_buffers.append(pointer)
+        device_pointer = check(hip, hip.hipHostGetDevicePointer(pointer, 0), "hipHostGetDevicePointer")
+        return int(pointer), int(device_pointer)
+
     def new_event(self):
         hip = self.hip
         event = check(hip, hip.hipEventCreateWithFlags(hip.hipEventDisableTiming), "hipEventCreateWithFlags")
@@ -325,6 +333,14 @@ class HipBackend(DeviceBackend):
         import numpy as np
 
         return np.frombuffer((ctypes.c_uint8 * nbytes).from_address(self.queue.pinned(nbytes)), dtype=np.uint8)
+
+    def mapped(self, nbytes: int):
+        import numpy as np
+
+        host_address, device_address = self.queue.mapped(nbytes)
+        host = np.frombuffer((ctypes.c_uint8 * nbytes).from_address(host_address), dtype=np.uint8)
+        host[...] = 0
+        return host, device_address
 
     def copy_to_host_async(self, dst_address: int, src_ptr: int, nbytes: int) -> None:
         self.queue.copy_to_host(dst_address, src_ptr, nbytes)

@@ -1,12 +1,16 @@
 """What a kernel reads back after its launches, and the device memory its reductions work in.
 
-Every generated module holds one `rs2gpu_readback` area (see the prelude): the 88-byte panic record,
-then, in launch order, one 8-byte word per reduction result (two for a min/max-location reduction) and
-one per slice the launch writes through an index list (its order flag, see `emit.verify`). The last block
-of a launch with reductions writes the results there, so after a call the host copies the part it needs
-(the record too when the code the call launched can record a panic) with one asynchronous copy into
-pinned memory kept per kernel, then waits once for the stream. The blocks' partial results live
-in one device buffer per kernel, sized for the largest grid a launch with reductions gets.
+One layout of 8-byte words, after the 88-byte panic record, in launch order: one word per reduction
+result (two for a min/max-location reduction) and one per slice the launch writes through an index list
+(its order flag, see `emit.verify`). The words have two homes, both laid out like that:
+- the results are written by the last block of their launch straight into page-locked host memory that
+  the device addresses (`DeviceBackend.mapped`), so after a call the host only waits for the stream: no
+  copy follows the launches, and none of its latency is part of the call;
+- the panic record and the order flags live in the module's `rs2gpu_readback` area (see the prelude) on
+  the device, where any thread may write them; the host copies them, with one asynchronous copy into
+  pinned memory, only after launches that can have written them.
+The blocks' partial results live in one device buffer per kernel, sized for the largest grid a launch with
+reductions gets.
 
 Nothing here is allocated per call.
 """
@@ -42,32 +46,35 @@ class Readback:
             raise ValueError(f"the manifest's reductions and index lists fill {end - PANIC_RECORD_BYTES} bytes "
                              f"of results, its result_words say {entry['result_words']} words")
         self.result_bytes = end - PANIC_RECORD_BYTES
-        # whether a call that ran must read results back even without a panic record: reductions' results
+        # whether a call that ran must wait for its results even without a panic record: reductions' results
         # (the order flags of index lists matter only with the record, from the launches that check them)
         self.has_results = any(self.slots)
+        self._has_flags = any(self._flags)
         used = self.checks or self.result_bytes
         self.area = backend.global_address(module, READBACK_SYMBOL) if used else 0
         self.end = end
-        self.host = backend.pinned(end) if used else None  # laid out like the area
+        self.fetched = backend.pinned(end) if used else None  # the area as last copied
+        self.results_host, results_device = backend.mapped(end) if self.has_results else (None, 0)
         # one buffer for every launch: the launches run one after another on the stream
         self._partials = backend.alloc(partial_bytes) if partial_bytes else None
         self.pointers: list[dict] = []  # per launch: ("partials" | "result", name) -> device address
         for slots, offsets in zip(self.slots, partial_offsets):
             pointers = {("partials", name): self._partials.ptr + at for name, at in offsets.items()}
-            pointers.update({("result", slot.name): self.area + slot.offset for slot in slots})
+            pointers.update({("result", slot.name): results_device + slot.offset for slot in slots})
             self.pointers.append(pointers)
         self._backend = backend
 
     def fetch(self, with_record: bool) -> None:
-        """Enqueue the copy of the results, and of the panic record `with_record`, after the launches on
-        the same stream; the caller synchronizes the stream before reading `panic` or `results`."""
-        first = 0 if with_record else PANIC_RECORD_BYTES
-        if self.end > first:
-            self._backend.copy_to_host_async(self.host.ctypes.data + first, self.area + first, self.end - first)
+        """Enqueue the copy of the order flags, and of the panic record `with_record`, after the launches
+        on the same stream (nothing where there is neither); the caller synchronizes the stream before
+        reading `panic`, `flag` or `results`."""
+        if with_record or self._has_flags:
+            first = 0 if with_record else PANIC_RECORD_BYTES
+            self._backend.copy_to_host_async(self.fetched.ctypes.data + first, self.area + first, self.end - first)
 
     def panic(self) -> tuple[int, int, int]:
         """(site, index, len) of the panic record as fetched; site 0 means no panic."""
-        return decode_panic(struct.unpack_from(f"<{PANIC_RECORD_BYTES // 8}Q", self.host, 0))
+        return decode_panic(struct.unpack_from(f"<{PANIC_RECORD_BYTES // 8}Q", self.fetched, 0))
 
     def flag_address(self, launch: int, target: str) -> int:
         """The device address of the order flag of launch `launch`'s writes to `target` through a list."""
@@ -75,7 +82,7 @@ class Readback:
 
     def flag(self, launch: int, target: str) -> int:
         """That flag as fetched: the stamp of the last call whose loop found the list out of order."""
-        return struct.unpack_from("<I", self.host, self._flags[launch][target])[0]
+        return struct.unpack_from("<I", self.fetched, self._flags[launch][target])[0]
 
     def zero_flags(self) -> None:
         """Zero every order flag in stream order (no wait), when the marks start again from stamp 1."""
@@ -89,13 +96,13 @@ class Readback:
         self._backend.zero_async(self.area, PANIC_RECORD_BYTES)
 
     def results(self, seeds: list[dict], ran: list[bool]) -> dict:
-        """Each reduction's value after the call: as fetched for the launches that ran, and its seed (the
-        value before the loop) for a launch that ran no iteration."""
+        """Each reduction's value after the call (once the stream is done): as the device wrote it for the
+        launches that ran, and its seed (the value before the loop) for a launch that ran no iteration."""
         out = {}
-        for slots, seed, fetched in zip(self.slots, seeds, ran):
+        for slots, seed, launch_ran in zip(self.slots, seeds, ran):
             for slot in slots:
-                out[slot.name] = (struct.unpack_from(slot.format, self.host, slot.offset)[0]
-                                  if fetched else seed[slot.name])
+                out[slot.name] = (struct.unpack_from(slot.format, self.results_host, slot.offset)[0]
+                                  if launch_ran else seed[slot.name])
         return out
 
 

@@ -1,7 +1,10 @@
 """What the generated C++ of reductions and device checks promises the runtime (runtime/readback.py):
 
-- every module holds the readback area (`rs2gpu_readback`: the panic record, then one word per result,
-  two for a min/max-location reduction) and the blocks' ticket counter, which the host finds by name;
+- every module holds the readback area (`rs2gpu_readback`: the panic record, then the readback layout's
+  words, one per result, two for a min/max-location reduction) and the blocks' ticket counter, which the
+  host finds by name;
+- a seed that is an element of a slice the kernel only reads (`let mut m = x[0];`) is read on the device,
+  from the address the launch takes, so the host reads nothing before the launch;
 - a block combines its threads with warp shuffles, and the blocks' partials are combined by the last
   block to finish, with no atomic operation on the result (the only atomic is the ticket);
 - a launch that runs after code that can panic stops when a panic was recorded, as Rust stops: it
@@ -80,6 +83,25 @@ pub fn gather_then_sum(out: &mut [f64], a: &[f64], idx: &[usize]) -> f64 {
         s += a[j];
     }
     s
+}
+
+#[kernel]
+pub fn least_from_first(x: &[f64]) -> f64 {
+    let mut m = x[0];
+    for i in 0..x.len() {
+        m = m.min(x[i]);
+    }
+    m
+}
+
+#[kernel]
+pub fn least_after_doubling(x: &mut [f64]) -> f64 {
+    let mut m = x[0];
+    for i in 0..x.len() {
+        x[i] = 2.0 * x[i];
+        m = m.min(x[i]);
+    }
+    m
 }
 
 #[kernel]
@@ -171,3 +193,20 @@ def test_kernels_without_device_checks_have_no_panic_guard(translated, kernel):
 def test_both_targets_get_the_same_guards(translated):
     for kernel in ("gather_then_fill", "gather_then_sum"):
         assert list(bodies(translated, kernel).values()) == list(bodies(translated, kernel, ".hip.cpp").values())
+
+
+def test_a_seed_read_from_a_slice_the_kernel_only_reads_is_taken_by_address(translated):
+    (reduction,) = translated.emitted.manifest["kernels"]["least_from_first"]["launches"][0]["reductions"]
+    assert reduction["seed_on_device"] is True and reduction["init"]["element"] == "x"
+    for suffix in (".cu", ".hip.cpp"):
+        for symbol, body in bodies(translated, "least_from_first", suffix).items():
+            text = translated.emitted.files["least_from_first" + suffix]
+            assert re.search(rf"{symbol}\([^)]*const f64\* __restrict__ rs2gpu_seed_element_m\b", text)
+            assert "*rs2gpu_seed_element_m, rs2gpu_op_min()" in body  # read by the last block
+
+
+def test_a_seed_read_from_a_slice_the_loop_writes_is_taken_by_value(translated):
+    # read on the device after the loop, x[0] would be the doubled value, not the one Rust starts from
+    (reduction,) = translated.emitted.manifest["kernels"]["least_after_doubling"]["launches"][0]["reductions"]
+    assert "seed_on_device" not in reduction
+    assert "const f64 rs2gpu_seed_m" in translated.emitted.files["least_after_doubling.cu"]

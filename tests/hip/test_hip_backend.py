@@ -102,6 +102,18 @@ def test_each_call_that_needs_a_device_raises_naming_itself(hip, call: str) -> N
     assert status_name(caught.value) in NO_DEVICE and isinstance(caught.value, LaunchError)
 
 
+def test_mapped_host_memory_is_asked_of_hip_with_the_mapped_flag(hip) -> None:
+    with pytest.raises(HipError, match="^hipHostMalloc failed: hipError") as caught:
+        HipQueue(hip).mapped(64)
+    assert status_name(caught.value) in NO_DEVICE
+
+
+def test_the_device_address_of_host_memory_is_asked_with_an_integer_address(hip) -> None:
+    host = np.zeros(16, dtype=np.uint8)
+    status, _ = hip.hipHostGetDevicePointer(host.ctypes.data, 0)
+    assert status != hip.hipError_t.hipSuccess  # refused (no device, or memory HIP did not allocate), not a TypeError
+
+
 def test_copies_take_integer_addresses(hip) -> None:
     host = np.zeros(16, dtype=np.uint8)
     queue = HipQueue(hip)
@@ -194,6 +206,7 @@ class HostBackedHip(HipBackend):
         self.queue = HipQueue(self.hip)
         self.memory: list[_HostMemory] = []
         self.globals: dict[str, _HostMemory] = {}
+        self.mapped_memory: list[np.ndarray] = []
         self.loaded: list[bytes] = []
 
     def load(self, binary: bytes):
@@ -222,6 +235,11 @@ class HostBackedHip(HipBackend):
 
     def pinned(self, nbytes: int):
         return np.zeros(nbytes, dtype=np.uint8)
+
+    def mapped(self, nbytes: int):
+        memory = np.zeros(nbytes, dtype=np.uint8)
+        self.mapped_memory.append(memory)
+        return memory, memory.ctypes.data
 
     def copy_to_host_async(self, dst_address: int, src_ptr: int, nbytes: int) -> None:
         ctypes.memmove(dst_address, src_ptr, nbytes)
@@ -277,7 +295,9 @@ def test_a_reduction_launch_takes_seeds_by_value_and_kernel_owned_memory_on_a_ca
     backend = HostBackedHip(BinaryCache(tmp_path))
     kernel = DeviceKernel(backend, "extremes", entry, emitted.files[entry["files"]["hip"]], entry["files"]["hip"])
     (partials,) = backend.memory  # the one buffer of the kernel's partials, allocated when it is loaded
-    results = backend.globals["rs2gpu_readback"].ptr + PANIC_RECORD_BYTES  # the words after the panic record
+    # the results' words, after the panic record's place in host memory the device writes directly
+    (mapped,) = backend.mapped_memory
+    results = mapped.ctypes.data + PANIC_RECORD_BYTES
     max_blocks = 8 * HostBackedHip.COMPUTE_UNITS
 
     args_meta = [a for a in code_object_metadata(kernel.binary)["amdhsa.kernels"][0][".args"]
