@@ -271,9 +271,12 @@ class KernelModule:
 
     # -------------------------------------------------------------- ranges::<kernel>_<n>
 
-    def range_function(self, index: int, launch: dict) -> dict:
-        bounds = launch.get("bounds", [])
-        exprs = [[d["start"], d["end"]] for d in launch["dims"]] + [launch["checks"]]
+    def range_function(self, index: int, launch: dict, conditional: bool = False) -> dict:
+        """`ranges::<kernel>_<index>`: the launch's iteration space after the host's checks of its
+        unconditional accesses; with `conditional`, `ranges::<kernel>_<index>_in_bounds` instead: whether
+        every access the loop makes only under a condition stays in bounds too."""
+        bounds = launch.get("guarded_bounds" if conditional else "bounds", [])
+        exprs = [[d["start"], d["end"]] for d in launch["dims"]] + [[] if conditional else launch["checks"]]
         exprs += [b["index"] for b in bounds]  # (a bound's own "param" names its slice)
         lets = needed_locals(self.entry["preamble"], exprs)
         used = references([exprs, [let["expr"] for let in lets]], "param")
@@ -308,7 +311,7 @@ class KernelModule:
                 return str(constant)
             return text if constant == 0 else f"{text} {'-' if constant < 0 else '+'} {abs(constant)}"
 
-        for check in launch["checks"]:
+        for check in [] if conditional else launch["checks"]:
             body.append(f"runtime::require_disjoint({poly(check['poly'])}, {json_str(check['source'])})?;")
         dims, spans = [], []
         for d in launch["dims"]:
@@ -317,20 +320,27 @@ class KernelModule:
             body.append(f"let {var} = ({render(d['start'])}, {render(d['end'])});")
             count = f"runtime::wide({var}.1) - runtime::wide({var}.0){' + 1' if d['inclusive'] else ''}"
             spans.append(f"(runtime::wide({var}.0), ({count}).max(0))")
-        if bounds:
-            body.append("// the accesses every iteration makes: Rust's panic names the first one out of bounds")
-            accesses = [self.host_access(b, length_names[b["param"]], poly) for b in bounds]
-            body.append(f"runtime::first_out_of_bounds(&[{', '.join(accesses)}], &[{', '.join(spans)}])?;")
-        for var, d in zip(dims, launch["dims"]):
-            body.append(f"let {var} = runtime::range({var}.0, {var}.1, {'true' if d['inclusive'] else 'false'})?;")
-        body.append(f"Ok({dims[0]})" if len(dims) == 1 else f"Ok(({', '.join(dims)}))")
+        accesses = [self.host_access(b, length_names[b["param"]], poly) for b in bounds]
         loops = ", ".join(f"`{d['index']}`" for d in launch["dims"])
-        name = f"{self.name}_{index}"
-        return {"name": name, "signature": signature(name, inputs, f"Result<{dims_type(launch)}, RangeError>", "    "),
+        if conditional:
+            body.append(f"Ok(runtime::first_out_of_bounds(&[{', '.join(accesses)}], &[{', '.join(spans)}]).is_ok())")
+            name, returns = f"{self.name}_{index}_in_bounds", "bool"
+            doc = (f"Whether every access that launch {index} of `{self.name}` (the loop over {loops} at "
+                   f"{launch['source']}) makes only under a condition stays in bounds.")
+        else:
+            if bounds:
+                body.append("// the accesses every iteration makes: Rust's panic names the first one out of bounds")
+                body.append(f"runtime::first_out_of_bounds(&[{', '.join(accesses)}], &[{', '.join(spans)}])?;")
+            for var, d in zip(dims, launch["dims"]):
+                body.append(f"let {var} = runtime::range({var}.0, {var}.1, {'true' if d['inclusive'] else 'false'})?;")
+            body.append(f"Ok({dims[0]})" if len(dims) == 1 else f"Ok(({', '.join(dims)}))")
+            name, returns = f"{self.name}_{index}", dims_type(launch)
+            doc = f"Launch {index} of `{self.name}`: the loop over {loops} at {launch['source']}."
+        return {"name": name, "signature": signature(name, inputs, f"Result<{returns}, RangeError>", "    "),
                 "body": body,
                 "arguments": [(kind, param) for kind, param, _ in arguments],
                 "call_args": [f"{param}.len()" if kind == "len" else param for kind, param, _ in arguments],
-                "doc": f"Launch {index} of `{self.name}`: the loop over {loops} at {launch['source']}."}
+                "doc": doc}
 
     @staticmethod
     def host_access(check: dict, length: str, poly) -> str:
@@ -364,12 +374,18 @@ class KernelModule:
                       {let["name"]: let["name"] for let in lets}, {}, self.refused)
         body = []
         ranges = []
+        in_bounds = {}  # per launch with a variant that checks its conditional accesses: whether they stay in bounds
         for index, launch in enumerate(launches):
             spec = self.range_function(index, launch)
             dims = [names.fresh(d["index"]) for d in launch["dims"]]
             pattern = dims[0] if len(dims) == 1 else f"({', '.join(dims)})"
             body.append(f"let {pattern} = ranges::{spec['name']}({', '.join(spec['call_args'])}){self.refused};")
             ranges.append(dims)
+            if len(launch["variants"]) > 1:
+                spec = self.range_function(index, launch, conditional=True)
+                in_bounds[index] = names.fresh("in_bounds")
+                body.append(f"let {in_bounds[index]} = ranges::{spec['name']}({', '.join(spec['call_args'])})"
+                            f"{self.refused};")
         body += [f"let {let['name']}: {let['type']} = {HostExpr(scope).render(let['expr'])};" for let in lets]
         call = names.fresh("call")
         body += [f"let {kernel} = {gpu}.kernel(&{self.static})?;", f"let mut {call} = {kernel}.call({gpu});"]
@@ -384,9 +400,11 @@ class KernelModule:
             body += [f"{args}.dim(&{d});" for d in dims]
             if launch.get("numbered"):
                 body.append(f"{args}.number(); // which launch of the call records a panic")
+            if index in in_bounds:
+                body.append(f"{args}.conditional_in_bounds({in_bounds[index]}); // then its checks are left out")
             if launch.get("stops"):
-                # this module runs each loop's variant that checks everything: whether an earlier one checks
-                # anything on the device decides whether this one must look at the panic record first
+                # whether an earlier launch's variant that checks everything can record a panic decides
+                # whether this one must look at the panic record first
                 may_stop = any(earlier["variants"][-1]["records_panics"] for earlier in launches[:index])
                 body.append(f"{args}.value(&{str(may_stop).lower()}); // an earlier launch can have panicked")
             for r in launch["reductions"]:
@@ -478,21 +496,33 @@ class KernelModule:
             "name": self.name, "static": self.static, "source": entry["source"], "rust_path": entry["rust_path"],
             "file": entry["files"]["cuda"], "fast_math": "true" if entry["fast_math"] else "false",
             # a loop whose conditional accesses the host may find out of bounds has a variant that checks
-            # them: this module launches that one, which is right for every argument (and has no covering
-            # entry point: that one is the first variant's body)
+            # them, the one this module launches unless the host finds them in bounds; the covering and the
+            # vector entry points run the first variant's body
             "launches": [{"symbol": launch["variants"][-1]["symbol"], "source": launch["source"],
+                          "records_panics": str(launch["variants"][-1]["records_panics"]).lower(),
+                          "unchecked": unchecked_source(launch),
                           "arguments": ", ".join(str(s) for s in abi_sizes(entry, launch)),
-                          "covering": covering_source(launch.get("covering") if len(launch["variants"]) == 1
-                                                      else None),
+                          "covering": covering_source(launch.get("covering")),
                           "vector": vector_source(entry, launch),
                           "reductions": len(launch["reductions"])}
                          for launch in entry["launches"]],
             "result_words": entry["result_words"],
-            "ranges": [self.range_function(i, launch) for i, launch in enumerate(entry["launches"])],
+            "ranges": [spec for i, launch in enumerate(entry["launches"])
+                       for spec in [self.range_function(i, launch)]
+                       + ([self.range_function(i, launch, conditional=True)] if len(launch["variants"]) > 1 else [])],
             "panics": [{"site": p["site"], "kind": p["kind"], "source": p["source"]} for p in entry.get("panics", [])],
             "device": self.device_function(), "host": self.host_function(),
             "transfers": ", ".join(transfers) or "none",
         }
+
+
+def unchecked_source(launch: dict) -> str:
+    """The `Option<Unchecked>` of a launch with a variant that checks its conditional accesses: the first
+    variant, without those checks."""
+    if len(launch["variants"]) == 1:
+        return "None"
+    first = launch["variants"][0]
+    return f'Some(Unchecked {{ symbol: "{first["symbol"]}", records_panics: {str(first["records_panics"]).lower()} }})'
 
 
 def covering_source(covering: dict | None) -> str:
@@ -501,7 +531,7 @@ def covering_source(covering: dict | None) -> str:
         return "None"
     block = ", ".join(str(b) for b in covering["block"] or (0, 0, 0))
     return (f'Some(Covering {{ symbol: "{covering["symbol"]}", block: [{block}], '
-            f'count_limit: {covering["count_limit"]} }})')
+            f'count_limit: {covering["count_limit"]}, records_panics: {str(covering["records_panics"]).lower()} }})')
 
 
 def vector_source(entry: dict, launch: dict) -> str:

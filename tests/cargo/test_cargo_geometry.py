@@ -46,7 +46,7 @@ def test_rust_covering_geometry_is_the_python_runtimes(tmp_path) -> None:
     functions = re.search(r"^/// Grid and block for a launch's covering entry point.*", text, re.M | re.S).group(0)
     calls = "\n".join(
         f"    println!(\"{{:?}}\", covering_geometry(&{list(counts)}, &Covering {{ symbol: \"k\", "
-        f"block: {list(block or (0, 0, 0))}, count_limit: {LIMIT} }}));" for counts, block in CASES)
+        f"block: {list(block or (0, 0, 0))}, count_limit: {LIMIT}, records_panics: false }}));" for counts, block in CASES)
     program = (f"#![allow(dead_code)]\nmod runtime {{\n{chr(10).join(constants)}\n{covering}\n{functions}\n"
                f"pub fn probe() {{\n{calls}\n}}\n}}\nfn main() {{ runtime::probe(); }}\n")
     (tmp_path / "probe.rs").write_text(program)

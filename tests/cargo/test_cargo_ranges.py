@@ -237,3 +237,68 @@ def test_rust_ranges_match_the_python_runtime(tmp_path, cargo_target) -> None:
     assert tested.returncode == 0, tested.stderr + tested.stdout + "\n".join(assertions)
     assert "test result: ok. 1 passed" in tested.stdout
 
+
+
+CONDITIONAL_LIB_RS = """\
+use rs2gpu::kernel;
+
+#[kernel]
+pub fn roots(a: &[f64], x1: &mut [f64], x2: &mut [f64]) {
+    for i in 0..x1.len() {
+        x1[i] = a[i];
+        if a[i] >= 0.0 {
+            x2[i] = a[i];
+        }
+    }
+}
+
+#[kernel]
+pub fn shifted(out: &mut [f64], a: &[f64], s: usize) {
+    for i in 0..out.len() {
+        if a[i] > 0.0 {
+            out[i] = a[i + s];
+        }
+    }
+}
+
+pub mod kernels {
+    include!(concat!(env!("OUT_DIR"), "/rs2gpu_kernels.rs"));
+}
+"""
+CONDITIONAL_CASES = {
+    "roots": [{"a.len": 10, "x1.len": 10, "x2.len": 10}, {"a.len": 10, "x1.len": 10, "x2.len": 9},
+              {"a.len": 10, "x1.len": 0, "x2.len": 0}, {"a.len": 12, "x1.len": 10, "x2.len": 11}],
+    "shifted": [{"out.len": 10, "a.len": 13, "s": 3}, {"out.len": 10, "a.len": 13, "s": 4},
+                {"out.len": 0, "a.len": 0, "s": 7}],
+}
+
+
+@needs_cargo
+def test_rust_chooses_the_unchecked_variant_where_the_python_runtime_does(tmp_path, cargo_target) -> None:
+    """`ranges::<kernel>_<n>_in_bounds` says whether the accesses a loop makes only under a condition all
+    stay in bounds, the condition on which Python's `LaunchPlan.variant` launches the first variant."""
+    crate = hook_crate(tmp_path / "conditional", CONDITIONAL_LIB_RS, name="conditional")
+    manifest = pipeline.translate(crate).emitted.manifest
+    lines, outcomes = [], set()
+    for name, cases in CONDITIONAL_CASES.items():
+        entry = manifest["kernels"][name]
+        (launch,) = entry["launches"]
+        assert len(launch["variants"]) == 2
+        spec = KernelModule(name, entry, Types({})).range_function(0, launch, conditional=True)
+        plan = CallPlan(name, entry).launches[0]
+        for values in cases:
+            env = Environment(params={k: v for k, v in values.items() if not k.endswith(".len")},
+                              lengths={k[:-4]: v for k, v in values.items() if k.endswith(".len")})
+            unchecked = plan.variant(env) is plan.variants[0]
+            outcomes.add(unchecked)
+            args = [literal(values[f"{param}.len"] if kind == "len" else values[param], "usize")[0]
+                    for kind, param in spec["arguments"]]
+            lines.append(f"    assert_eq!(ranges::{spec['name']}({', '.join(args)}), Ok({str(unchecked).lower()}));")
+    assert outcomes == {True, False}
+    (crate / "tests").mkdir()
+    (crate / "tests" / "in_bounds.rs").write_text(
+        "use conditional::kernels::ranges;\n\n#[test]\nfn unchecked_where_python_chooses_it() {\n"
+        + "\n".join(lines) + "\n}\n")
+    tested = cargo(["test", "--test", "in_bounds"], crate, cargo_target)
+    assert tested.returncode == 0, tested.stderr + tested.stdout + "\n".join(lines)
+    assert "test result: ok. 1 passed" in tested.stdout

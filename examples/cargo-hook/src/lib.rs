@@ -57,6 +57,21 @@ pub fn min_max(a: &[i32]) -> (i32, i32) {
     (lo, hi)
 }
 
+/// The real square roots: `x[i] = sqrt(d[i])` and `flag[i] = 1` where `d[i] >= 0`, else 0 and -1. The
+/// GPU version checks the writes to `flag` on the device only when `flag` is shorter than `x`.
+#[kernel]
+pub fn real_roots(x: &mut [f64], d: &[f64], flag: &mut [f64]) {
+    for i in 0..x.len() {
+        if d[i] >= 0.0 {
+            x[i] = d[i].sqrt();
+            flag[i] = 1.0;
+        } else {
+            x[i] = 0.0;
+            flag[i] = -1.0;
+        }
+    }
+}
+
 /// The GPU versions of the kernels above, generated at build time by rs2gpu.
 pub mod kernels {
     include!(concat!(env!("OUT_DIR"), "/rs2gpu_kernels.rs"));

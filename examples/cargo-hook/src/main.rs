@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use rs2gpu_cargo_hook::kernels::{self, DeviceBuffer, Error, Gpu};
-use rs2gpu_cargo_hook::{dot, min_max, scale, smooth, triad};
+use rs2gpu_cargo_hook::{dot, min_max, real_roots, scale, smooth, triad};
 
 /// xorshift64*: reproducible inputs without dependencies.
 struct Random(u64);
@@ -116,6 +116,23 @@ fn run(gpu: &Gpu, n: usize, report: &mut Report) -> Result<(), Error> {
     let range_cpu = min_max(&ints);
     report.check("min_max (two reductions)", range_gpu == range_cpu,
                  format!("GPU {range_gpu:?}, CPU {range_cpu:?}"), seconds);
+
+    // Writes under a condition: the host finds them in bounds (and the launch leaves out their device
+    // checks), or not, and then the device finds the first one out of bounds, as Rust would.
+    let d: Vec<f64> = random.f64s(n).iter().map(|v| v - 0.5).collect();
+    let (mut roots_gpu, mut flag_gpu) = (vec![9.0; n], vec![9.0; n]);
+    let (mut roots_cpu, mut flag_cpu) = (roots_gpu.clone(), flag_gpu.clone());
+    let (_, seconds) = timed(|| kernels::real_roots(gpu, &mut roots_gpu, &d, &mut flag_gpu))?;
+    real_roots(&mut roots_cpu, &d, &mut flag_cpu);
+    let (ok, detail) = bitwise_equal(&[roots_gpu, flag_gpu].concat(), &[roots_cpu, flag_cpu].concat());
+    report.check("real_roots (conditional writes in bounds)", ok, detail, seconds);
+    let short = n / 2;
+    let mut flags = vec![0.0; short];
+    let refused = kernels::real_roots(gpu, &mut vec![0.0; n], &d, &mut flags);
+    let expected = format!("index out of bounds: the len is {short} but the index is {short}");
+    let ok = matches!(&refused, Err(Error::Panic { message, .. }) if *message == expected);
+    let detail = refused.err().map_or(String::new(), |e| e.to_string().replace('\n', " "));
+    report.check("real_roots with `flag` too short panics", ok, detail, 0.0);
 
     // A call that would index out of bounds panics as the Rust function would, before any device work.
     let mut short = vec![1.0; 10];
