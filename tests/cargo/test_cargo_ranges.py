@@ -229,12 +229,15 @@ def test_rust_ranges_match_the_python_runtime(tmp_path, cargo_target) -> None:
                     "count: 18446744073709551614", "start: i32::MIN, count: 4294967296", "OutOfBounds",
                     f"index: {U64 - 3}", "index: 4611686018427387904"):
         assert outcome in text, outcome
+    run_rust_test(crate, cargo_target, "ranges", "use bounds::kernels::{ranges, Dim, RangeError};", assertions)
+
+
+def run_rust_test(crate, cargo_target, name: str, uses: str, lines: list[str]) -> None:
+    """Write `tests/<name>.rs` into the crate, one test of `lines` after `uses`, and run it with cargo."""
     (crate / "tests").mkdir()
-    (crate / "tests" / "ranges.rs").write_text(
-        "use bounds::kernels::{ranges, Dim, RangeError};\n\n#[test]\nfn ranges_match_the_python_runtime() {\n"
-        + "\n".join(assertions) + "\n}\n")
-    tested = cargo(["test", "--test", "ranges"], crate, cargo_target)
-    assert tested.returncode == 0, tested.stderr + tested.stdout + "\n".join(assertions)
+    (crate / "tests" / f"{name}.rs").write_text(f"{uses}\n\n#[test]\nfn {name}() {{\n" + "\n".join(lines) + "\n}\n")
+    tested = cargo(["test", "--test", name], crate, cargo_target)
+    assert tested.returncode == 0, tested.stderr + tested.stdout + "\n".join(lines)
     assert "test result: ok. 1 passed" in tested.stdout
 
 
@@ -295,10 +298,4 @@ def test_rust_chooses_the_unchecked_variant_where_the_python_runtime_does(tmp_pa
                     for kind, param in spec["arguments"]]
             lines.append(f"    assert_eq!(ranges::{spec['name']}({', '.join(args)}), Ok({str(unchecked).lower()}));")
     assert outcomes == {True, False}
-    (crate / "tests").mkdir()
-    (crate / "tests" / "in_bounds.rs").write_text(
-        "use conditional::kernels::ranges;\n\n#[test]\nfn unchecked_where_python_chooses_it() {\n"
-        + "\n".join(lines) + "\n}\n")
-    tested = cargo(["test", "--test", "in_bounds"], crate, cargo_target)
-    assert tested.returncode == 0, tested.stderr + tested.stdout + "\n".join(lines)
-    assert "test result: ok. 1 passed" in tested.stdout
+    run_rust_test(crate, cargo_target, "in_bounds", "use conditional::kernels::ranges;", lines)
