@@ -162,9 +162,9 @@ class DeviceBackend(ABC):
 
     @abstractmethod
     def mapped(self, nbytes: int):
-        """`nbytes` of zeroed page-locked host memory that kernels write directly: (a numpy uint8 array over
-        it, which keeps the memory alive; the address device code uses for it). What a kernel wrote there
-        is in the array once the stream is synchronized."""
+        """`nbytes` of page-locked host memory that kernels write directly: (a numpy uint8 array over it,
+        which keeps the memory alive; the address device code uses for it). What a kernel wrote there is in
+        the array once the stream is synchronized."""
 
     @abstractmethod
     def copy_to_host_async(self, dst_address: int, src_ptr: int, nbytes: int) -> None:

@@ -198,9 +198,8 @@ class CudaBackend(DeviceBackend):
         runtime = self.cp.cuda.runtime
         memory = self.cp.cuda.PinnedMemory(nbytes, runtime.hostAllocMapped | runtime.hostAllocPortable)
         device_address = self._check(lambda: runtime.pointerGetAttributes(memory.ptr)).devicePointer
-        host = np.frombuffer(self.cp.cuda.PinnedMemoryPointer(memory, 0), dtype=np.uint8, count=nbytes)
-        host[...] = 0
-        return host, int(device_address)
+        return np.frombuffer(self.cp.cuda.PinnedMemoryPointer(memory, 0), dtype=np.uint8, count=nbytes), \
+            int(device_address)
 
     def copy_to_host_async(self, dst_address: int, src_ptr: int, nbytes: int) -> None:
         runtime = self.cp.cuda.runtime

@@ -196,7 +196,7 @@ class HipQueue:
         hip = self.hip
         pointer = check(hip, hip.hipHostMalloc(nbytes, hip.hipHostMallocMapped), "hipHostMalloc")
         self._host_buffers.append(pointer)
-        device_pointer = check(hip, hip.hipHostGetDevicePointer(pointer, 0), "hipHostGetDevicePointer")
+        device_pointer = check(hip, hip.hipHostGetDevicePointer(int(pointer), 0), "hipHostGetDevicePointer")
         return int(pointer), int(device_pointer)
 
     def new_event(self):
@@ -338,9 +338,7 @@ class HipBackend(DeviceBackend):
         import numpy as np
 
         host_address, device_address = self.queue.mapped(nbytes)
-        host = np.frombuffer((ctypes.c_uint8 * nbytes).from_address(host_address), dtype=np.uint8)
-        host[...] = 0
-        return host, device_address
+        return np.frombuffer((ctypes.c_uint8 * nbytes).from_address(host_address), dtype=np.uint8), device_address
 
     def copy_to_host_async(self, dst_address: int, src_ptr: int, nbytes: int) -> None:
         self.queue.copy_to_host(dst_address, src_ptr, nbytes)
