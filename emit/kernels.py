@@ -505,12 +505,13 @@ def _covering_json(plan: KernelPlan, covering: dict | None) -> dict | None:
 
 def _vector_json(vector: dict | None) -> dict | None:
     """The vector entry point of a launch, if it has one (see `emit.vector`): its symbol, how many
-    iterations a thread runs at once, and the slices whose addresses must be 16-byte aligned."""
+    iterations a thread runs at once, the slices whose groups of lanes must be 16-byte aligned, and the
+    offset of each slice's first lane from the loop variable."""
     if vector is None:
         return None
     plan = vector["plan"]
     return {"symbol": vector["symbol"], "width": plan.width, "alignment": VECTOR_BYTES,
-            "slices": [s.name for s in plan.slices]}
+            "slices": [s.name for s in plan.slices], "offsets": [plan.first_offset(s) for s in plan.slices]}
 
 
 def entry_points(launch: dict) -> list[str]:

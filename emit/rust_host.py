@@ -536,18 +536,22 @@ def covering_source(covering: dict | None) -> str:
 
 def vector_source(entry: dict, launch: dict) -> str:
     """The `Option<Vector>` of a launch's vector entry point: which of its arguments are the pointers to
-    check for alignment, and which is the loop's first index (the first after the parameters')."""
+    check for alignment, the offset of each one's first lane from the loop variable, and which is the loop's
+    first index (the first after the parameters')."""
     vector = launch.get("vector")
     if vector is None:
         return "None"
-    positions, pointers = 0, []
+    positions, pointers, offsets = 0, [], []
+    offset_of = dict(zip(vector["slices"], vector["offsets"]))
     for p in entry["params"]:
         for part in p["abi"]:
-            if p["name"] in vector["slices"] and part["role"] == "pointer":
+            if p["name"] in offset_of and part["role"] == "pointer":
                 pointers.append(positions)
+                offsets.append(offset_of[p["name"]])
             positions += 1
     return (f'Some(Vector {{ symbol: "{vector["symbol"]}", width: {vector["width"]}, '
-            f'pointers: &[{", ".join(map(str, pointers))}], start: {positions} }})')
+            f'pointers: &[{", ".join(map(str, pointers))}], offsets: &[{", ".join(map(str, offsets))}], '
+            f'start: {positions} }})')
 
 
 def by_value(p: dict) -> bool:

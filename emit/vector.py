@@ -4,8 +4,9 @@ A thread of the general entry point reads and writes 8 bytes (4 for `i32`/`f32`)
 iteration. On an H200 a warp of such accesses moves data at 3.73 TB/s where 16-byte ones reach the
 device's copy rate, 4.12 TB/s (one read and one write of 10^8 doubles), so a streaming loop such as
 COPY stays at 91 % of the copy rate with one element per thread. A single loop whose every slice access
-is at the loop variable itself (`c[i] = a[i]`, `vsum += vec[i]`), all of one 4- or 8-byte element type,
-gets a second grid-stride entry point, `<symbol>_vector`, over groups of W = 16 / size iterations:
+is at the loop variable plus or minus a constant (`c[i] = a[i]`, `a[i - 1] = v`, `x[i] = y[i + 1] - y[i]`),
+all of one 4- or 8-byte element type, gets a second grid-stride entry point, `<symbol>_vector`, over
+groups of W = 16 / size iterations:
 
     for (usize rs2gpu_gx = ...; rs2gpu_gx < rs2gpu_groups_x; rs2gpu_gx += ...) {
         const usize rs2gpu_first_x = (usize)rs2gpu_start_x + rs2gpu_gx * 2;
@@ -20,14 +21,17 @@ gets a second grid-stride entry point, `<symbol>_vector`, over groups of W = 16 
 Each lane is one iteration, in order, with the loop's own body: its accesses become the lane's
 elements. A slice is loaded when the body may read it before writing it, and stored when the body
 writes it; a slice written only by a statement of the body's top level, before any read, is not
-loaded (its lanes are all written). A loop that writes a slice it did not load anywhere else (under an
-`if`) gets no vector entry point, nor does one with a `continue`, a check on the device, index lists or
-scatters. The lanes are the iterations the general entry point runs, and the race checker already
-proved that no iteration touches another's elements, so grouping them changes nothing but the width of
-the accesses.
+loaded (its lanes are all written). A slice is accessed at one offset from the loop variable, or, if the
+loop only reads it, at several: then its W lanes are loaded at the smallest offset, and the elements the
+last lanes read beyond them (`y[i + 1]` of the last lane) one by one. A loop that writes a slice it did
+not load anywhere else (under an `if`) gets no vector entry point, nor does one with a `continue`, a
+check on the device, index lists or scatters. The lanes are the iterations the general entry point
+runs, and the race checker already proved that no iteration touches another's elements, so grouping
+them changes nothing but the width of the accesses.
 
-The host runs it where the accesses are 16-byte aligned: the loop's first index a multiple of W and
-every slice's address a multiple of 16 (`LaunchPlan.vector_fits`); otherwise the general entry point.
+The host runs it where the accesses are 16-byte aligned: every slice's address plus its first loaded
+element's offset, `(start + offset) * size`, a multiple of 16 (`LaunchPlan.vector_fits`); otherwise
+the general entry point.
 """
 from __future__ import annotations
 
@@ -53,10 +57,21 @@ class VectorPlan:
     element: PrimType
     loads: tuple[ir.Binding, ...]
     stores: tuple[ir.Binding, ...]
+    offsets: tuple[tuple[ir.Binding, tuple[int, ...]], ...]  # per slice, the offsets from the loop variable
 
     @property
     def slices(self) -> tuple[ir.Binding, ...]:
         return tuple(dict.fromkeys(self.loads + self.stores))
+
+    def first_offset(self, s: ir.Binding) -> int:
+        """The offset of the first of a group's elements of `s`: its W lanes start there."""
+        return min(dict(self.offsets)[s])
+
+    def window(self, s: ir.Binding) -> list[int]:
+        """The positions, from the first lane's, of the elements of `s` a group accesses: the W lanes,
+        then those after them that some lane reads at a larger offset."""
+        first = self.first_offset(s)
+        return sorted({lane + offset - first for lane in range(self.width) for offset in dict(self.offsets)[s]})
 
 
 def vector_plan(loop: ParallelLoop, params: tuple[ir.Binding, ...]) -> VectorPlan | None:
@@ -67,7 +82,13 @@ def vector_plan(loop: ParallelLoop, params: tuple[ir.Binding, ...]) -> VectorPla
     index = loop.dims[0].index
     slices = {p for p in params if isinstance(p.ty, RefType) and isinstance(p.ty.target, SliceType)}
     accesses = [n for n in walk(loop.body) if isinstance(n, ir.Index)]
-    if not accesses or not all(_at_index(n, index, slices) for n in accesses):
+    offsets: dict[ir.Binding, set[int]] = {}
+    for node in accesses:
+        offset = _offset_from(node, index, slices)
+        if offset is None:
+            return None
+        offsets.setdefault(node.base.binding, set()).add(offset)
+    if not accesses:
         return None
     mentions = sum(1 for n in walk(loop.body) if isinstance(n, ir.Var) and n.binding in slices)
     if mentions != len(accesses):  # a slice passed whole (to a helper, to `len()`): not only lanes
@@ -82,12 +103,25 @@ def vector_plan(loop: ParallelLoop, params: tuple[ir.Binding, ...]) -> VectorPla
     if order is None:
         return None
     loads, stores = order
-    return VectorPlan(VECTOR_BYTES // size_of(element), element, loads, stores)
+    if any(len(offsets[s]) > 1 for s in stores):
+        return None  # its lanes are stored as one group: written at one offset only
+    return VectorPlan(VECTOR_BYTES // size_of(element), element, loads, stores,
+                      tuple((s, tuple(sorted(offsets[s]))) for s in dict.fromkeys(loads + stores)))
 
 
-def _at_index(node: ir.Index, index: ir.Binding, slices: set) -> bool:
-    return isinstance(node.base, ir.Var) and node.base.binding in slices \
-        and isinstance(node.index, ir.Var) and node.index.binding is index
+def _offset_from(node: ir.Index, index: ir.Binding, slices: set) -> int | None:
+    """c for an access `s[i + c]` or `s[i - c]` of a slice at the loop variable `i` and a literal c, else None."""
+    if not (isinstance(node.base, ir.Var) and node.base.binding in slices):
+        return None
+    at = node.index
+    if isinstance(at, ir.Var) and at.binding is index:
+        return 0
+    if isinstance(at, ir.Binary) and at.op in ("+", "-"):
+        loop_var, constant = (at.lhs, at.rhs) if at.op == "-" or isinstance(at.lhs, ir.Var) else (at.rhs, at.lhs)
+        if isinstance(loop_var, ir.Var) and loop_var.binding is index and isinstance(constant, ir.Lit) \
+                and isinstance(constant.value, int) and not isinstance(constant.value, bool):
+            return constant.value if at.op == "+" else -constant.value
+    return None
 
 
 def _lane_order(body: ir.Block) -> tuple[tuple, tuple] | None:
@@ -139,19 +173,29 @@ def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
                  f"{pad}for (usize rs2gpu_gx = (usize)blockIdx.x * blockDim.x + threadIdx.x; {condition}; "
                  f"rs2gpu_gx += (usize)gridDim.x * blockDim.x) {{",
                  f"{pad}    const usize rs2gpu_first_x = (usize)rs2gpu_start_x + rs2gpu_gx * {w};"]
+    extras = {}  # (slice, position) -> the name of an element after the lanes, read on its own
     for s in plan.slices:
         lanes = f"rs2gpu_lanes<{ty}, {w}> {lanes_of[s]}"
+        first = plan.first_offset(s)
         if s in plan.loads:
             qualifier = "" if s in plan.stores else "const "
-            loop_open.append(f"{pad}    {qualifier}{lanes} = rs2gpu_load_lanes<{w}>({names.name(s)} + rs2gpu_first_x);")
+            loop_open.append(f"{pad}    {qualifier}{lanes} = rs2gpu_load_lanes<{w}>({names.name(s)} + "
+                             f"{_group_element(first)});")
         else:
             loop_open.append(f"{pad}    {lanes};")
+        for position in plan.window(s)[w:]:
+            extras[s, position] = names.fresh(f"{s.name}_{position}")
+            loop_open.append(f"{pad}    const {ty} {extras[s, position]} = "
+                             f"{names.name(s)}[{_group_element(first + position)}];")
     body_lines: list[str] = []
+    slices = set(plan.slices)
     for lane in range(w):
-        elements = {s: ir.Binding(f"{s.name}_{lane}", plan.element, s in plan.stores, "local", s.span)
-                    for s in plan.slices}
-        block = rebuild(loop.body, lambda node: ir.Var(elements[node.base.binding], node.span)
-                        if isinstance(node, ir.Index) else None)
+        # the lane's element of each access `s[i + offset]`, named by its position in the group's window
+        elements = {(s, offset): ir.Binding(f"{s.name}_{lane + offset - plan.first_offset(s)}", plan.element,
+                                            s in plan.stores, "local", s.span)
+                    for s, offsets in plan.offsets for offset in offsets}
+        block = rebuild(loop.body, lambda node: ir.Var(elements[node.base.binding, _offset_from(node, dim.index, slices)],
+                                                       node.span) if isinstance(node, ir.Index) else None)
         body = BodyEmitter(names, indent=indent + 2, sites=sites, hoisted=hoisted)
         body.block(block)
         inner = pad + "        "
@@ -159,21 +203,29 @@ def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
         if any(isinstance(n, ir.Var) and n.binding is dim.index for n in walk(block)):
             body_lines += [f"{inner}const usize rs2gpu_tx = rs2gpu_gx * {w} + {lane};",
                            f"{inner}{index_declaration(dim, 'x', names)}"]
-        for s, element in elements.items():
+        for (s, offset), element in elements.items():
             name = names.name(element)
-            if s in plan.loads:
-                qualifier = "" if s in plan.stores else "const "
-                body_lines.append(f"{inner}{qualifier}{ty} {name} = {lanes_of[s]}.lane[{lane}];")
-            else:
+            position = lane + offset - plan.first_offset(s)
+            if s not in plan.loads:
                 body_lines.append(f"{inner}{ty} {name};")
+            elif position < w:
+                qualifier = "" if s in plan.stores else "const "
+                body_lines.append(f"{inner}{qualifier}{ty} {name} = {lanes_of[s]}.lane[{position}];")
+            else:
+                body_lines.append(f"{inner}const {ty} {name} = {extras[s, position]};")
         body_lines += body.lines
         body_lines += [f"{inner}{lanes_of[s]}.lane[{lane}] = {names.name(element)};"
-                       for s, element in elements.items() if s in plan.stores]
+                       for (s, _), element in elements.items() if s in plan.stores]
         body_lines.append(f"{pad}    }}")
-    loop_close = [f"{pad}    rs2gpu_store_lanes<{w}>({names.name(s)} + rs2gpu_first_x, {lanes_of[s]});"
-                  for s in plan.stores]
+    loop_close = [f"{pad}    rs2gpu_store_lanes<{w}>({names.name(s)} + {_group_element(plan.first_offset(s))}, "
+                  f"{lanes_of[s]});" for s in plan.stores]
     loop_close.append(f"{pad}}}")
     return loop_open, body_lines, loop_close
+
+
+def _group_element(offset: int) -> str:
+    """The index of a group's element at `offset` from its first iteration."""
+    return "rs2gpu_first_x" if offset == 0 else f"(rs2gpu_first_x {'+' if offset > 0 else '-'} {abs(offset)})"
 
 
 def tail_start(plan: VectorPlan) -> str:

@@ -311,9 +311,11 @@ class LaunchPlan(PackedArguments):
         self.covering = (covering["symbol"], tuple(covering["block"]) if covering["block"] else None,
                          covering["count_limit"], covering["records_panics"]) if covering else None
         vector = launch.get("vector")
-        # (symbol, iterations per thread, the alignment its accesses need, the slices they are to)
-        self.vector = (vector["symbol"], vector["width"], vector["alignment"], tuple(vector["slices"])) \
-            if vector else None
+        # (symbol, iterations per thread, the alignment its accesses need, the slices they are to with the
+        # offset of each one's first lane from the loop variable)
+        self.vector = (vector["symbol"], vector["width"], vector["alignment"],
+                       tuple(zip(vector["slices"], vector["offsets"]))) if vector else None
+        self._vector_aligned = _compile_alignment(*self.vector[1:]) if vector else None
         fields = _loop_fields(plan.entry, launch)
         windows = 0
         for entry in self.index_lists:  # the loop's own checks of the list (`emit.verify`)
@@ -355,10 +357,9 @@ class LaunchPlan(PackedArguments):
         return seeds
 
     def vector_fits(self, starts: dict[str, int], device_ptrs: dict[str, int]) -> bool:
-        """Whether the vector entry point's 16-byte accesses are aligned: the loop's first index a multiple
-        of its width and each slice it accesses at an aligned address (see `emit.vector`)."""
-        _, width, alignment, slices = self.vector
-        return starts["x"] % width == 0 and all(device_ptrs[name] % alignment == 0 for name in slices)
+        """Whether the vector entry point's 16-byte accesses are aligned: the first group's lanes of every
+        slice, at the loop's first index plus the slice's offset, at an aligned address (see `emit.vector`)."""
+        return self._vector_aligned(device_ptrs, starts["x"])
 
     def iteration_space(self, env: Environment) -> tuple[dict[str, int], dict[str, int]]:
         """The first index and the number of iterations along each grid axis (0 for an empty range)."""
@@ -494,6 +495,15 @@ def _compile_window_inputs(windows: list) -> Callable[[Environment], tuple]:
         return lambda env: tuple((poly_value(terms, env) for window in windows for terms in window["offsets"])) \
             + tuple(env.lengths[window["param"]] for window in windows)
     return eval(f"lambda env: ({''.join(f + ', ' for f in sorted(factors))})", {})  # noqa: S307 - from the manifest
+
+
+def _compile_alignment(width: int, alignment: int, slices: tuple) -> Callable[[dict, int], bool]:
+    """`aligned(device_ptrs, start)`: whether every slice's first lane, at `start` plus its offset, lies at a
+    multiple of `alignment` bytes, as one generated expression (it runs in every call of a streaming loop)."""
+    size = alignment // width
+    terms = " and ".join(f"(device_ptrs[{name!r}] + (start + {offset}) * {size}) % {alignment} == 0"
+                         for name, offset in slices)
+    return eval(f"lambda device_ptrs, start: {terms}", {})  # noqa: S307 - from the manifest's names only
 
 
 def _compile_values(fields: list) -> Callable:

@@ -289,10 +289,10 @@ def test_entry_points_are_named_after_the_kernel_and_the_loop(tmp_path: Path) ->
     assert [launch["symbol"] for launch in manifest["launches"]] == ["rs2gpu_two_loops_0", "rs2gpu_two_loops_1"]
     for name in ("two_loops.cu", "two_loops.hip.cpp"):
         entries = entry_points(result.emitted.files[name])
-        # the first loop indexes only at its variable: it also has a vector entry point (see `emit.vector`);
+        # both loops index at their variable plus a constant: each has a vector entry point (see `emit.vector`);
         # the second indexes at `j - 1`: it also has a covering entry point (see `covering_pays`)
         assert list(entries) == ["rs2gpu_two_loops_0", "rs2gpu_two_loops_0_vector", "rs2gpu_two_loops_1",
-                                 "rs2gpu_two_loops_1_covering"]
+                                 "rs2gpu_two_loops_1_vector", "rs2gpu_two_loops_1_covering"]
         # The second loop's index runs over 1..=len: the entry takes its first index as a usize.
         assert entries["rs2gpu_two_loops_1"][-2:] == ["const usize rs2gpu_start_x", "const usize rs2gpu_count_x"]
 

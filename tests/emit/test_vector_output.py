@@ -43,6 +43,13 @@ pub fn neighbours(out: &mut [f64], a: &[f64]) {
 }
 
 #[kernel]
+pub fn indirect(out: &mut [f64], a: &[f64], idx: &[usize]) {
+    for i in 0..out.len() {
+        out[i] = a[idx[i]];
+    }
+}
+
+#[kernel]
 pub fn positive_part(out: &mut [f64], a: &[f64]) {
     for i in 0..out.len() {
         if a[i] > 0.0 {
@@ -99,13 +106,13 @@ def ptx_entries(translated, kernel: str) -> dict[str, str]:
 
 def test_the_manifest_gives_the_width_and_the_slices_whose_alignment_the_host_checks(translated):
     assert vector_of(translated, "copy") == {"symbol": "rs2gpu_copy_0_vector", "width": 2, "alignment": 16,
-                                             "slices": ["a", "c"]}
+                                             "slices": ["a", "c"], "offsets": [0, 0]}
     assert vector_of(translated, "total")["width"] == 4  # four i32 in 16 bytes
 
 
 @pytest.mark.parametrize(("kernel", "why"), [
     ("widen", "f32 and f64 lanes differ in width"),
-    ("neighbours", "a[i - 1] is not at the loop variable"),
+    ("indirect", "a[idx[i]] is not at the loop variable plus a constant"),
     ("positive_part", "out is written under a condition, its other lanes unset"),
     ("skip_negative", "a `continue` would skip the lanes after it"),
     ("quotient", "the division checks its divisor on the device"),
@@ -113,6 +120,20 @@ def test_the_manifest_gives_the_width_and_the_slices_whose_alignment_the_host_ch
 ])
 def test_loops_without_a_vector_entry_point(translated, kernel, why):
     assert vector_of(translated, kernel) is None, why
+
+
+def test_each_slice_gives_the_offset_of_its_first_lane_from_the_loop_variable(translated):
+    # a[i - 1] and a[i]: the lanes of a start one element before the iteration's, out's at it
+    assert vector_of(translated, "neighbours")["slices"] == ["a", "out"]
+    assert vector_of(translated, "neighbours")["offsets"] == [-1, 0]
+
+
+def test_reads_at_two_offsets_take_one_16_byte_load_and_one_8_byte_load_per_group(translated):
+    vector = ptx_entries(translated, "neighbours")["rs2gpu_neighbours_0_vector"]
+    assert len(re.findall(r"ld\.global\.nc\.v2\.f64", vector)) == 1
+    # the element after the lanes, and the general loop's two reads for the iterations after the groups
+    assert len(re.findall(r"ld\.global\.nc\.f64", vector)) == 3
+    assert len(re.findall(r"st\.global\.v2\.f64", vector)) == 1
 
 
 def test_the_copy_moves_each_pair_with_one_16_byte_load_and_store(translated):
@@ -128,5 +149,5 @@ def test_the_integer_reduction_loads_four_elements_at_once(translated):
 
 
 def test_the_hip_vector_entry_points_compile(translated):
-    for kernel in ("copy", "total"):
+    for kernel in ("copy", "total", "neighbours"):
         compile_hip(translated.emitted.files[f"{kernel}.hip.cpp"], f"{kernel}.hip.cpp", "gfx90a")

@@ -78,6 +78,34 @@ pub fn positive_part(out: &mut [f64], a: &[f64]) {
         }
     }
 }
+
+#[kernel]
+pub fn ramp_before(a: &mut [f64], v: f64) {
+    for i in 1..a.len() + 1 {
+        a[i - 1] = i as f64 * v;
+    }
+}
+
+#[kernel]
+pub fn differences(x: &mut [f64], y: &[f64]) {
+    for i in 0..x.len() {
+        x[i] = y[i + 1] - y[i];
+    }
+}
+
+#[kernel]
+pub fn spread_reads(x: &mut [f32], y: &[f32], z: &[f32]) {
+    for i in 0..x.len() {
+        x[i] = y[i] * (z[i + 2] + 0.5 * z[i + 11]);
+    }
+}
+
+#[kernel]
+pub fn smooth_from(x: &mut [f64], y: &[f64], first: usize) {
+    for i in first..x.len() {
+        x[i] = y[i - 1] + y[i];
+    }
+}
 """
 
 
@@ -173,3 +201,65 @@ def test_a_slice_written_only_under_a_condition_has_no_vector_entry_point(kernel
     device.positive_part(out, a)
     assert device.positive_part.last_variants == ["rs2gpu_positive_part_0"]
     assert out.tobytes() == expected.tobytes()  # the elements it skips keep their values
+
+
+@pytest.mark.parametrize("n", [1, 2, 999, 1000])
+def test_a_slice_written_at_one_offset_from_the_loop_variable_is_stored_in_lanes(kernels, n: int) -> None:
+    rust, device = kernels
+    expected, a = np.zeros(n), np.zeros(n)
+    rust.ramp_before(expected, 0.25)
+    device.ramp_before(a, 0.25)
+    # the loop starts at 1, and `a[i - 1]` puts the first lane at element 0: aligned
+    assert device.ramp_before.last_variants == ["rs2gpu_ramp_before_0_vector"]
+    assert a.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 1000, 1001])
+def test_reads_at_two_offsets_load_the_lanes_and_the_element_after_them(kernels, n: int) -> None:
+    rust, device = kernels
+    y = values(n + 1, 10)
+    expected, x = np.zeros(n), np.zeros(n)
+    rust.differences(expected, y)
+    device.differences(x, y)
+    assert device.differences.last_variants == ["rs2gpu_differences_0_vector"]
+    assert x.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("n", [1, 4, 4097])
+def test_reads_more_than_a_group_apart_load_the_lanes_and_the_elements_the_last_lanes_read(kernels, n: int) -> None:
+    rust, device = kernels
+    # four f32 lanes at z[i + 2], then z[i + 11] of each lane read on its own; z exactly as long as the
+    # last iteration needs, so a read past what some lane reads would be out of bounds
+    y, z = values(n, 11, np.float32), values(n + 13, 12, np.float32)[2:]
+    assert (z.ctypes.data + 2 * 4) % 16 == 0  # 8 bytes past an aligned allocation, the lanes at z[2]
+    expected, x = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    rust.spread_reads(expected, y, z)
+    device.spread_reads(EmulatedDeviceArray(x), EmulatedDeviceArray(y), EmulatedDeviceArray(z))  # used in place
+    assert device.spread_reads.last_variants == ["rs2gpu_spread_reads_0_vector"]
+    assert x.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize(("first", "entry"), [(2, "rs2gpu_smooth_from_0_covering"), (1, "rs2gpu_smooth_from_0_covering")])
+def test_slices_whose_first_lanes_disagree_in_alignment_run_another_entry_point(kernels, first: int, entry: str) -> None:
+    rust, device = kernels
+    # y's lanes start at y[first - 1], x's at x[first]: one of the two is off the 16-byte grid
+    y = values(1000, 13)
+    expected, x = np.full(1000, -1.0), np.full(1000, -1.0)
+    rust.smooth_from(expected, y, first)
+    device.smooth_from(x, y, first)
+    assert device.smooth_from.last_variants == [entry]
+    assert x.tobytes() == expected.tobytes()
+
+
+def test_a_pointer_off_the_grid_is_made_good_by_its_offset(kernels) -> None:
+    rust, device = kernels
+    # y 8 bytes past an aligned address and x aligned: y's lanes at y[first - 1] with first = 2 are aligned,
+    # and so are x's at x[2]
+    storage = values(1001, 14)
+    y = storage[1:]
+    assert y.ctypes.data % 16 == 8
+    expected, x = np.full(1000, -1.0), np.full(1000, -1.0)
+    rust.smooth_from(expected, y, 2)
+    device.smooth_from(EmulatedDeviceArray(x), EmulatedDeviceArray(y), 2)
+    assert device.smooth_from.last_variants == ["rs2gpu_smooth_from_0_vector"]
+    assert x.tobytes() == expected.tobytes()

@@ -45,6 +45,14 @@ pub fn smooth(out: &mut [f32], u: &[f32], w: f32) {
     }
 }
 
+/// Forward differences, `x[i] = y[i + 1] - y[i]`; `y` needs one element more than `x`.
+#[kernel]
+pub fn differences(x: &mut [f64], y: &[f64]) {
+    for i in 0..x.len() {
+        x[i] = y[i + 1] - y[i];
+    }
+}
+
 /// The smallest and the largest value, two reductions of one loop.
 #[kernel]
 pub fn min_max(a: &[i32]) -> (i32, i32) {
@@ -106,6 +114,13 @@ mod tests {
         let mut out = [9.0; 5];
         smooth(&mut out, &[0.0, 1.0, 0.0, 1.0, 0.0], 0.25);
         assert_eq!(out, [9.0, 0.5, 0.5, 0.5, 9.0]);
+    }
+
+    #[test]
+    fn differences_subtract_neighbours() {
+        let mut x = [9.0; 3];
+        differences(&mut x, &[1.0, 4.0, 9.0, 16.0]);
+        assert_eq!(x, [3.0, 5.0, 7.0]);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use rs2gpu_cargo_hook::kernels::{self, DeviceBuffer, Error, Gpu};
-use rs2gpu_cargo_hook::{dot, min_max, real_roots, scale, smooth, triad};
+use rs2gpu_cargo_hook::{differences, dot, min_max, real_roots, scale, smooth, triad};
 
 /// xorshift64*: reproducible inputs without dependencies.
 struct Random(u64);
@@ -110,6 +110,15 @@ fn run(gpu: &Gpu, n: usize, report: &mut Report) -> Result<(), Error> {
     smooth(&mut out_cpu, &u, 0.25);
     let (ok, detail) = bitwise_equal(&out_gpu, &out_cpu);
     report.check("smooth (loop 1..n - 1)", ok, detail, seconds);
+
+    // Two pairs of iterations per thread where the slices' elements are 16-byte aligned (x[0] and y[0]
+    // here, fresh device buffers): one load of y's lanes and one of the element after them.
+    let y = random.f64s(n + 1);
+    let (mut x_gpu, mut x_cpu) = (vec![0.0; n], vec![0.0; n]);
+    let (_, seconds) = timed(|| kernels::differences(gpu, &mut x_gpu, &y))?;
+    differences(&mut x_cpu, &y);
+    let (ok, detail) = bitwise_equal(&x_gpu, &x_cpu);
+    report.check("differences (reads at two offsets)", ok, detail, seconds);
 
     let ints: Vec<i32> = (0..n).map(|_| random.next() as i32).collect();
     let (range_gpu, seconds) = timed(|| kernels::min_max(gpu, &ints))?;
