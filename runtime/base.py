@@ -216,6 +216,22 @@ class _PendingVerification(NamedTuple):
     number: int
 
 
+DECISIONS_KEPT = 64  # the decisions a kernel keeps, for as many different lengths and integer parameters
+
+
+class _Decided:
+    """What the host decided for the calls of one decision key (`CallPlan.decision_key`): each launch's
+    variant, its first indices and counts, and per launch and alignment of its slices the entry point and
+    grid it runs on. A call with the same key passes the same host checks (those that failed stored nothing)."""
+
+    __slots__ = ("variants", "spaces", "shapes")
+
+    def __init__(self, variants: list) -> None:
+        self.variants = variants
+        self.spaces: dict[int, tuple] = {}
+        self.shapes: dict[tuple[int, bool], tuple] = {}
+
+
 class _Launched:
     """What the launches of one call did: per launch its reduction seeds and whether it ran; whether any
     code that ran can have recorded a panic; how many launches the call has made (a launch's number,
@@ -283,6 +299,7 @@ class DeviceKernel:
             if any(lp.verify for lp in self.plan.launches) else None
         self._readback = Readback(backend, self._module, entry, self._max_blocks or 0)
         self._call = threading.Lock()  # one call at a time uses the readback area and the partials
+        self._decided: dict[tuple, _Decided] = {}
 
     def __call__(self, *args, **kwargs):
         bound = self.plan.bind(args, kwargs, allow_device=True)
@@ -302,8 +319,17 @@ class DeviceKernel:
         """Everything the host decides before any device work, launch after launch (see `_check_launch`),
         but for the launches whose checks read the values of a host loop around them: the host checks
         those in every iteration of the loop. The variant of each launch checked here (None for those)."""
-        return [None if lp.per_step else self._check_launch(index, bound)
-                for index, lp in enumerate(self.plan.launches)]
+        key = self.plan.decision_key(bound.env) if self.plan.decision_key is not None else None
+        decided = self._decided.get(key) if key is not None else None
+        if decided is None:
+            decided = _Decided([None if lp.per_step else self._check_launch(index, bound)
+                                for index, lp in enumerate(self.plan.launches)])
+            if key is not None:
+                if len(self._decided) >= DECISIONS_KEPT:
+                    self._decided.clear()
+                self._decided[key] = decided
+        bound.decided = decided if key is not None else None
+        return decided.variants
 
     def _check_launch(self, index: int, bound: BoundArgs):
         """The strides and the bounds of the accesses every iteration makes (raising Rust's panic), the
@@ -543,25 +569,23 @@ class DeviceKernel:
         call's last launch, leave that to `_finish`; none without `checks_lists` (the proven entry point,
         whose lists the host verified). `one_wave`: `function` runs on a grid of one wave. Returns the
         reduction seeds, whether it ran, and which other entry point ran ("covering", "vector" or None)."""
-        starts, counts = lp.iteration_space(bound.env)
+        decided = bound.decided
+        space = decided.spaces.get(index) if decided is not None else None
+        if space is None:
+            space = lp.iteration_space(bound.env)
+            if decided is not None:
+                decided.spaces[index] = space
+        starts, counts = space
         if not all(counts.values()):  # then the results are the seeds
             return (lp.seed_values(bound.env) if lp.reduces else _NONE), False, None
         seeds = lp.launch_seeds(bound, device_ptrs) if lp.reduces else _NONE
-        shape = None
-        # 16-byte accesses first: a streaming loop moves its bytes fastest so (INIT_VIEW1D_OFFSET)
         aligned = vector is not None and lp.vector_fits(starts, device_ptrs)
-        covered = not aligned and covering is not None and covering.geometry(counts)
-        limit = self._one_wave if one_wave else self._max_blocks if lp.reduces else None
-        if aligned:  # one thread per group of iterations
-            function, shape = vector, "vector"
-            grid, block = launch_geometry({"x": -(-counts["x"] // lp.vector[1])}, self.backend.block_size, limit)
-        elif covered:  # one thread per iteration, on a grid that covers the nest
-            function, (grid, block), shape = covering.function, covered, "covering"
-        elif not checks_lists:  # `_check_launch` chose the proven entry point for a grid that covers the loop
-            raise RuntimeError(f"internal error in kernel `{self.name}`: no grid covers the loop at {lp.source} "
-                               f"for its proven entry point")
-        else:
-            grid, block = launch_geometry(counts, self.backend.block_size, limit)
+        found = decided.shapes.get((index, aligned)) if decided is not None else None
+        if found is None:
+            found = self._shape(lp, function, covering, vector if aligned else None, counts, one_wave, checks_lists)
+            if decided is not None:
+                decided.shapes[index, aligned] = found
+        function, grid, block, shape = found
         scratch = self._readback.pointers[index]
         checks_lists = checks_lists and lp.verify is not None
         if checks_lists:
@@ -582,6 +606,23 @@ class DeviceKernel:
         elif checks_lists:
             self._verify_index_lists(lp, self._verifiers[index], bound, device_ptrs, starts, counts, lists, number)
         return seeds, True, shape
+
+    def _shape(self, lp: LaunchPlan, function, covering: Covering | None, vector, counts: dict[str, int],
+               one_wave: bool, checks_lists: bool) -> tuple:
+        """(entry point, grid, block, which other entry point) of a launch of `counts` iterations: its
+        `vector` entry point where given (its accesses aligned), else the covering one where a grid covers
+        the nest, else `function`."""
+        limit = self._one_wave if one_wave else self._max_blocks if lp.reduces else None
+        if vector is not None:  # one thread per group of iterations: 16-byte accesses move a stream fastest
+            return (vector, *launch_geometry({"x": -(-counts["x"] // lp.vector[1])}, self.backend.block_size, limit),
+                    "vector")
+        covered = covering is not None and covering.geometry(counts)
+        if covered:  # one thread per iteration, on a grid that covers the nest
+            return covering.function, *covered, "covering"
+        if not checks_lists:  # `_check_launch` chose the proven entry point for a grid that covers the loop
+            raise RuntimeError(f"internal error in kernel `{self.name}`: no grid covers the loop at {lp.source} "
+                               f"for its proven entry point")
+        return function, *launch_geometry(counts, self.backend.block_size, limit), None
 
     def _on_device(self, call) -> None:
         """A call that waits for (or queues behind) the launches: a fault of one is this kernel's error."""

@@ -30,6 +30,14 @@ def _cupy_ndarray() -> type | None:
     return getattr(module, "ndarray", None) if module is not None else None
 
 
+def _c_contiguous_of(array_type: type | None) -> Callable:
+    """How to ask an array of `array_type` whether it is C-contiguous: cupy keeps the answer in a C field
+    (`_c_contiguous`, there since its first releases) where `.flags` builds an object per call."""
+    if array_type is not None and hasattr(array_type, "_c_contiguous"):
+        return lambda array: array._c_contiguous
+    return lambda array: array.flags.c_contiguous
+
+
 def struct_fields(layout: dict, data: bytes, offset: int = 0) -> dict:
     """The scalar fields of a struct's bytes, by name (nested structs as nested dicts), for host
     expressions such as a loop bound `dims.num_z`."""
@@ -55,15 +63,17 @@ class ParamSpec:
 
 
 class BoundArgs:
-    """A call's checked arguments."""
+    """A call's checked arguments; `decided`, what a backend decided for calls with the same values of
+    everything its host checks and launch shapes read (see `CallPlan.decision_key`)."""
 
-    __slots__ = ("arrays", "scalars", "structs", "env")
+    __slots__ = ("arrays", "scalars", "structs", "env", "decided")
 
     def __init__(self) -> None:
         self.arrays: dict[str, ArrayArg] = {}
         self.scalars: dict[str, object] = {}
         self.structs: dict[str, bytes] = {}   # structs, and the arrays passed by value once staged
         self.env = Environment()
+        self.decided = None
 
 
 def compile_expr(expr: dict) -> Callable[[Environment], object]:
@@ -97,6 +107,7 @@ class CallPlan:
                                          fast))
         self.by_name = {p.name: p for p in self.params}
         self._np_ndarray = np.ndarray
+        self._cupy_contiguous: Callable | None = None  # set at the first cupy array (see `_c_contiguous_of`)
         self.preamble = [(local["name"], compile_expr(local["expr"]), local.get("source", entry["source"]))
                          for local in entry["preamble"]]
         self.launches = [LaunchPlan(self, launch) for launch in entry["launches"]]
@@ -106,6 +117,7 @@ class CallPlan:
         if isinstance(last, int) and last >= 0 and self.launches[last].verify is not None:
             self.launches[last].verify.last = True
         self.result = compile_expr(entry["returns"]["expr"]) if entry["returns"] else None
+        self.decision_key = _decision_key(entry)
         mutable = [p.name for p in self.params if p.mutable and p.dtype is not None]
         self.alias_pairs = [(m, o.name) for m in mutable for o in self.params
                             if o.dtype is not None and o.name != m and not (o.mutable and o.name < m)]
@@ -118,9 +130,10 @@ class CallPlan:
             args = self._merge(args, kwargs)
         bound = BoundArgs()
         env = bound.env
+        device_array = _cupy_ndarray() if allow_device else None
         for spec, value in zip(params, args):
             if spec.dtype is not None:
-                arg = self._array(spec, value, allow_device)
+                arg = self._array(spec, value, allow_device, device_array)
                 bound.arrays[spec.name] = arg
                 env.lengths[spec.name] = arg.count
             elif spec.kind == "scalar":
@@ -157,13 +170,18 @@ class CallPlan:
             raise TypeError(f"{self.name}() missing argument(s): {', '.join(f'`{m}`' for m in missing)}")
         return tuple(values[n] for n in names)
 
-    def _array(self, spec: ParamSpec, value, allow_device: bool) -> ArrayArg:
+    def _array(self, spec: ParamSpec, value, allow_device: bool, device_array: type | None) -> ArrayArg:
+        """`value` checked as the array argument `spec`; `device_array` is cupy's array type where the
+        call takes device memory (`allow_device`) and cupy is imported: its arrays are checked here, without
+        the general path's conversions."""
         kind = type(value)
-        if kind is _cupy_ndarray() and allow_device and value.dtype == spec.dtype and spec.kind == "slice" \
-                and value.flags.c_contiguous:
-            memory = value.data
-            if hasattr(memory, "ptr"):  # cupy's MemoryPointer; anything else takes the general path
-                return ArrayArg(spec.name, memory.ptr, value.nbytes, value.size, memory.device_id, None, True)
+        if kind is device_array and kind is not None and value.dtype == spec.dtype and spec.kind == "slice":
+            if self._cupy_contiguous is None:
+                self._cupy_contiguous = _c_contiguous_of(kind)
+            if self._cupy_contiguous(value):
+                memory, count = value.data, value.size
+                return ArrayArg(spec.name, memory.ptr, count * spec.dtype.itemsize, count, memory.device_id, None,
+                                True)
         if kind is self._np_ndarray and value.dtype == spec.dtype and value.flags.c_contiguous and value.flags.aligned \
                 and spec.kind == "slice" and (value.flags.writeable or not spec.mutable) and not spec.dtype.fields:
             return ArrayArg(spec.name, value.ctypes.data, value.nbytes, value.size, None, value.reshape(-1),
@@ -495,6 +513,47 @@ def _compile_window_inputs(windows: list) -> Callable[[Environment], tuple]:
         return lambda env: tuple((poly_value(terms, env) for window in windows for terms in window["offsets"])) \
             + tuple(env.lengths[window["param"]] for window in windows)
     return eval(f"lambda env: ({''.join(f + ', ' for f in sorted(factors))})", {})  # noqa: S307 - from the manifest
+
+
+def _decision_key(entry: dict) -> Callable[[Environment], tuple] | None:
+    """`key(env)`: the values a call's host checks, entry-point choice and launch shapes read, as one
+    generated expression (every slice's length, and the integer parameters and preamble values the launches'
+    bounds and checks name), so that a backend decides once per key; None where those decisions read
+    anything else: a host loop's values, index lists, struct fields, elements, or floats (whose key would
+    not tell -0.0 from 0.0)."""
+    launches = entry["launches"]
+    if any("loop" in step for step in entry.get("schedule", ())) \
+            or any(launch.get("index_lists") or launch.get("proven") for launch in launches):
+        return None
+    params = {p["name"]: p for p in entry["params"]}
+    local_types = {local["name"]: local["type"] for local in entry["preamble"]}
+    names: dict[str, set] = {"param": set(), "local": set()}
+
+    def visit(node) -> bool:
+        """Whether the host expressions in `node` read only lengths, parameters and preamble values (noted)."""
+        if isinstance(node, list):
+            return all(visit(item) for item in node)
+        if not isinstance(node, dict):
+            return True
+        if "element" in node or "field" in node or "reduction" in node:
+            return False
+        for kind in ("param", "local"):
+            if set(node) <= {kind, "type"}:  # a leaf (a bound's own "param" names its slice)
+                names[kind].add(node[kind])
+                return True
+        return all(visit(value) for value in node.values())
+
+    if not all(visit([launch.get(key) for key in ("dims", "checks", "bounds", "guarded_bounds")])
+               for launch in launches):
+        return None
+    integer = set(PRIM_PACK) - {"f32", "f64"}
+    if any(params[name]["kind"] != "scalar" or params[name]["type"] not in integer for name in names["param"]) \
+            or any(local_types.get(name) not in integer for name in names["local"]):
+        return None
+    parts = [f"env.lengths[{p['name']!r}], " for p in entry["params"] if "elem" in p]
+    parts += [f"env.params[{name!r}], " for name in sorted(names["param"])]
+    parts += [f"env.locals[{name!r}], " for name in sorted(names["local"])]
+    return eval(f"lambda env: ({''.join(parts)})", {})  # noqa: S307 - from the manifest's names only
 
 
 def _compile_alignment(width: int, alignment: int, slices: tuple) -> Callable[[dict, int], bool]:
