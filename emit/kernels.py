@@ -21,7 +21,7 @@ from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_st
 from rs2gpu.emit.hostexpr import host_expr
 from rs2gpu.emit.names import LocalNames, cxx_name
 from rs2gpu.emit.privatize import capacity, private_lines, private_name, private_scatter
-from rs2gpu.emit.vector import VECTOR_BYTES, VectorPlan, tail_start, vector_lines, vector_plan
+from rs2gpu.emit.vector import VECTOR_BYTES, VectorPlan, head_end, tail_start, vector_lines, vector_plan
 from rs2gpu.emit.verify import check_lists_in_loop, read_windows, verify_context
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.plan import HostLoop, KernelPlan, ParallelLoop, Reduction, Scatter, is_host_evaluable
@@ -242,16 +242,16 @@ BEFORE_LOOP = f"rs2gpu_before_loop({LAUNCH_NUMBER})"  # the iteration a check be
 
 
 def grid_loop(loop: ParallelLoop, names: LocalNames, stopped: bool = False,
-              iteration: bool = False, skip: str = "") -> tuple[list[str], list[str]]:
+              iteration: bool = False, skip: str = "", end: str | None = None) -> tuple[list[str], list[str]]:
     """The lines that open and close the grid-stride loops of a launch, one per dimension; with `stopped`,
     the outermost runs no iteration when `rs2gpu_stopped` is set; with `iteration`, the innermost declares
-    the thread's iteration for the checks of the body; `skip` offsets the outermost's first iteration (the
-    vector entry point's iterations after its whole groups)."""
+    the thread's iteration for the checks of the body; `skip` offsets the outermost's first iteration and
+    `end` replaces its count (the vector entry point's iterations after and before its whole groups)."""
     loop_open, loop_close = [], []
     for depth, (dim, axis) in enumerate(zip(loop.dims, launch_axes(loop))):
         pad = "    " * (depth + 1)
         t = f"rs2gpu_t{axis}"
-        condition = f"{t} < rs2gpu_count_{axis}"
+        condition = f"{t} < {end if depth == 0 and end is not None else f'rs2gpu_count_{axis}'}"
         if depth == 0 and stopped:
             condition = f"!rs2gpu_stopped && {condition}"
         first = skip if depth == 0 else ""
@@ -381,6 +381,9 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
         loop_open, loop_close = grid_loop(loop, names, stopped=stopped, iteration=iteration)
     else:
         loop_open, body_lines, groups_close = vector_lines(vector, loop, names, sites, hoisted, 1, stopped)
+        if vector.head:  # the iterations before the first group, as the general entry point runs them
+            head_open, head_close = grid_loop(loop, names, stopped=stopped, iteration=iteration, end=head_end(vector))
+            loop_open = loop_open[:1] + head_open + body.lines + head_close + loop_open[1:]
         tail_open, tail_close = grid_loop(loop, names, stopped=stopped, iteration=iteration, skip=tail_start(vector))
         loop_close = groups_close + tail_open + body.lines + tail_close
     before_loop, after_loop = [], []
@@ -506,12 +509,13 @@ def _covering_json(plan: KernelPlan, covering: dict | None) -> dict | None:
 def _vector_json(vector: dict | None) -> dict | None:
     """The vector entry point of a launch, if it has one (see `emit.vector`): its symbol, how many
     iterations a thread runs at once, the slices whose groups of lanes must be 16-byte aligned, and the
-    offset of each slice's first lane from the loop variable."""
+    offset of each slice's first lane in the first group from the loop's start (the head included)."""
     if vector is None:
         return None
     plan = vector["plan"]
     return {"symbol": vector["symbol"], "width": plan.width, "alignment": VECTOR_BYTES,
-            "slices": [s.name for s in plan.slices], "offsets": [plan.first_offset(s) for s in plan.slices]}
+            "slices": [s.name for s in plan.slices],
+            "offsets": [plan.head + plan.first_offset(s) for s in plan.slices]}
 
 
 def entry_points(launch: dict) -> list[str]:

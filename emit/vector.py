@@ -22,20 +22,28 @@ Each lane is one iteration, in order, with the loop's own body: its accesses bec
 elements. A slice is loaded when the body may read it before writing it, and stored when the body
 writes it; a slice written only by a statement of the body's top level, before any read, is not
 loaded (its lanes are all written). A slice is accessed at one offset from the loop variable, or, if the
-loop only reads it, at several: then its W lanes are loaded at the smallest offset, and the elements the
-last lanes read beyond them (`y[i + 1]` of the last lane) one by one. A loop that writes a slice it did
-not load anywhere else (under an `if`) gets no vector entry point, nor does one with a `continue`, a
-check on the device, index lists or scatters. The lanes are the iterations the general entry point
-runs, and the race checker already proved that no iteration touches another's elements, so grouping
-them changes nothing but the width of the accesses.
+loop only reads it, at several: then its W lanes are loaded in step with the first stored slice's
+(the anchor's) modulo W, from the smallest such offset not above the largest one (else from the
+smallest), and the elements the lanes read outside them (`y[i + 1]` of the last lane, `y[i - 1]` of the
+first) one by one. The slices a loop stores must be in
+step with each other. A loop that writes a slice it did not load anywhere else (under an `if`) gets no
+vector entry point, nor does one with a `continue`, a check on the device, index lists or scatters.
+The lanes are the iterations the general entry point runs, and the race checker already proved that no
+iteration touches another's elements, so grouping them changes nothing but the width of the accesses.
 
-The host runs it where the accesses are 16-byte aligned: every slice's address plus its first loaded
-element's offset, `(start + offset) * size`, a multiple of 16 (`LaunchPlan.vector_fits`); otherwise
-the general entry point.
+Where the loop starts at a literal (`for i in 1..n`), the groups start at the first iteration whose
+anchor lane falls on the 16-byte grid of an aligned slice, and the iterations before it (the head, at
+most W - 1) run one per thread as in the general entry point: FIRST_SUM writes `x[1]` on its own and
+then `x[2..4]`, ... in groups. The head is a constant of the kernel: NVRTC splits the 16-byte store
+into two 8-byte ones when the groups' first index is a run-time sum of the start and a head.
+
+The host runs it where the accesses are 16-byte aligned: every slice's address plus its first lane's
+offset, `(start + head + lane offset) * size`, a multiple of 16 (`LaunchPlan.vector_fits`); otherwise
+the covering or the general entry point.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rs2gpu.emit.covering import continues_loop, index_declaration
 from rs2gpu.emit.cxx_stmt import BodyEmitter
@@ -58,18 +66,31 @@ class VectorPlan:
     loads: tuple[ir.Binding, ...]
     stores: tuple[ir.Binding, ...]
     offsets: tuple[tuple[ir.Binding, tuple[int, ...]], ...]  # per slice, the offsets from the loop variable
+    head: int = 0  # the iterations before the first group (the loop's start is a literal; see the module)
 
     @property
     def slices(self) -> tuple[ir.Binding, ...]:
         return tuple(dict.fromkeys(self.loads + self.stores))
 
+    @property
+    def anchor(self) -> ir.Binding:
+        """The slice the others' lanes keep in step with: the first one stored, else the first one loaded."""
+        return (self.stores or self.loads)[0]
+
     def first_offset(self, s: ir.Binding) -> int:
-        """The offset of the first of a group's elements of `s`: its W lanes start there."""
-        return min(dict(self.offsets)[s])
+        """The offset from the loop variable of a group's first lane of `s`: a stored slice's one offset
+        (and the anchor's smallest); for a slice only read, the smallest from which its lanes are in step
+        with the anchor's modulo W, where that is not above its largest offset (then every lane loaded
+        is an element some iteration reads, so in bounds), else its smallest."""
+        offsets = dict(self.offsets)[s]
+        if s in self.stores or s is self.anchor:
+            return min(offsets)
+        in_step = min(offsets) + (min(dict(self.offsets)[self.anchor]) - min(offsets)) % self.width
+        return in_step if in_step <= max(offsets) else min(offsets)
 
     def window(self, s: ir.Binding) -> list[int]:
-        """The positions, from the first lane's, of the elements of `s` a group accesses: the W lanes,
-        then those after them that some lane reads at a larger offset."""
+        """The positions, from the first lane's, of the elements of `s` a group accesses: the W lanes (0 to
+        W - 1), and those before and after them that some lane reads at another offset."""
         first = self.first_offset(s)
         return sorted({lane + offset - first for lane in range(self.width) for offset in dict(self.offsets)[s]})
 
@@ -103,10 +124,15 @@ def vector_plan(loop: ParallelLoop, params: tuple[ir.Binding, ...]) -> VectorPla
     if order is None:
         return None
     loads, stores = order
-    if any(len(offsets[s]) > 1 for s in stores):
-        return None  # its lanes are stored as one group: written at one offset only
-    return VectorPlan(VECTOR_BYTES // size_of(element), element, loads, stores,
+    width = VECTOR_BYTES // size_of(element)
+    if any(len(offsets[s]) > 1 for s in stores) or len({min(offsets[s]) % width for s in stores}) > 1:
+        return None  # a stored slice's lanes are one group, at one offset, in step with the others'
+    plan = VectorPlan(width, element, loads, stores,
                       tuple((s, tuple(sorted(offsets[s]))) for s in dict.fromkeys(loads + stores)))
+    start = loop.dims[0].start
+    if isinstance(start, ir.Lit) and isinstance(start.value, int) and not isinstance(start.value, bool):
+        plan = replace(plan, head=-(start.value + plan.first_offset(plan.anchor)) % width)
+    return plan
 
 
 def _offset_from(node: ir.Index, index: ir.Binding, slices: set) -> int | None:
@@ -169,11 +195,15 @@ def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
     condition = "rs2gpu_gx < rs2gpu_groups_x"
     if stopped:
         condition = f"!rs2gpu_stopped && {condition}"
-    loop_open = [f"{pad}const usize rs2gpu_groups_x = rs2gpu_count_x / {w};  // whole groups of {w} iterations",
+    head = plan.head
+    groups = f"rs2gpu_count_x / {w};  // whole groups of {w} iterations" if not head else \
+        f"rs2gpu_count_x > {head} ? (rs2gpu_count_x - {head}) / {w} : 0;  // whole groups of {w} after the head"
+    loop_open = [f"{pad}const usize rs2gpu_groups_x = {groups}",
                  f"{pad}for (usize rs2gpu_gx = (usize)blockIdx.x * blockDim.x + threadIdx.x; {condition}; "
                  f"rs2gpu_gx += (usize)gridDim.x * blockDim.x) {{",
-                 f"{pad}    const usize rs2gpu_first_x = (usize)rs2gpu_start_x + rs2gpu_gx * {w};"]
-    extras = {}  # (slice, position) -> the name of an element after the lanes, read on its own
+                 f"{pad}    const usize rs2gpu_first_x = (usize)rs2gpu_start_x + {f'{head} + ' if head else ''}"
+                 f"rs2gpu_gx * {w};"]
+    extras = {}  # (slice, position) -> the name of an element outside the lanes, read on its own
     for s in plan.slices:
         lanes = f"rs2gpu_lanes<{ty}, {w}> {lanes_of[s]}"
         first = plan.first_offset(s)
@@ -183,15 +213,16 @@ def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
                              f"{_group_element(first)});")
         else:
             loop_open.append(f"{pad}    {lanes};")
-        for position in plan.window(s)[w:]:
-            extras[s, position] = names.fresh(f"{s.name}_{position}")
-            loop_open.append(f"{pad}    const {ty} {extras[s, position]} = "
-                             f"{names.name(s)}[{_group_element(first + position)}];")
+        for position in plan.window(s):
+            if not 0 <= position < w:
+                extras[s, position] = names.fresh(_position_name(s, position))
+                loop_open.append(f"{pad}    const {ty} {extras[s, position]} = "
+                                 f"{names.name(s)}[{_group_element(first + position)}];")
     body_lines: list[str] = []
     slices = set(plan.slices)
     for lane in range(w):
         # the lane's element of each access `s[i + offset]`, named by its position in the group's window
-        elements = {(s, offset): ir.Binding(f"{s.name}_{lane + offset - plan.first_offset(s)}", plan.element,
+        elements = {(s, offset): ir.Binding(_position_name(s, lane + offset - plan.first_offset(s)), plan.element,
                                             s in plan.stores, "local", s.span)
                     for s, offsets in plan.offsets for offset in offsets}
         block = rebuild(loop.body, lambda node: ir.Var(elements[node.base.binding, _offset_from(node, dim.index, slices)],
@@ -201,14 +232,14 @@ def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
         inner = pad + "        "
         body_lines.append(f"{pad}    {{")
         if any(isinstance(n, ir.Var) and n.binding is dim.index for n in walk(block)):
-            body_lines += [f"{inner}const usize rs2gpu_tx = rs2gpu_gx * {w} + {lane};",
+            body_lines += [f"{inner}const usize rs2gpu_tx = {f'{head} + ' if head else ''}rs2gpu_gx * {w} + {lane};",
                            f"{inner}{index_declaration(dim, 'x', names)}"]
         for (s, offset), element in elements.items():
             name = names.name(element)
             position = lane + offset - plan.first_offset(s)
             if s not in plan.loads:
                 body_lines.append(f"{inner}{ty} {name};")
-            elif position < w:
+            elif 0 <= position < w:
                 qualifier = "" if s in plan.stores else "const "
                 body_lines.append(f"{inner}{qualifier}{ty} {name} = {lanes_of[s]}.lane[{position}];")
             else:
@@ -223,11 +254,21 @@ def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
     return loop_open, body_lines, loop_close
 
 
+def _position_name(s: ir.Binding, position: int) -> str:
+    """The name of the element at `position` of a group's window of `s` (`y_0`, `y_2`, `y_before1`)."""
+    return f"{s.name}_{position}" if position >= 0 else f"{s.name}_before{-position}"
+
+
 def _group_element(offset: int) -> str:
     """The index of a group's element at `offset` from its first iteration."""
     return "rs2gpu_first_x" if offset == 0 else f"(rs2gpu_first_x {'+' if offset > 0 else '-'} {abs(offset)})"
 
 
+def head_end(plan: VectorPlan) -> str | None:
+    """Where the general loop before the groups stops (None: there is no head)."""
+    return f"rs2gpu_min((usize){plan.head}, (usize)rs2gpu_count_x)" if plan.head else None
+
+
 def tail_start(plan: VectorPlan) -> str:
     """The first iteration the general loop after the groups runs, as an offset from the loop's start."""
-    return f"rs2gpu_groups_x * {plan.width} + "
+    return f"{f'{plan.head} + ' if plan.head else ''}rs2gpu_groups_x * {plan.width} + "

@@ -43,6 +43,14 @@ pub fn neighbours(out: &mut [f64], a: &[f64]) {
 }
 
 #[kernel]
+pub fn shifted_pair(out: &mut [f64], back: &mut [f64], a: &[f64]) {
+    for i in 0..out.len() {
+        out[i] = a[i];
+        back[i + 1] = a[i];
+    }
+}
+
+#[kernel]
 pub fn indirect(out: &mut [f64], a: &[f64], idx: &[usize]) {
     for i in 0..out.len() {
         out[i] = a[idx[i]];
@@ -122,18 +130,26 @@ def test_loops_without_a_vector_entry_point(translated, kernel, why):
     assert vector_of(translated, kernel) is None, why
 
 
-def test_each_slice_gives_the_offset_of_its_first_lane_from_the_loop_variable(translated):
-    # a[i - 1] and a[i]: the lanes of a start one element before the iteration's, out's at it
+def test_each_slice_gives_the_offset_of_its_first_lane_from_the_loop_start(translated):
+    # `for i in 1..`: one iteration alone, then groups from i = 2, where a's lanes (in step with out's, at
+    # a[i]) and out's start: two elements after the start
     assert vector_of(translated, "neighbours")["slices"] == ["a", "out"]
-    assert vector_of(translated, "neighbours")["offsets"] == [-1, 0]
+    assert vector_of(translated, "neighbours")["offsets"] == [1, 1]
+    assert vector_of(translated, "copy")["offsets"] == [0, 0]
 
 
 def test_reads_at_two_offsets_take_one_16_byte_load_and_one_8_byte_load_per_group(translated):
     vector = ptx_entries(translated, "neighbours")["rs2gpu_neighbours_0_vector"]
     assert len(re.findall(r"ld\.global\.nc\.v2\.f64", vector)) == 1
-    # the element after the lanes, and the general loop's two reads for the iterations after the groups
-    assert len(re.findall(r"ld\.global\.nc\.f64", vector)) == 3
+    # a[i - 1] of the first lane, and two reads in each of the general loops before and after the groups
+    assert len(re.findall(r"ld\.global\.nc\.f64", vector)) == 5
+    # the head is a constant of the kernel, so the compiler keeps the groups' store whole
     assert len(re.findall(r"st\.global\.v2\.f64", vector)) == 1
+
+
+def test_stored_slices_out_of_step_have_no_vector_entry_point(translated):
+    # out at i and back at i + 1: no first group puts both on the 16-byte grid when their addresses agree
+    assert vector_of(translated, "shifted_pair") is None
 
 
 def test_the_copy_moves_each_pair_with_one_16_byte_load_and_store(translated):

@@ -101,6 +101,27 @@ pub fn spread_reads(x: &mut [f32], y: &[f32], z: &[f32]) {
 }
 
 #[kernel]
+pub fn next_of(x: &mut [f64], y: &[f64]) {
+    for i in 0..x.len() {
+        x[i] = y[i + 1];
+    }
+}
+
+#[kernel]
+pub fn sum_from_one(x: &mut [f64], y: &[f64]) {
+    for i in 1..x.len() {
+        x[i] = y[i - 1] + y[i];
+    }
+}
+
+#[kernel]
+pub fn halve_from_one(x: &mut [f32], y: &[f32]) {
+    for i in 1..x.len() {
+        x[i] = 0.5 * y[i];
+    }
+}
+
+#[kernel]
 pub fn smooth_from(x: &mut [f64], y: &[f64], first: usize) {
     for i in first..x.len() {
         x[i] = y[i - 1] + y[i];
@@ -228,10 +249,11 @@ def test_reads_at_two_offsets_load_the_lanes_and_the_element_after_them(kernels,
 @pytest.mark.parametrize("n", [1, 4, 4097])
 def test_reads_more_than_a_group_apart_load_the_lanes_and_the_elements_the_last_lanes_read(kernels, n: int) -> None:
     rust, device = kernels
-    # four f32 lanes at z[i + 2], then z[i + 11] of each lane read on its own; z exactly as long as the
-    # last iteration needs, so a read past what some lane reads would be out of bounds
-    y, z = values(n, 11, np.float32), values(n + 13, 12, np.float32)[2:]
-    assert (z.ctypes.data + 2 * 4) % 16 == 0  # 8 bytes past an aligned allocation, the lanes at z[2]
+    # four f32 lanes at z[i + 4], in step with x's; z[i + 2] of the first two lanes and z[i + 11] of every
+    # lane read on its own; z exactly as long as the last iteration needs, so a read past what some lane
+    # reads would be out of bounds
+    y, z = values(n, 11, np.float32), values(n + 11, 12, np.float32)
+    assert z.ctypes.data % 16 == 0
     expected, x = np.zeros(n, np.float32), np.zeros(n, np.float32)
     rust.spread_reads(expected, y, z)
     device.spread_reads(EmulatedDeviceArray(x), EmulatedDeviceArray(y), EmulatedDeviceArray(z))  # used in place
@@ -239,10 +261,12 @@ def test_reads_more_than_a_group_apart_load_the_lanes_and_the_elements_the_last_
     assert x.tobytes() == expected.tobytes()
 
 
-@pytest.mark.parametrize(("first", "entry"), [(2, "rs2gpu_smooth_from_0_covering"), (1, "rs2gpu_smooth_from_0_covering")])
-def test_slices_whose_first_lanes_disagree_in_alignment_run_another_entry_point(kernels, first: int, entry: str) -> None:
+@pytest.mark.parametrize(("first", "entry"), [(2, "rs2gpu_smooth_from_0_vector"), (1, "rs2gpu_smooth_from_0_covering")])
+def test_the_lanes_of_a_slice_read_at_two_offsets_keep_in_step_with_the_stored_ones(kernels, first: int,
+                                                                                   entry: str) -> None:
     rust, device = kernels
-    # y's lanes start at y[first - 1], x's at x[first]: one of the two is off the 16-byte grid
+    # x's lanes at x[i] and y's at y[i] (y[i - 1] of the first lane read on its own): aligned together where
+    # `first` is even, and neither where it is odd (a start the kernel cannot know, so no head)
     y = values(1000, 13)
     expected, x = np.full(1000, -1.0), np.full(1000, -1.0)
     rust.smooth_from(expected, y, first)
@@ -251,15 +275,55 @@ def test_slices_whose_first_lanes_disagree_in_alignment_run_another_entry_point(
     assert x.tobytes() == expected.tobytes()
 
 
-def test_a_pointer_off_the_grid_is_made_good_by_its_offset(kernels) -> None:
+def test_pointers_off_the_grid_by_the_same_bytes_are_made_good_by_the_start(kernels) -> None:
     rust, device = kernels
-    # y 8 bytes past an aligned address and x aligned: y's lanes at y[first - 1] with first = 2 are aligned,
-    # and so are x's at x[2]
-    storage = values(1001, 14)
-    y = storage[1:]
-    assert y.ctypes.data % 16 == 8
-    expected, x = np.full(1000, -1.0), np.full(1000, -1.0)
-    rust.smooth_from(expected, y, 2)
-    device.smooth_from(EmulatedDeviceArray(x), EmulatedDeviceArray(y), 2)
+    # both slices 8 bytes past an aligned address: from first = 1 on, x[1] and y[1] are on the 16-byte grid
+    xs, ys = np.full(1001, -1.0), values(1001, 14)
+    x, y = xs[1:], ys[1:]
+    assert x.ctypes.data % 16 == 8 and y.ctypes.data % 16 == 8
+    expected = np.full(1000, -1.0)
+    rust.smooth_from(expected, y, 1)
+    device.smooth_from(EmulatedDeviceArray(x), EmulatedDeviceArray(y), 1)
     assert device.smooth_from.last_variants == ["rs2gpu_smooth_from_0_vector"]
+    assert x.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 1000, 1001])
+def test_a_loop_from_a_literal_start_runs_the_iterations_before_the_first_aligned_group_alone(kernels,
+                                                                                              n: int) -> None:
+    rust, device = kernels
+    # `for i in 1..n`: x[1] on its own, then x[2..4], x[4..6], ... in groups; for n = 2 only the head
+    y = values(n, 15)
+    expected, x = np.full(n, -1.0), np.full(n, -1.0)
+    rust.sum_from_one(expected, y)
+    device.sum_from_one(x, y)
+    assert device.sum_from_one.last_variants == ["rs2gpu_sum_from_one_0_vector"]
+    assert x.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6, 9, 4099])
+def test_a_head_of_three_f32_iterations_covers_loops_shorter_than_it(kernels, n: int) -> None:
+    rust, device = kernels
+    # four f32 lanes: x[1..4] run alone, then groups from x[4]; 1 to 3 iterations run only the head
+    y = values(n, 16, np.float32)
+    expected, x = np.full(n, -1.0, np.float32), np.full(n, -1.0, np.float32)
+    rust.halve_from_one(expected, y)
+    device.halve_from_one(x, y)
+    assert device.halve_from_one.last_variants == ["rs2gpu_halve_from_one_0_vector"]
+    assert x.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 1000, 1001])
+def test_a_slice_read_at_one_offset_out_of_step_loads_no_element_past_what_the_loop_reads(kernels, n: int) -> None:
+    rust, device = kernels
+    # y[i + 1] only, y exactly n + 1 long: lanes in step with x's would load y[n + 1] in the last group,
+    # so y's lanes start at y[i + 1], aligned where y sits 8 bytes off the grid
+    assert "rs2gpu_load_lanes<2>(y + (rs2gpu_first_x + 1))" in device.next_of.source
+    ys = values(n + 2, 17)
+    y = ys[1:]
+    assert y.ctypes.data % 16 == 8
+    expected, x = np.zeros(n), np.zeros(n)
+    rust.next_of(expected, y)
+    device.next_of(EmulatedDeviceArray(x), EmulatedDeviceArray(y))
+    assert device.next_of.last_variants == ["rs2gpu_next_of_0_vector"]
     assert x.tobytes() == expected.tobytes()
