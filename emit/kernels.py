@@ -514,8 +514,8 @@ def _vector_json(vector: dict | None) -> dict | None:
         return None
     plan = vector["plan"]
     return {"symbol": vector["symbol"], "width": plan.width, "alignment": VECTOR_BYTES,
-            "slices": [s.name for s in plan.slices],
-            "offsets": [plan.head + plan.first_offset(s) for s in plan.slices]}
+            "slices": [s.name for s in plan.aligned],
+            "offsets": [plan.head + plan.first_offset(s) for s in plan.aligned]}
 
 
 def entry_points(launch: dict) -> list[str]:

@@ -23,9 +23,10 @@ elements. A slice is loaded when the body may read it before writing it, and sto
 writes it; a slice written only by a statement of the body's top level, before any read, is not
 loaded (its lanes are all written). A slice is accessed at one offset from the loop variable, or, if the
 loop only reads it, at several: then its W lanes are loaded in step with the first stored slice's
-(the anchor's) modulo W, from the smallest such offset not above the largest one (else from the
-smallest), and the elements the lanes read outside them (`y[i + 1]` of the last lane, `y[i - 1]` of the
-first) one by one. The slices a loop stores must be in
+(the anchor's) modulo W, from the smallest such offset, and the elements the lanes read outside them
+(`y[i + 1]` of the last lane, `y[i - 1]` of the first) one by one. Where those lanes would not lie
+between elements the group reads (`xin[i - 1]` alone, in step at `xin[i]`: the last group's second lane
+may be past the slice's end), each element the group reads is read on its own. The slices a loop stores must be in
 step with each other. A loop that writes a slice it did not load anywhere else (under an `if`) gets no
 vector entry point, nor does one with a `continue`, a check on the device, index lists or scatters.
 The lanes are the iterations the general entry point runs, and the race checker already proved that no
@@ -80,13 +81,22 @@ class VectorPlan:
     def first_offset(self, s: ir.Binding) -> int:
         """The offset from the loop variable of a group's first lane of `s`: a stored slice's one offset
         (and the anchor's smallest); for a slice only read, the smallest from which its lanes are in step
-        with the anchor's modulo W, where that is not above its largest offset (then every lane loaded
-        is an element some iteration reads, so in bounds), else its smallest."""
+        with the anchor's modulo W."""
         offsets = dict(self.offsets)[s]
         if s in self.stores or s is self.anchor:
             return min(offsets)
-        in_step = min(offsets) + (min(dict(self.offsets)[self.anchor]) - min(offsets)) % self.width
-        return in_step if in_step <= max(offsets) else min(offsets)
+        return min(offsets) + (min(dict(self.offsets)[self.anchor]) - min(offsets)) % self.width
+
+    def whole(self, s: ir.Binding) -> bool:
+        """Whether a group accesses the lanes of `s` as one 16-byte load or store: always for a stored slice
+        and the anchor; for a slice only read, where its lanes lie between elements the group reads (so in
+        bounds), else it reads each element it needs on its own (`y[i + 1]` alone, in step at `y[i + 2]`)."""
+        return s in self.stores or s is self.anchor or self.first_offset(s) <= max(dict(self.offsets)[s])
+
+    @property
+    def aligned(self) -> tuple[ir.Binding, ...]:
+        """The slices whose lanes a group accesses whole, which must be 16-byte aligned."""
+        return tuple(s for s in self.slices if self.whole(s))
 
     def window(self, s: ir.Binding) -> list[int]:
         """The positions, from the first lane's, of the elements of `s` a group accesses: the W lanes (0 to
@@ -190,7 +200,7 @@ def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
     w = plan.width
     dim = loop.dims[0]
     ty = cxx_type(plan.element)
-    lanes_of = {s: names.fresh(f"lanes_{s.name}") for s in plan.slices}
+    lanes_of = {s: names.fresh(f"lanes_{s.name}") for s in plan.aligned}
     pad = "    " * indent
     condition = "rs2gpu_gx < rs2gpu_groups_x"
     if stopped:
@@ -205,16 +215,15 @@ def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
                  f"rs2gpu_gx * {w};"]
     extras = {}  # (slice, position) -> the name of an element outside the lanes, read on its own
     for s in plan.slices:
-        lanes = f"rs2gpu_lanes<{ty}, {w}> {lanes_of[s]}"
         first = plan.first_offset(s)
-        if s in plan.loads:
+        if s in plan.loads and plan.whole(s):
             qualifier = "" if s in plan.stores else "const "
-            loop_open.append(f"{pad}    {qualifier}{lanes} = rs2gpu_load_lanes<{w}>({names.name(s)} + "
-                             f"{_group_element(first)});")
-        else:
-            loop_open.append(f"{pad}    {lanes};")
+            loop_open.append(f"{pad}    {qualifier}rs2gpu_lanes<{ty}, {w}> {lanes_of[s]} = "
+                             f"rs2gpu_load_lanes<{w}>({names.name(s)} + {_group_element(first)});")
+        elif s not in plan.loads:
+            loop_open.append(f"{pad}    rs2gpu_lanes<{ty}, {w}> {lanes_of[s]};")
         for position in plan.window(s):
-            if not 0 <= position < w:
+            if not (0 <= position < w and plan.whole(s)):
                 extras[s, position] = names.fresh(_position_name(s, position))
                 loop_open.append(f"{pad}    const {ty} {extras[s, position]} = "
                                  f"{names.name(s)}[{_group_element(first + position)}];")
@@ -239,7 +248,7 @@ def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
             position = lane + offset - plan.first_offset(s)
             if s not in plan.loads:
                 body_lines.append(f"{inner}{ty} {name};")
-            elif 0 <= position < w:
+            elif 0 <= position < w and plan.whole(s):
                 qualifier = "" if s in plan.stores else "const "
                 body_lines.append(f"{inner}{qualifier}{ty} {name} = {lanes_of[s]}.lane[{position}];")
             else:

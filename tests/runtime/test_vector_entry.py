@@ -108,6 +108,13 @@ pub fn next_of(x: &mut [f64], y: &[f64]) {
 }
 
 #[kernel]
+pub fn eliminate(xout: &mut [f64], xin: &[f64], y: &[f64], z: &[f64]) {
+    for i in 1..xout.len() {
+        xout[i] = z[i] * (y[i] - xin[i - 1]);
+    }
+}
+
+#[kernel]
 pub fn sum_from_one(x: &mut [f64], y: &[f64]) {
     for i in 1..x.len() {
         x[i] = y[i - 1] + y[i];
@@ -314,11 +321,13 @@ def test_a_head_of_three_f32_iterations_covers_loops_shorter_than_it(kernels, n:
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 1000, 1001])
-def test_a_slice_read_at_one_offset_out_of_step_loads_no_element_past_what_the_loop_reads(kernels, n: int) -> None:
+def test_a_slice_read_at_one_offset_out_of_step_is_read_element_by_element(kernels, n: int) -> None:
     rust, device = kernels
-    # y[i + 1] only, y exactly n + 1 long: lanes in step with x's would load y[n + 1] in the last group,
-    # so y's lanes start at y[i + 1], aligned where y sits 8 bytes off the grid
-    assert "rs2gpu_load_lanes<2>(y + (rs2gpu_first_x + 1))" in device.next_of.source
+    # y[i + 1] only, y exactly n + 1 long: lanes in step with x's would load y[n + 1] in the last group, so
+    # each lane's y[i + 1] is read on its own; y's address does not matter then (8 bytes off the grid)
+    source = device.next_of.source
+    assert "rs2gpu_load_lanes<2>(y" not in source and "y[(rs2gpu_first_x + 1)]" in source
+    assert device.next_of.entry["launches"][0]["vector"]["slices"] == ["x"]
     ys = values(n + 2, 17)
     y = ys[1:]
     assert y.ctypes.data % 16 == 8
@@ -327,3 +336,15 @@ def test_a_slice_read_at_one_offset_out_of_step_loads_no_element_past_what_the_l
     device.next_of(EmulatedDeviceArray(x), EmulatedDeviceArray(y))
     assert device.next_of.last_variants == ["rs2gpu_next_of_0_vector"]
     assert x.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 1000, 1001])
+def test_a_loop_from_one_reading_the_element_before_loads_it_on_its_own(kernels, n: int) -> None:
+    rust, device = kernels
+    # TRIDIAG_ELIM's shape: xin[i - 1] only, xin exactly as long as the loop reads (n - 1 elements)
+    z, y, xin = values(n, 18), values(n, 19), values(n - 1, 20)
+    expected, xout = np.full(n, -1.0), np.full(n, -1.0)
+    rust.eliminate(expected, xin, y, z)
+    device.eliminate(xout, xin, y, z)
+    assert device.eliminate.last_variants == ["rs2gpu_eliminate_0_vector"]
+    assert xout.tobytes() == expected.tobytes()
