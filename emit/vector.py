@@ -26,9 +26,10 @@ loop only reads it, at several: then its W lanes are loaded in step with the fir
 (the anchor's) modulo W, from the smallest such offset, and the elements the lanes read outside them
 (`y[i + 1]` of the last lane, `y[i - 1]` of the first) one by one. Where those lanes would not lie
 between elements the group reads (`xin[i - 1]` alone, in step at `xin[i]`: the last group's second lane
-may be past the slice's end), each element the group reads is read on its own. The slices a loop stores must be in
-step with each other. A loop that writes a slice it did not load anywhere else (under an `if`) gets no
-vector entry point, nor does one with a `continue`, a check on the device, index lists or scatters.
+may be past the slice's end), each element the group reads is read on its own. The slices a loop stores
+must be in step with each other. A loop that writes a slice it did not load anywhere else (under an
+`if`) gets no vector entry point, nor does one with a `continue`, a check on the device, index lists or
+scatters.
 The lanes are the iterations the general entry point runs, and the race checker already proved that no
 iteration touches another's elements, so grouping them changes nothing but the width of the accesses.
 
@@ -234,8 +235,9 @@ def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
         elements = {(s, offset): ir.Binding(_position_name(s, lane + offset - plan.first_offset(s)), plan.element,
                                             s in plan.stores, "local", s.span)
                     for s, offsets in plan.offsets for offset in offsets}
-        block = rebuild(loop.body, lambda node: ir.Var(elements[node.base.binding, _offset_from(node, dim.index, slices)],
-                                                       node.span) if isinstance(node, ir.Index) else None)
+        block = rebuild(loop.body, lambda node: ir.Var(
+            elements[node.base.binding, _offset_from(node, dim.index, slices)], node.span)
+            if isinstance(node, ir.Index) else None)
         body = BodyEmitter(names, indent=indent + 2, sites=sites, hoisted=hoisted)
         body.block(block)
         inner = pad + "        "

@@ -175,7 +175,7 @@ class CallPlan:
         call takes device memory (`allow_device`) and cupy is imported: its arrays are checked here, without
         the general path's conversions."""
         kind = type(value)
-        if kind is device_array and kind is not None and value.dtype == spec.dtype and spec.kind == "slice":
+        if kind is device_array and value.dtype == spec.dtype and spec.kind == "slice":
             if self._cupy_contiguous is None:
                 self._cupy_contiguous = _c_contiguous_of(kind)
             if self._cupy_contiguous(value):
