@@ -138,6 +138,9 @@ _COOPERATION = ("__syncthreads", "__shared__", "block_inclusive_scan", "look_bac
 # NVRTC's constant offsetof (its front end's __INTADDR__) is g++'s __builtin_offsetof.
 _NVRTC_OFFSETOF = "#define RS2GPU_OFFSETOF(T, field) __INTADDR__(&((T*)0)->field)"
 _GXX_OFFSETOF = "#define RS2GPU_OFFSETOF(T, field) __builtin_offsetof(T, field)"
+# The PTX store of 16 bytes (a nest's group of lanes) is a copy of them on the CPU.
+_PTX_STORE16 = re.compile(r"^static __device__ __forceinline__ void rs2gpu_store16\((.+?)\* p, .*$", re.M)
+_CPU_STORE16 = r"static void rs2gpu_store16(\1* p, const \1* v) { std::memcpy(p, v, 16); }"
 
 
 def compiler() -> str | None:
@@ -204,6 +207,7 @@ class Library:
             raise RuntimeError(f"CUDA files cannot run on the CPU: {unavailable()}")
         self.cooperative = cooperative(source)
         source = _DYNAMIC_SHARED.sub(r"static \1 \2[8192];", source).replace(_NVRTC_OFFSETOF, _GXX_OFFSETOF)
+        source = _PTX_STORE16.sub(_CPU_STORE16, source)
         cpp, lib = workdir / f"{name}_cpu.cpp", workdir / f"lib{name}_cpu.so"
         cpp.write_text(PRELUDE + source + trampolines(source))
         result = subprocess.run([compiler(), "-std=c++20", "-O1", "-ffp-contract=off", "-fPIC", "-shared", "-pthread",

@@ -42,10 +42,20 @@ into two 8-byte ones when the groups' first index is a run-time sum of the start
 The host runs it where the accesses are 16-byte aligned: every slice's address plus its first lane's
 offset, `(start + head + lane offset) * size`, a multiple of 16 (`LaunchPlan.vector_fits`); otherwise
 the covering or the general entry point.
+
+A nest of loops groups the iterations of its innermost loop, row by row: an access is `s[i + row + c]`
+for the innermost variable i, a `row` that is the same in every iteration of the innermost loop (outer
+loop variables, parameters, the terms of a `let kj = k * jn + j` the index goes through) and a literal c,
+and each (slice, row) is a stream of its own, as a slice of a single loop is (`zp[kj + jn - 1]` and
+`zp[kj - 1]` are two streams of zp). Where a row starts depends on the outer variables, so no test of the
+host's covers every row: each group tests the address of its first lane of every stream, and accesses
+the lanes of those on the 16-byte grid as one 16-byte load or store and the others element by element
+(`rs2gpu_load_group`, `rs2gpu_store_group`); NESTED_INIT's rows of `ni` doubles are all on the grid when
+`ni` is even. The outer loops stride over the grid's y and z as in the general entry point.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from rs2gpu.emit.covering import continues_loop, index_declaration
 from rs2gpu.emit.cxx_stmt import BodyEmitter
@@ -54,32 +64,45 @@ from rs2gpu.emit.names import LocalNames
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.plan import ParallelLoop
 from rs2gpu.ir.types import PrimType, RefType, SliceType, size_of
-from rs2gpu.ir.walk import rebuild, walk
+from rs2gpu.ir.walk import rebuild, same_value, walk
 
 VECTOR_BYTES = 16  # the widest access a thread makes: one 128-bit load or store
 
 
+@dataclass(frozen=True, eq=False)
+class Stream:
+    """The elements of a slice that its accesses `s[i + row + c]` of one `row` reach (see the module):
+    `row` holds the signed terms (+1 or -1, expression) of the index other than the innermost loop's
+    variable and literals; it is empty in a single loop. `label` names its lanes and elements."""
+
+    slice: ir.Binding
+    row: tuple[tuple[int, ir.Expr], ...]
+    label: str
+
+
 @dataclass(frozen=True)
 class VectorPlan:
-    """The width of a loop's vector entry point and the slices whose lanes it loads and stores."""
+    """The width of a loop's vector entry point and the streams whose lanes it loads and stores."""
 
     width: int
     element: PrimType
-    loads: tuple[ir.Binding, ...]
-    stores: tuple[ir.Binding, ...]
-    offsets: tuple[tuple[ir.Binding, tuple[int, ...]], ...]  # per slice, the offsets from the loop variable
+    loads: tuple[Stream, ...]
+    stores: tuple[Stream, ...]
+    offsets: tuple[tuple[Stream, tuple[int, ...]], ...]  # per stream, the offsets from the loop variable
+    places: dict = field(compare=False)  # id of each access (ir.Index) of the body -> (its stream, offset)
     head: int = 0  # the iterations before the first group (the loop's start is a literal; see the module)
+    rows_checked: bool = False  # a nest: each group tests its streams' alignment (see the module)
 
     @property
-    def slices(self) -> tuple[ir.Binding, ...]:
+    def slices(self) -> tuple[Stream, ...]:
         return tuple(dict.fromkeys(self.loads + self.stores))
 
     @property
-    def anchor(self) -> ir.Binding:
-        """The slice the others' lanes keep in step with: the first one stored, else the first one loaded."""
+    def anchor(self) -> Stream:
+        """The stream the others' lanes keep in step with: the first one stored, else the first one loaded."""
         return (self.stores or self.loads)[0]
 
-    def first_offset(self, s: ir.Binding) -> int:
+    def first_offset(self, s: Stream) -> int:
         """The offset from the loop variable of a group's first lane of `s`: a stored slice's one offset
         (and the anchor's smallest); for a slice only read, the smallest from which its lanes are in step
         with the anchor's modulo W."""
@@ -88,18 +111,18 @@ class VectorPlan:
             return min(offsets)
         return min(offsets) + (min(dict(self.offsets)[self.anchor]) - min(offsets)) % self.width
 
-    def whole(self, s: ir.Binding) -> bool:
+    def whole(self, s: Stream) -> bool:
         """Whether a group accesses the lanes of `s` as one 16-byte load or store: always for a stored slice
         and the anchor; for a slice only read, where its lanes lie between elements the group reads (so in
         bounds), else it reads each element it needs on its own (`y[i + 1]` alone, in step at `y[i + 2]`)."""
         return s in self.stores or s is self.anchor or self.first_offset(s) <= max(dict(self.offsets)[s])
 
     @property
-    def aligned(self) -> tuple[ir.Binding, ...]:
-        """The slices whose lanes a group accesses whole, which must be 16-byte aligned."""
+    def aligned(self) -> tuple[Stream, ...]:
+        """The streams whose lanes a group accesses whole, which must be 16-byte aligned."""
         return tuple(s for s in self.slices if self.whole(s))
 
-    def window(self, s: ir.Binding) -> list[int]:
+    def window(self, s: Stream) -> list[int]:
         """The positions, from the first lane's, of the elements of `s` a group accesses: the W lanes (0 to
         W - 1), and those before and after them that some lane reads at another offset."""
         first = self.first_offset(s)
@@ -108,18 +131,31 @@ class VectorPlan:
 
 def vector_plan(loop: ParallelLoop, params: tuple[ir.Binding, ...]) -> VectorPlan | None:
     """The vector form of `loop` (see the module's docstring), or None where it has none."""
-    if len(loop.dims) != 1 or loop.index_lists or loop.list_reads or loop.scatters or loop.optional \
-            or continues_loop(loop.body):
+    if loop.index_lists or loop.list_reads or loop.scatters or loop.optional or continues_loop(loop.body):
         return None
-    index = loop.dims[0].index
+    index = loop.dims[-1].index
     slices = {p for p in params if isinstance(p.ty, RefType) and isinstance(p.ty.target, SliceType)}
+    lets = {stmt.binding: stmt.init for stmt in loop.body.stmts
+            if isinstance(stmt, ir.Let) and stmt.init is not None and not stmt.binding.mutable}
+    declared = {n.binding for n in walk(loop.body) if isinstance(n, ir.Let)} \
+        | {n.var for n in walk(loop.body) if isinstance(n, ir.For)}
     accesses = [n for n in walk(loop.body) if isinstance(n, ir.Index)]
-    offsets: dict[ir.Binding, set[int]] = {}
+    streams: dict[ir.Binding, list[Stream]] = {}
+    offsets: dict[Stream, set[int]] = {}
+    places = {}
     for node in accesses:
-        offset = _offset_from(node, index, slices)
-        if offset is None:
+        found = _stream_of(node, index, slices, lets, declared)
+        if found is None or (found[0] and len(loop.dims) == 1):  # (a single loop's host tests one alignment)
             return None
-        offsets.setdefault(node.base.binding, set()).add(offset)
+        row, offset = found
+        of_slice = streams.setdefault(node.base.binding, [])
+        stream = next((t for t in of_slice if _same_row(t.row, row)), None)
+        if stream is None:
+            name = node.base.binding.name
+            stream = Stream(node.base.binding, row, f"{name}_row{len(of_slice)}" if of_slice else name)
+            of_slice.append(stream)
+        offsets.setdefault(stream, set()).add(offset)
+        places[id(node)] = (stream, offset)
     if not accesses:
         return None
     mentions = sum(1 for n in walk(loop.body) if isinstance(n, ir.Var) and n.binding in slices)
@@ -134,31 +170,83 @@ def vector_plan(loop: ParallelLoop, params: tuple[ir.Binding, ...]) -> VectorPla
     order = _lane_order(loop.body)
     if order is None:
         return None
-    loads, stores = order
+    loaded, stored = order
+    if any(len(streams[s]) > 1 for s in stored):
+        return None  # a stored slice's lanes are one group: reads of another row would miss its stores
+    loads = tuple(t for s in loaded for t in streams[s])
+    stores = tuple(streams[s][0] for s in stored)
     width = VECTOR_BYTES // size_of(element)
     if any(len(offsets[s]) > 1 for s in stores) or len({min(offsets[s]) % width for s in stores}) > 1:
         return None  # a stored slice's lanes are one group, at one offset, in step with the others'
     plan = VectorPlan(width, element, loads, stores,
-                      tuple((s, tuple(sorted(offsets[s]))) for s in dict.fromkeys(loads + stores)))
-    start = loop.dims[0].start
+                      tuple((s, tuple(sorted(offsets[s]))) for s in dict.fromkeys(loads + stores)), places,
+                      rows_checked=len(loop.dims) > 1)
+    start = loop.dims[-1].start
     if isinstance(start, ir.Lit) and isinstance(start.value, int) and not isinstance(start.value, bool):
         plan = replace(plan, head=-(start.value + plan.first_offset(plan.anchor)) % width)
     return plan
 
 
-def _offset_from(node: ir.Index, index: ir.Binding, slices: set) -> int | None:
-    """c for an access `s[i + c]` or `s[i - c]` of a slice at the loop variable `i` and a literal c, else None."""
+def _stream_of(node: ir.Index, index: ir.Binding, slices: set, lets: dict,
+               declared: set) -> tuple[tuple, int] | None:
+    """(row, c) for an access `s[i + row + c]` of a slice at the loop variable `i` (once, added), terms
+    that are the same in every iteration of the innermost loop, and literals c, else None. `lets` are the
+    body's `let`s an index may go through, `declared` every binding the body declares."""
     if not (isinstance(node.base, ir.Var) and node.base.binding in slices):
         return None
-    at = node.index
-    if isinstance(at, ir.Var) and at.binding is index:
-        return 0
-    if isinstance(at, ir.Binary) and at.op in ("+", "-"):
-        loop_var, constant = (at.lhs, at.rhs) if at.op == "-" or isinstance(at.lhs, ir.Var) else (at.rhs, at.lhs)
-        if isinstance(loop_var, ir.Var) and loop_var.binding is index and isinstance(constant, ir.Lit) \
-                and isinstance(constant.value, int) and not isinstance(constant.value, bool):
-            return constant.value if at.op == "+" else -constant.value
-    return None
+    terms = _signed_terms(node.index, 1, lets)
+    if [sign for sign, t in terms if isinstance(t, ir.Var) and t.binding is index] != [1]:
+        return None
+    offset, row = 0, []
+    for sign, term in terms:
+        if isinstance(term, ir.Var) and term.binding is index:
+            continue
+        if isinstance(term, ir.Lit) and isinstance(term.value, int) and not isinstance(term.value, bool):
+            offset += sign * term.value
+        elif _row_term(term, index, declared):
+            row.append((sign, term))
+        else:
+            return None
+    return tuple(row), offset
+
+
+def _signed_terms(e: ir.Expr, sign: int, lets: dict) -> list[tuple[int, ir.Expr]]:
+    """The terms of a sum `a + b - c` (through the `let`s it names), each with its sign."""
+    if isinstance(e, ir.Binary) and e.op in ("+", "-"):
+        return _signed_terms(e.lhs, sign, lets) + _signed_terms(e.rhs, sign if e.op == "+" else -sign, lets)
+    if isinstance(e, ir.Var) and e.binding in lets:
+        return _signed_terms(lets[e.binding], sign, lets)
+    return [(sign, e)]
+
+
+def _row_term(term: ir.Expr, index: ir.Binding, declared: set) -> bool:
+    """Whether a group can compute `term` before its lanes, as the same value for each: integer
+    arithmetic that cannot panic, of values declared outside the body (not the innermost variable)."""
+    for node in walk(term):
+        if isinstance(node, ir.Var):
+            if node.binding is index or node.binding in declared:
+                return False
+        elif isinstance(node, ir.Binary):
+            if node.op not in ("+", "-", "*"):
+                return False
+        elif isinstance(node, ir.Cast):
+            if not (isinstance(node.ty, PrimType) and node.ty.is_int and isinstance(node.operand.ty, PrimType)
+                    and node.operand.ty.is_int):
+                return False
+        elif not isinstance(node, (ir.Lit, ir.ConstRef)):
+            return False
+    return True
+
+
+def _same_row(a: tuple, b: tuple) -> bool:
+    """Whether two rows hold the same terms with the same signs, in any order."""
+    rest = list(b)
+    for sign, term in a:
+        match = next((k for k, (s, t) in enumerate(rest) if s == sign and same_value(t, term)), None)
+        if match is None:
+            return False
+        rest.pop(match)
+    return not rest
 
 
 def _lane_order(body: ir.Block) -> tuple[tuple, tuple] | None:
@@ -195,49 +283,70 @@ def _is_target_of(node: ir.Index, stmt) -> bool:
 
 
 def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites, hoisted: frozenset,
-                 indent: int, stopped: bool) -> tuple[list[str], list[str], list[str]]:
-    """(loop_open, body, loop_close) of the vector entry point's loop over whole groups, which the
-    caller follows with the general loop over the iterations after them (`tail_start`)."""
+                 indent: int, stopped: bool) -> tuple[list[str], list[str], list[str], list[str]]:
+    """(groups, loop_open, body, loop_close): the count of whole groups, and the vector entry point's loop
+    over them, which the caller follows with the general loop over the iterations after them
+    (`tail_start`); in a nest, those of one row, inside the outer loops. A row whose stored streams are
+    off the 16-byte grid has no groups: the general loop after them runs the whole row, and the streams
+    only read are loaded whole in each group whose lanes of them are on the grid."""
     w = plan.width
-    dim = loop.dims[0]
+    dim = loop.dims[-1]
     ty = cxx_type(plan.element)
-    lanes_of = {s: names.fresh(f"lanes_{s.name}") for s in plan.aligned}
+    lanes_of = {s: names.fresh(f"lanes_{s.label}") for s in plan.aligned}
     pad = "    " * indent
     condition = "rs2gpu_gx < rs2gpu_groups_x"
     if stopped:
         condition = f"!rs2gpu_stopped && {condition}"
     head = plan.head
-    groups = f"rs2gpu_count_x / {w};  // whole groups of {w} iterations" if not head else \
-        f"rs2gpu_count_x > {head} ? (rs2gpu_count_x - {head}) / {w} : 0;  // whole groups of {w} after the head"
-    loop_open = [f"{pad}const usize rs2gpu_groups_x = {groups}",
-                 f"{pad}for (usize rs2gpu_gx = (usize)blockIdx.x * blockDim.x + threadIdx.x; {condition}; "
+    count = f"rs2gpu_count_x / {w}" if not head else f"rs2gpu_count_x > {head} ? (rs2gpu_count_x - {head}) / {w} : 0"
+    groups = [f"{pad}const usize rs2gpu_groups_x = {count};  // whole groups of {w} "
+              f"{'after the head' if head else 'iterations'}"]
+    if plan.rows_checked and plan.stores:
+        first_group = f"((usize)rs2gpu_start_x + {head})" if head else "(usize)rs2gpu_start_x"
+        on_grid = " && ".join(f"rs2gpu_on_lanes_grid({names.name(s.slice)}, "
+                              f"{_group_element(plan.first_offset(s), _row_base(s, names, first_group))})"
+                              for s in plan.stores)
+        groups = [f"{pad}// the row's stores on the 16-byte grid, or the general loop after the groups runs it all",
+                  f"{pad}const usize rs2gpu_groups_x = {on_grid} ? {f'({count})' if head else count} : 0;"]
+    loop_open = [f"{pad}for (usize rs2gpu_gx = (usize)blockIdx.x * blockDim.x + threadIdx.x; {condition}; "
                  f"rs2gpu_gx += (usize)gridDim.x * blockDim.x) {{",
                  f"{pad}    const usize rs2gpu_first_x = (usize)rs2gpu_start_x + {f'{head} + ' if head else ''}"
                  f"rs2gpu_gx * {w};"]
-    extras = {}  # (slice, position) -> the name of an element outside the lanes, read on its own
+    element_of = {}  # stream -> the index of a group's element at a position from the stream's first lane
+    whole_here = {}  # stream -> (a nest, a stream only read) whether the group's lanes of it are on the grid
     for s in plan.slices:
         first = plan.first_offset(s)
+        if plan.rows_checked:
+            at = names.fresh(f"at_{s.label}")
+            loop_open.append(f"{pad}    const usize {at} = {_group_element(first, _row_base(s, names))};")
+            element_of[s] = lambda position, at=at: _group_element(position, at)
+            if plan.whole(s) and s not in plan.stores:
+                whole_here[s] = names.fresh(f"whole_{s.label}")
+                loop_open.append(f"{pad}    const bool {whole_here[s]} = rs2gpu_on_lanes_grid({names.name(s.slice)}, {at});")
+        else:
+            element_of[s] = lambda position, first=first: _group_element(first + position)
+    extras = {}  # (stream, position) -> the name of an element outside the lanes, read on its own
+    for s in plan.slices:
+        pointer = names.name(s.slice)
         if s in plan.loads and plan.whole(s):
             qualifier = "" if s in plan.stores else "const "
-            loop_open.append(f"{pad}    {qualifier}rs2gpu_lanes<{ty}, {w}> {lanes_of[s]} = "
-                             f"rs2gpu_load_lanes<{w}>({names.name(s)} + {_group_element(first)});")
+            load = f"rs2gpu_load_group<{w}>({pointer} + {element_of[s](0)}, {whole_here[s]})" if s in whole_here \
+                else f"rs2gpu_load_lanes<{w}>({pointer} + {element_of[s](0)})"
+            loop_open.append(f"{pad}    {qualifier}rs2gpu_lanes<{ty}, {w}> {lanes_of[s]} = {load};")
         elif s not in plan.loads:
             loop_open.append(f"{pad}    rs2gpu_lanes<{ty}, {w}> {lanes_of[s]};")
         for position in plan.window(s):
             if not (0 <= position < w and plan.whole(s)):
                 extras[s, position] = names.fresh(_position_name(s, position))
-                loop_open.append(f"{pad}    const {ty} {extras[s, position]} = "
-                                 f"{names.name(s)}[{_group_element(first + position)}];")
+                loop_open.append(f"{pad}    const {ty} {extras[s, position]} = {pointer}[{element_of[s](position)}];")
     body_lines: list[str] = []
-    slices = set(plan.slices)
     for lane in range(w):
         # the lane's element of each access `s[i + offset]`, named by its position in the group's window
         elements = {(s, offset): ir.Binding(_position_name(s, lane + offset - plan.first_offset(s)), plan.element,
-                                            s in plan.stores, "local", s.span)
+                                            s in plan.stores, "local", s.slice.span)
                     for s, offsets in plan.offsets for offset in offsets}
-        block = rebuild(loop.body, lambda node: ir.Var(
-            elements[node.base.binding, _offset_from(node, dim.index, slices)], node.span)
-            if isinstance(node, ir.Index) else None)
+        block = rebuild(loop.body, lambda node: ir.Var(elements[plan.places[id(node)]], node.span)
+                        if isinstance(node, ir.Index) else None)
         body = BodyEmitter(names, indent=indent + 2, sites=sites, hoisted=hoisted)
         body.block(block)
         inner = pad + "        "
@@ -259,20 +368,28 @@ def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
         body_lines += [f"{inner}{lanes_of[s]}.lane[{lane}] = {names.name(element)};"
                        for (s, _), element in elements.items() if s in plan.stores]
         body_lines.append(f"{pad}    }}")
-    loop_close = [f"{pad}    rs2gpu_store_lanes<{w}>({names.name(s)} + {_group_element(plan.first_offset(s))}, "
-                  f"{lanes_of[s]});" for s in plan.stores]
+    store = "rs2gpu_store_group" if plan.rows_checked else "rs2gpu_store_lanes"
+    loop_close = [f"{pad}    {store}<{w}>({names.name(s.slice)} + {element_of[s](0)}, {lanes_of[s]});"
+                  for s in plan.stores]
     loop_close.append(f"{pad}}}")
-    return loop_open, body_lines, loop_close
+    return groups, loop_open, body_lines, loop_close
 
 
-def _position_name(s: ir.Binding, position: int) -> str:
+def _row_base(s: Stream, names: LocalNames, first: str = "rs2gpu_first_x") -> str:
+    """The index of a row's element at the iteration `first`: `first` plus the row's terms."""
+    emitter = BodyEmitter(names)
+    terms = "".join(f" {'+' if sign > 0 else '-'} {emitter.expr(term)}" for sign, term in s.row)
+    return f"({first}{terms})" if terms else first
+
+
+def _position_name(s: Stream, position: int) -> str:
     """The name of the element at `position` of a group's window of `s` (`y_0`, `y_2`, `y_before1`)."""
-    return f"{s.name}_{position}" if position >= 0 else f"{s.name}_before{-position}"
+    return f"{s.label}_{position}" if position >= 0 else f"{s.label}_before{-position}"
 
 
-def _group_element(offset: int) -> str:
-    """The index of a group's element at `offset` from its first iteration."""
-    return "rs2gpu_first_x" if offset == 0 else f"(rs2gpu_first_x {'+' if offset > 0 else '-'} {abs(offset)})"
+def _group_element(offset: int, base: str = "rs2gpu_first_x") -> str:
+    """The index of a group's element at `offset` from `base` (its first iteration's)."""
+    return base if offset == 0 else f"({base} {'+' if offset > 0 else '-'} {abs(offset)})"
 
 
 def head_end(plan: VectorPlan) -> str | None:

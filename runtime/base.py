@@ -614,8 +614,8 @@ class DeviceKernel:
         the nest, else `function`."""
         limit = self._one_wave if one_wave else self._max_blocks if lp.reduces else None
         if vector is not None:  # one thread per group of iterations: 16-byte accesses move a stream fastest
-            return (vector, *launch_geometry({"x": -(-counts["x"] // lp.vector[1])}, self.backend.block_size, limit),
-                    "vector")
+            groups = {**counts, "x": -(-counts["x"] // lp.vector[1])}  # (a nest's rows, in groups)
+            return vector, *launch_geometry(groups, self.backend.block_size, limit), "vector"
         covered = covering is not None and covering.geometry(counts)
         if covered:  # one thread per iteration, on a grid that covers the nest
             return covering.function, *covered, "covering"

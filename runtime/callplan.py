@@ -558,11 +558,12 @@ def _decision_key(entry: dict) -> Callable[[Environment], tuple] | None:
 
 def _compile_alignment(width: int, alignment: int, slices: tuple) -> Callable[[dict, int], bool]:
     """`aligned(device_ptrs, start)`: whether every slice's first lane, at `start` plus its offset, lies at a
-    multiple of `alignment` bytes, as one generated expression (it runs in every call of a streaming loop)."""
+    multiple of `alignment` bytes, as one generated expression (it runs in every call of a streaming loop);
+    always, with no slices (a nest's groups test their rows themselves)."""
     size = alignment // width
     terms = " and ".join(f"(device_ptrs[{name!r}] + (start + {offset}) * {size}) % {alignment} == 0"
                          for name, offset in slices)
-    return eval(f"lambda device_ptrs, start: {terms}", {})  # noqa: S307 - from the manifest's names only
+    return eval(f"lambda device_ptrs, start: {terms or True}", {})  # noqa: S307 - from the manifest's names only
 
 
 def _compile_values(fields: list) -> Callable:

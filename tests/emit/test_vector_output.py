@@ -92,6 +92,25 @@ pub fn plane(out: &mut [f64], a: &[f64], n: usize) {
         }
     }
 }
+
+#[kernel]
+pub fn transpose(out: &mut [f64], a: &[f64], n: usize) {
+    for j in 0..n {
+        for i in 0..n {
+            out[j * n + i] = a[i * n + j];
+        }
+    }
+}
+
+#[kernel]
+pub fn rows_apart(out: &mut [f64], a: &[f64], n: usize, m: usize) {
+    for k in 1..m - 1 {
+        for j in 1..n - 1 {
+            let kj = k * n + j;
+            out[kj] = a[kj - n] + a[kj - 1] + a[kj + n];
+        }
+    }
+}
 """
 ENTRY = re.compile(r"\.visible \.entry (\w+)\((.*?)^\}", re.S | re.M)
 
@@ -124,7 +143,7 @@ def test_the_manifest_gives_the_width_and_the_slices_whose_alignment_the_host_ch
     ("positive_part", "out is written under a condition, its other lanes unset"),
     ("skip_negative", "a `continue` would skip the lanes after it"),
     ("quotient", "the division checks its divisor on the device"),
-    ("plane", "a nest of loops"),
+    ("transpose", "a[i * n + j] steps by n along the innermost loop"),
 ])
 def test_loops_without_a_vector_entry_point(translated, kernel, why):
     assert vector_of(translated, kernel) is None, why
@@ -165,5 +184,31 @@ def test_the_integer_reduction_loads_four_elements_at_once(translated):
 
 
 def test_the_hip_vector_entry_points_compile(translated):
-    for kernel in ("copy", "total", "neighbours"):
+    for kernel in ("copy", "total", "neighbours", "plane", "rows_apart"):
         compile_hip(translated.emitted.files[f"{kernel}.hip.cpp"], f"{kernel}.hip.cpp", "gfx90a")
+
+
+def test_a_nest_leaves_the_alignment_of_its_rows_to_the_groups(translated):
+    # where out[j * n + i] starts depends on j: the host has nothing to check once for every row
+    assert vector_of(translated, "plane") == {"symbol": "rs2gpu_plane_0_vector", "width": 2, "alignment": 16,
+                                              "slices": [], "offsets": []}
+
+
+def test_a_nest_moves_a_row_on_the_grid_in_16_byte_accesses_and_one_off_it_element_by_element(translated):
+    vector = ptx_entries(translated, "plane")["rs2gpu_plane_0_vector"]
+    # a group's lanes of a: one 16-byte load where they are on the grid, else two 8-byte ones; the general
+    # loop after the groups (all of a row whose out is off the grid) reads and writes one element each
+    assert len(re.findall(r"ld\.global\.nc\.v2\.f64", vector)) == 1
+    assert len(re.findall(r"ld\.global\.nc\.f64", vector)) == 3
+    # the groups' store whole: they run only in rows where out is on the grid
+    assert len(re.findall(r"st\.global\.v2\.f64", vector)) == 1
+    assert len(re.findall(r"st\.global\.f64", vector)) == 1
+
+
+def test_each_row_an_index_reaches_through_a_let_is_a_stream_of_its_own(translated):
+    # a[kj - n], a[kj - 1] and a[kj + n]: rows k * n - n, k * n and k * n + n of a
+    assert vector_of(translated, "rows_apart") is not None
+    source = translated.emitted.files["rows_apart.cu"]
+    assert "rs2gpu_at_a = (rs2gpu_first_x + (k * n) - n)" in source
+    assert "rs2gpu_at_a_row1 = (rs2gpu_first_x + (k * n))" in source
+    assert "rs2gpu_at_a_row2 = (rs2gpu_first_x + (k * n) + n)" in source

@@ -134,6 +134,38 @@ pub fn smooth_from(x: &mut [f64], y: &[f64], first: usize) {
         x[i] = y[i - 1] + y[i];
     }
 }
+
+#[kernel]
+pub fn fill_cube(a: &mut [f64], ni: usize, nj: usize, nk: usize) {
+    for k in 0..nk {
+        for j in 0..nj {
+            for i in 0..ni {
+                a[i + ni * (j + nj * k)] = 0.25 * i as f64 - j as f64 * k as f64;
+            }
+        }
+    }
+}
+
+#[kernel]
+pub fn cross(out: &mut [f64], a: &[f64], b: &[f64], n: usize, m: usize) {
+    for k in 1..m - 1 {
+        for j in 1..n - 1 {
+            let kj = k * n + j;
+            out[kj] = a[kj - n] + a[kj - 1] * b[kj] - a[kj + 1] * b[kj + n - 1] + a[kj + n];
+        }
+    }
+}
+
+#[kernel]
+pub fn plane_total(v: &[i32], n: usize, m: usize) -> i32 {
+    let mut sum = 0;
+    for k in 0..m {
+        for j in 0..n {
+            sum += v[k * n + j];
+        }
+    }
+    sum
+}
 """
 
 
@@ -348,3 +380,50 @@ def test_a_loop_from_one_reading_the_element_before_loads_it_on_its_own(kernels,
     device.eliminate(xout, xin, y, z)
     assert device.eliminate.last_variants == ["rs2gpu_eliminate_0_vector"]
     assert xout.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize(("ni", "nj", "nk"), [(8, 3, 2), (2, 1, 1), (1, 4, 3), (101, 5, 3)])
+def test_a_nest_stores_each_row_in_groups_where_it_lies_on_the_16_byte_grid(kernels, ni: int, nj: int,
+                                                                          nk: int) -> None:
+    rust, device = kernels
+    # rows of ni doubles: all on the grid for an even ni; for ni = 101 every other row is 8 bytes off it,
+    # and the general loop after the row's groups runs that row; ni = 1: no whole group anywhere
+    expected, a = np.full(ni * nj * nk, 7.0), np.full(ni * nj * nk, 7.0)
+    rust.fill_cube(expected, ni, nj, nk)
+    device.fill_cube(a, ni, nj, nk)
+    assert device.fill_cube.last_variants == ["rs2gpu_fill_cube_0_vector"]
+    assert a.tobytes() == expected.tobytes()
+
+
+def test_a_nest_over_a_slice_off_the_grid_stores_its_rows_element_by_element(kernels) -> None:
+    rust, device = kernels
+    storage = np.full(8 * 3 * 2 + 1, 7.0)
+    a = storage[1:]  # every row 8 bytes off the grid
+    assert a.ctypes.data % 16 == 8
+    expected = np.full(8 * 3 * 2, 7.0)
+    rust.fill_cube(expected, 8, 3, 2)
+    device.fill_cube(EmulatedDeviceArray(a), 8, 3, 2)
+    assert device.fill_cube.last_variants == ["rs2gpu_fill_cube_0_vector"]
+    assert a.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize(("n", "m"), [(10, 6), (11, 6), (3, 3), (4, 5), (5, 4), (64, 9)])
+def test_a_stencil_nest_reads_rows_above_and_below_as_streams_of_their_own(kernels, n: int, m: int) -> None:
+    rust, device = kernels
+    # HYDRO_2D's shape through `let kj = k * n + j`: rows k - 1, k and k + 1 of a; j from 1, so each row
+    # runs j = 1 alone and its groups from j = 2; an odd n puts every other row's stores off the grid,
+    # and a's rows above and below then off the grid in the groups of the rows on it
+    a, b = values(n * m, 21), values(n * m, 22)
+    expected, out = np.full(n * m, -1.0), np.full(n * m, -1.0)
+    rust.cross(expected, a, b, n, m)
+    device.cross(out, a, b, n, m)
+    assert device.cross.last_variants == ["rs2gpu_cross_0_vector"]
+    assert out.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize(("n", "m"), [(16, 3), (13, 7), (1, 5), (1000, 3)])
+def test_a_nest_reduction_reads_four_elements_per_load_where_the_row_allows(kernels, n: int, m: int) -> None:
+    rust, device = kernels
+    v = np.random.default_rng(n * m).integers(-1000, 1000, n * m, dtype=np.int32)
+    assert device.plane_total(v, n, m) == rust.plane_total(v, n, m)
+    assert device.plane_total.last_variants == ["rs2gpu_plane_total_0_vector"]
