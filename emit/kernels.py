@@ -21,7 +21,8 @@ from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_st
 from rs2gpu.emit.hostexpr import host_expr
 from rs2gpu.emit.names import LocalNames, cxx_name
 from rs2gpu.emit.privatize import capacity, private_lines, private_name, private_scatter
-from rs2gpu.emit.vector import VECTOR_BYTES, VectorPlan, head_end, tail_start, vector_lines, vector_plan
+from rs2gpu.emit.vector import (VECTOR_BYTES, VectorPlan, head_end, nest_vector_lines, tail_start, vector_lines,
+                               vector_plan)
 from rs2gpu.emit.verify import check_lists_in_loop, read_windows, verify_context
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.plan import HostLoop, KernelPlan, ParallelLoop, Reduction, Scatter, is_host_evaluable
@@ -241,28 +242,25 @@ def loop_parameters(plan: KernelPlan, loop: ParallelLoop, names: LocalNames, num
 BEFORE_LOOP = f"rs2gpu_before_loop({LAUNCH_NUMBER})"  # the iteration a check before a launch's loop records
 
 
-def grid_loop(loop: ParallelLoop, names: LocalNames, stopped: bool = False, iteration: bool = False,
-              skip: str = "", end: str | None = None, only: slice = slice(None)) -> tuple[list[str], list[str]]:
-    """The lines that open and close the grid-stride loops of a launch, one per dimension (those of
-    `only`); with `stopped`, the outermost runs no iteration when `rs2gpu_stopped` is set; with
-    `iteration`, the innermost declares the thread's iteration for the checks of the body; `skip` offsets
-    the innermost's first iteration and `end` replaces its count (the vector entry point's iterations
-    after and before its whole groups)."""
+def grid_loop(loop: ParallelLoop, names: LocalNames, stopped: bool = False,
+              iteration: bool = False, skip: str = "", end: str | None = None) -> tuple[list[str], list[str]]:
+    """The lines that open and close the grid-stride loops of a launch, one per dimension; with `stopped`,
+    the outermost runs no iteration when `rs2gpu_stopped` is set; with `iteration`, the innermost declares
+    the thread's iteration for the checks of the body; `skip` offsets the outermost's first iteration and
+    `end` replaces its count (the vector entry point's iterations after and before its whole groups)."""
     loop_open, loop_close = [], []
-    innermost = len(loop.dims) - 1
-    levels = list(enumerate(zip(loop.dims, launch_axes(loop))))[only]
-    for depth, (dim, axis) in levels:
+    for depth, (dim, axis) in enumerate(zip(loop.dims, launch_axes(loop))):
         pad = "    " * (depth + 1)
         t = f"rs2gpu_t{axis}"
-        condition = f"{t} < {end if depth == innermost and end is not None else f'rs2gpu_count_{axis}'}"
+        condition = f"{t} < {end if depth == 0 and end is not None else f'rs2gpu_count_{axis}'}"
         if depth == 0 and stopped:
             condition = f"!rs2gpu_stopped && {condition}"
-        first = skip if depth == innermost else ""
+        first = skip if depth == 0 else ""
         loop_open += [f"{pad}for (usize {t} = {first}(usize)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
                       f"{condition}; {t} += (usize)gridDim.{axis} * blockDim.{axis}) {{",
                       f"{pad}    {index_declaration(dim, axis, names)}"]
         loop_close.insert(0, f"{pad}}}")
-    if iteration and levels and levels[-1][0] == innermost:
+    if iteration:
         loop_open.append("    " * (len(loop.dims) + 1) + iteration_declaration(len(loop.dims)))
     return loop_open, loop_close
 
@@ -382,20 +380,18 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
     body_lines = body.lines
     if vector is None:
         loop_open, loop_close = grid_loop(loop, names, stopped=stopped, iteration=iteration)
-    else:  # in a nest, the outer loops as in the general entry point, and each row's groups inside them
-        outer_open, outer_close = grid_loop(loop, names, stopped=stopped, only=slice(0, -1))
-        row = slice(-1, None)
-        groups, groups_open, body_lines, groups_close = vector_lines(vector, loop, names, sites, hoisted,
-                                                                     len(loop.dims), stopped and len(loop.dims) == 1)
-        loop_open = outer_open + groups
+    elif len(loop.dims) > 1:  # one thread per row and group, on a grid that covers them
+        loop_open, body_lines, loop_close = nest_vector_lines(vector, loop, launch_axes(loop), names, sites,
+                                                              hoisted), [], []
+    else:
+        groups, groups_open, body_lines, groups_close = vector_lines(vector, loop, names, sites, hoisted, stopped)
+        loop_open = groups
         if vector.head:  # the iterations before the first group, as the general entry point runs them
-            head_open, head_close = grid_loop(loop, names, stopped=stopped, iteration=iteration, end=head_end(vector),
-                                              only=row)
+            head_open, head_close = grid_loop(loop, names, stopped=stopped, iteration=iteration, end=head_end(vector))
             loop_open += head_open + body.lines + head_close
         loop_open += groups_open
-        tail_open, tail_close = grid_loop(loop, names, stopped=stopped, iteration=iteration, skip=tail_start(vector),
-                                          only=row)
-        loop_close = groups_close + tail_open + body.lines + tail_close + outer_close
+        tail_open, tail_close = grid_loop(loop, names, stopped=stopped, iteration=iteration, skip=tail_start(vector))
+        loop_close = groups_close + tail_open + body.lines + tail_close
     before_loop, after_loop = [], []
     if private is not None:
         before_loop, after_loop = private_lines(private, names, body.length_of(ir.Var(private.param, loop.span)),
@@ -519,15 +515,18 @@ def _covering_json(plan: KernelPlan, covering: dict | None) -> dict | None:
 def _vector_json(vector: dict | None) -> dict | None:
     """The vector entry point of a launch, if it has one (see `emit.vector`): its symbol, how many
     iterations a thread runs at once, the slices whose groups of lanes the host must find 16-byte aligned
-    (none in a nest, whose groups test their rows themselves), and the offset of each slice's first lane in
-    the first group from the loop's start (the head included)."""
+    and the offset of each slice's first lane in the first group from the loop's start (the head
+    included). A nest's rows test their own alignment, so it names no slices; its entry point runs one
+    thread per group of a row, on a grid that covers them: every count, x's in groups, below `count_limit`."""
     if vector is None:
         return None
     plan = vector["plan"]
-    tested = () if plan.rows_checked else plan.aligned  # a nest's groups test their own rows
-    return {"symbol": vector["symbol"], "width": plan.width, "alignment": VECTOR_BYTES,
-            "slices": [s.slice.name for s in tested],
-            "offsets": [plan.head + plan.first_offset(s) for s in tested]}
+    tested = () if plan.rows_checked else plan.aligned  # a nest's rows test their own
+    out = {"symbol": vector["symbol"], "width": plan.width, "alignment": VECTOR_BYTES,
+           "slices": [s.slice.name for s in tested], "offsets": [plan.head + plan.first_offset(s) for s in tested]}
+    if plan.rows_checked:  # one thread per group, on a grid that covers them (each count below the limit)
+        out["count_limit"] = COVERING_LIMIT
+    return out
 
 
 def entry_points(launch: dict) -> list[str]:

@@ -536,8 +536,9 @@ def covering_source(covering: dict | None) -> str:
 
 def vector_source(entry: dict, launch: dict) -> str:
     """The `Option<Vector>` of a launch's vector entry point: which of its arguments are the pointers to
-    check for alignment, the offset of each one's first lane from the loop variable, and which is the loop's
-    first index (the first after the parameters')."""
+    check for alignment, the offset of each one's first lane from the loop variable, which is the loop's
+    first index (the first after the parameters'), and for a nest the limit of the counts its covering
+    grid allows."""
     vector = launch.get("vector")
     if vector is None:
         return "None"
@@ -549,9 +550,10 @@ def vector_source(entry: dict, launch: dict) -> str:
                 pointers.append(positions)
                 offsets.append(offset_of[p["name"]])
             positions += 1
+    count_limit = f'Some({vector["count_limit"]})' if "count_limit" in vector else "None"
     return (f'Some(Vector {{ symbol: "{vector["symbol"]}", width: {vector["width"]}, '
             f'pointers: &[{", ".join(map(str, pointers))}], offsets: &[{", ".join(map(str, offsets))}], '
-            f'start: {positions} }})')
+            f'start: {positions}, count_limit: {count_limit} }})')
 
 
 def by_value(p: dict) -> bool:

@@ -58,7 +58,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from rs2gpu.emit.covering import continues_loop, index_declaration
-from rs2gpu.emit.cxx_stmt import BodyEmitter
+from rs2gpu.emit.cxx_stmt import BodyEmitter, iteration_declaration
 from rs2gpu.emit.cxx_types import cxx_type
 from rs2gpu.emit.names import LocalNames
 from rs2gpu.ir import nodes as ir
@@ -131,7 +131,8 @@ class VectorPlan:
 
 def vector_plan(loop: ParallelLoop, params: tuple[ir.Binding, ...]) -> VectorPlan | None:
     """The vector form of `loop` (see the module's docstring), or None where it has none."""
-    if loop.index_lists or loop.list_reads or loop.scatters or loop.optional or continues_loop(loop.body):
+    if loop.index_lists or loop.list_reads or loop.scatters or loop.optional or continues_loop(loop.body) \
+            or (len(loop.dims) > 1 and loop.reductions):  # (a nest's form covers its groups: see the module)
         return None
     index = loop.dims[-1].index
     slices = {p for p in params if isinstance(p.ty, RefType) and isinstance(p.ty.target, SliceType)}
@@ -283,46 +284,97 @@ def _is_target_of(node: ir.Index, stmt) -> bool:
 
 
 def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites, hoisted: frozenset,
-                 indent: int, stopped: bool) -> tuple[list[str], list[str], list[str], list[str]]:
-    """(groups, loop_open, body, loop_close): the count of whole groups, and the vector entry point's loop
-    over them, which the caller follows with the general loop over the iterations after them
-    (`tail_start`); in a nest, those of one row, inside the outer loops. A row whose stored streams are
-    off the 16-byte grid has no groups: the general loop after them runs the whole row, and the streams
-    only read are loaded whole in each group whose lanes of them are on the grid."""
-    w = plan.width
-    dim = loop.dims[-1]
-    ty = cxx_type(plan.element)
-    lanes_of = {s: names.fresh(f"lanes_{s.label}") for s in plan.aligned}
-    pad = "    " * indent
+                 stopped: bool) -> tuple[list[str], list[str], list[str], list[str]]:
+    """(groups, loop_open, body, loop_close) of a single loop: the count of whole groups, and the vector
+    entry point's grid-stride loop over them, which the caller follows with the general loop over the
+    iterations after them (`tail_start`)."""
+    w, head = plan.width, plan.head
     condition = "rs2gpu_gx < rs2gpu_groups_x"
     if stopped:
         condition = f"!rs2gpu_stopped && {condition}"
-    head = plan.head
     count = f"rs2gpu_count_x / {w}" if not head else f"rs2gpu_count_x > {head} ? (rs2gpu_count_x - {head}) / {w} : 0"
-    groups = [f"{pad}const usize rs2gpu_groups_x = {count};  // whole groups of {w} "
+    groups = [f"    const usize rs2gpu_groups_x = {count};  // whole groups of {w} "
               f"{'after the head' if head else 'iterations'}"]
-    if plan.rows_checked and plan.stores:
+    group_open, body, group_close = _group_lines(plan, loop, names, sites, hoisted, 2)
+    loop_open = [f"    for (usize rs2gpu_gx = (usize)blockIdx.x * blockDim.x + threadIdx.x; {condition}; "
+                 f"rs2gpu_gx += (usize)gridDim.x * blockDim.x) {{",
+                 f"        const usize rs2gpu_first_x = (usize)rs2gpu_start_x + {f'{head} + ' if head else ''}"
+                 f"rs2gpu_gx * {w};", *group_open]
+    return groups, loop_open, body, group_close + ["    }"]
+
+
+def nest_vector_lines(plan: VectorPlan, loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
+                      hoisted: frozenset) -> list[str]:
+    """The vector entry point of a nest, after its preamble: one thread per row (the outer axes) and group
+    of W iterations of the row, behind one `if`, as the covering entry point runs one per iteration, so
+    the host runs it only on a grid that covers the groups (see `emit.covering`). A row runs its groups
+    where its stored streams' lanes lie on the 16-byte grid; the threads after its groups run the
+    iterations outside them (before them, after them, or the whole row where it is off the grid), W each,
+    one after another."""
+    w, head = plan.width, plan.head
+    outer = list(zip(loop.dims[:-1], axes[:-1]))
+    lines = ["    // One thread per row and group of iterations: this entry point runs only on a grid that covers them."]
+    lines += [f"    const u32 rs2gpu_t{axis} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis};" for _, axis in outer]
+    lines.append("    const u32 rs2gpu_gx = blockIdx.x * blockDim.x + threadIdx.x;")
+    inside = " && ".join([f"rs2gpu_t{axis} < (u32)rs2gpu_count_{axis}" for _, axis in outer]
+                         + [f"rs2gpu_gx < (u32)((rs2gpu_count_x + {w - 1}) / {w})"])
+    lines.append(f"    if ({inside}) {{")
+    lines += [f"        {index_declaration(dim, axis, names)}" for dim, axis in outer]
+    count = f"(u32)rs2gpu_count_x / {w}" if not head else \
+        f"(rs2gpu_count_x > {head} ? (u32)(rs2gpu_count_x - {head}) / {w} : 0u)"
+    if plan.stores:
         first_group = f"((usize)rs2gpu_start_x + {head})" if head else "(usize)rs2gpu_start_x"
         on_grid = " && ".join(f"rs2gpu_on_lanes_grid({names.name(s.slice)}, "
                               f"{_group_element(plan.first_offset(s), _row_base(s, names, first_group))})"
                               for s in plan.stores)
-        groups = [f"{pad}// the row's stores on the 16-byte grid, or the general loop after the groups runs it all",
-                  f"{pad}const usize rs2gpu_groups_x = {on_grid} ? {f'({count})' if head else count} : 0;"]
-    loop_open = [f"{pad}for (usize rs2gpu_gx = (usize)blockIdx.x * blockDim.x + threadIdx.x; {condition}; "
-                 f"rs2gpu_gx += (usize)gridDim.x * blockDim.x) {{",
-                 f"{pad}    const usize rs2gpu_first_x = (usize)rs2gpu_start_x + {f'{head} + ' if head else ''}"
-                 f"rs2gpu_gx * {w};"]
+        lines += ["        // the row's stores on the 16-byte grid, or no groups: its threads run it W iterations each",
+                  f"        const u32 rs2gpu_groups_x = {on_grid} ? {count} : 0u;"]
+    else:
+        lines.append(f"        const u32 rs2gpu_groups_x = {count};")
+    group_open, body, group_close = _group_lines(plan, loop, names, sites, hoisted, 3)
+    lines += ["        if (rs2gpu_gx < rs2gpu_groups_x) {",
+              f"            const usize rs2gpu_first_x = (usize)rs2gpu_start_x + {f'{head} + ' if head else ''}"
+              f"(usize)rs2gpu_gx * {w};", *group_open, *body, *group_close]
+    # the row's other iterations: the head, then those after the groups, W per thread
+    general = BodyEmitter(names, indent=4, sites=sites, hoisted=hoisted)
+    general.block(loop.body)
+    first = f"(rs2gpu_gx - rs2gpu_groups_x) * {w}"
+    position = f"rs2gpu_q < {head} ? rs2gpu_q : rs2gpu_q + rs2gpu_groups_x * {w}" if head else \
+        f"rs2gpu_q + rs2gpu_groups_x * {w}"
+    lines += ["        } else {",
+              f"            for (u32 rs2gpu_q = {first}; rs2gpu_q < {first} + {w} && "
+              f"rs2gpu_q < (u32)rs2gpu_count_x - rs2gpu_groups_x * {w}; rs2gpu_q++) {{",
+              f"                const u32 rs2gpu_tx = {position};",
+              f"                {index_declaration(loop.dims[-1], 'x', names)}"]
+    if general.used_sites or general.passes_iteration:
+        lines.append(f"                {iteration_declaration(len(loop.dims))}")
+    lines += [*general.lines, "            }", "        }", "    }"]
+    return lines
+
+
+def _group_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites, hoisted: frozenset,
+                 level: int) -> tuple[list[str], list[str], list[str]]:
+    """(open, body, close) of one group, at `level` of indentation, after `rs2gpu_first_x` (its first
+    iteration) is declared: the loads of its lanes and of the elements read outside them, each lane's
+    body, and the stores. In a nest, a stream only read is loaded whole where the group's lanes of it lie
+    on the 16-byte grid and element by element elsewhere."""
+    w = plan.width
+    dim = loop.dims[-1]
+    ty = cxx_type(plan.element)
+    lanes_of = {s: names.fresh(f"lanes_{s.label}") for s in plan.aligned}
+    pad = "    " * level
+    group_open: list[str] = []
     element_of = {}  # stream -> the index of a group's element at a position from the stream's first lane
     whole_here = {}  # stream -> (a nest, a stream only read) whether the group's lanes of it are on the grid
     for s in plan.slices:
         first = plan.first_offset(s)
         if plan.rows_checked:
             at = names.fresh(f"at_{s.label}")
-            loop_open.append(f"{pad}    const usize {at} = {_group_element(first, _row_base(s, names))};")
+            group_open.append(f"{pad}const usize {at} = {_group_element(first, _row_base(s, names))};")
             element_of[s] = lambda position, at=at: _group_element(position, at)
             if plan.whole(s) and s not in plan.stores:
                 whole_here[s] = names.fresh(f"whole_{s.label}")
-                loop_open.append(f"{pad}    const bool {whole_here[s]} = rs2gpu_on_lanes_grid({names.name(s.slice)}, {at});")
+                group_open.append(f"{pad}const bool {whole_here[s]} = rs2gpu_on_lanes_grid({names.name(s.slice)}, {at});")
         else:
             element_of[s] = lambda position, first=first: _group_element(first + position)
     extras = {}  # (stream, position) -> the name of an element outside the lanes, read on its own
@@ -332,14 +384,15 @@ def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
             qualifier = "" if s in plan.stores else "const "
             load = f"rs2gpu_load_group<{w}>({pointer} + {element_of[s](0)}, {whole_here[s]})" if s in whole_here \
                 else f"rs2gpu_load_lanes<{w}>({pointer} + {element_of[s](0)})"
-            loop_open.append(f"{pad}    {qualifier}rs2gpu_lanes<{ty}, {w}> {lanes_of[s]} = {load};")
+            group_open.append(f"{pad}{qualifier}rs2gpu_lanes<{ty}, {w}> {lanes_of[s]} = {load};")
         elif s not in plan.loads:
-            loop_open.append(f"{pad}    rs2gpu_lanes<{ty}, {w}> {lanes_of[s]};")
+            group_open.append(f"{pad}rs2gpu_lanes<{ty}, {w}> {lanes_of[s]};")
         for position in plan.window(s):
             if not (0 <= position < w and plan.whole(s)):
                 extras[s, position] = names.fresh(_position_name(s, position))
-                loop_open.append(f"{pad}    const {ty} {extras[s, position]} = {pointer}[{element_of[s](position)}];")
+                group_open.append(f"{pad}const {ty} {extras[s, position]} = {pointer}[{element_of[s](position)}];")
     body_lines: list[str] = []
+    first_iteration = f"{f'{plan.head} + ' if plan.head else ''}rs2gpu_gx * {w}"
     for lane in range(w):
         # the lane's element of each access `s[i + offset]`, named by its position in the group's window
         elements = {(s, offset): ir.Binding(_position_name(s, lane + offset - plan.first_offset(s)), plan.element,
@@ -347,12 +400,12 @@ def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
                     for s, offsets in plan.offsets for offset in offsets}
         block = rebuild(loop.body, lambda node: ir.Var(elements[plan.places[id(node)]], node.span)
                         if isinstance(node, ir.Index) else None)
-        body = BodyEmitter(names, indent=indent + 2, sites=sites, hoisted=hoisted)
+        body = BodyEmitter(names, indent=level + 1, sites=sites, hoisted=hoisted)
         body.block(block)
-        inner = pad + "        "
-        body_lines.append(f"{pad}    {{")
+        inner = pad + "    "
+        body_lines.append(f"{pad}{{")
         if any(isinstance(n, ir.Var) and n.binding is dim.index for n in walk(block)):
-            body_lines += [f"{inner}const usize rs2gpu_tx = {f'{head} + ' if head else ''}rs2gpu_gx * {w} + {lane};",
+            body_lines += [f"{inner}const {'u32' if plan.rows_checked else 'usize'} rs2gpu_tx = {first_iteration} + {lane};",
                            f"{inner}{index_declaration(dim, 'x', names)}"]
         for (s, offset), element in elements.items():
             name = names.name(element)
@@ -367,12 +420,11 @@ def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
         body_lines += body.lines
         body_lines += [f"{inner}{lanes_of[s]}.lane[{lane}] = {names.name(element)};"
                        for (s, _), element in elements.items() if s in plan.stores]
-        body_lines.append(f"{pad}    }}")
+        body_lines.append(f"{pad}}}")
     store = "rs2gpu_store_group" if plan.rows_checked else "rs2gpu_store_lanes"
-    loop_close = [f"{pad}    {store}<{w}>({names.name(s.slice)} + {element_of[s](0)}, {lanes_of[s]});"
-                  for s in plan.stores]
-    loop_close.append(f"{pad}}}")
-    return groups, loop_open, body_lines, loop_close
+    group_close = [f"{pad}{store}<{w}>({names.name(s.slice)} + {element_of[s](0)}, {lanes_of[s]});"
+                   for s in plan.stores]
+    return group_open, body_lines, group_close
 
 
 def _row_base(s: Stream, names: LocalNames, first: str = "rs2gpu_first_x") -> str:

@@ -610,12 +610,18 @@ class DeviceKernel:
     def _shape(self, lp: LaunchPlan, function, covering: Covering | None, vector, counts: dict[str, int],
                one_wave: bool, checks_lists: bool) -> tuple:
         """(entry point, grid, block, which other entry point) of a launch of `counts` iterations: its
-        `vector` entry point where given (its accesses aligned), else the covering one where a grid covers
-        the nest, else `function`."""
+        `vector` entry point where given (its accesses aligned; a nest's, where a grid covers its groups),
+        else the covering one where a grid covers the nest, else `function`."""
         limit = self._one_wave if one_wave else self._max_blocks if lp.reduces else None
         if vector is not None:  # one thread per group of iterations: 16-byte accesses move a stream fastest
-            groups = {**counts, "x": -(-counts["x"] // lp.vector[1])}  # (a nest's rows, in groups)
-            return vector, *launch_geometry(groups, self.backend.block_size, limit), "vector"
+            groups = {**counts, "x": -(-counts["x"] // lp.vector[1])}
+            if lp.vector_count_limit is None:
+                return vector, *launch_geometry(groups, self.backend.block_size, limit), "vector"
+            covered = counts["x"] < lp.vector_count_limit and covering_geometry(
+                (groups["x"], groups.get("y", 1), groups.get("z", 1)), len(groups), None, lp.vector_count_limit,
+                (MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ))
+            if covered:  # a nest: one thread per group of a row, on a grid that covers them
+                return vector, *covered, "vector"
         covered = covering is not None and covering.geometry(counts)
         if covered:  # one thread per iteration, on a grid that covers the nest
             return covering.function, *covered, "covering"

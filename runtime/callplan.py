@@ -334,6 +334,9 @@ class LaunchPlan(PackedArguments):
         self.vector = (vector["symbol"], vector["width"], vector["alignment"],
                        tuple(zip(vector["slices"], vector["offsets"]))) if vector else None
         self._vector_aligned = _compile_alignment(*self.vector[1:]) if vector else None
+        # a nest's vector entry point runs one thread per group of a row, on a grid that covers them: every
+        # count below this (None: a single loop's, a grid-stride loop over its groups)
+        self.vector_count_limit = vector.get("count_limit") if vector else None
         fields = _loop_fields(plan.entry, launch)
         windows = 0
         for entry in self.index_lists:  # the loop's own checks of the list (`emit.verify`)

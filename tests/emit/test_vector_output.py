@@ -191,18 +191,27 @@ def test_the_hip_vector_entry_points_compile(translated):
 def test_a_nest_leaves_the_alignment_of_its_rows_to_the_groups(translated):
     # where out[j * n + i] starts depends on j: the host has nothing to check once for every row
     assert vector_of(translated, "plane") == {"symbol": "rs2gpu_plane_0_vector", "width": 2, "alignment": 16,
-                                              "slices": [], "offsets": []}
+                                              "slices": [], "offsets": [], "count_limit": 2**31}
 
 
 def test_a_nest_moves_a_row_on_the_grid_in_16_byte_accesses_and_one_off_it_element_by_element(translated):
     vector = ptx_entries(translated, "plane")["rs2gpu_plane_0_vector"]
-    # a group's lanes of a: one 16-byte load where they are on the grid, else two 8-byte ones; the general
-    # loop after the groups (all of a row whose out is off the grid) reads and writes one element each
+    # a group's lanes of a: one 16-byte load where they are on the grid, else two 8-byte ones; the threads
+    # after a row's groups (all of a row whose out is off the grid) read and write one element at a time
     assert len(re.findall(r"ld\.global\.nc\.v2\.f64", vector)) == 1
     assert len(re.findall(r"ld\.global\.nc\.f64", vector)) == 3
     # the groups' store whole: they run only in rows where out is on the grid
     assert len(re.findall(r"st\.global\.v2\.f64", vector)) == 1
     assert len(re.findall(r"st\.global\.f64", vector)) == 1
+
+
+def test_a_nest_runs_one_thread_per_group_on_a_grid_that_covers_them(translated):
+    # no grid-stride loops: 32-bit thread coordinates behind one `if`, as the covering entry point
+    assert vector_of(translated, "plane")["count_limit"] == 2**31
+    source = translated.emitted.files["plane.cu"]
+    vector = source[source.index("rs2gpu_plane_0_vector("):source.index("rs2gpu_plane_0_covering(")]
+    assert "const u32 rs2gpu_gx = blockIdx.x * blockDim.x + threadIdx.x;" in vector
+    assert "gridDim" not in vector
 
 
 def test_each_row_an_index_reaches_through_a_let_is_a_stream_of_its_own(translated):

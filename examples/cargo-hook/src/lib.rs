@@ -65,6 +65,18 @@ pub fn min_max(a: &[i32]) -> (i32, i32) {
     (lo, hi)
 }
 
+/// A five-point stencil over the interior of a row-major `rows` x `cols` grid: each point the sum of its
+/// neighbours less four times itself.
+#[kernel]
+pub fn laplacian(out: &mut [f64], u: &[f64], cols: usize, rows: usize) {
+    for r in 1..rows - 1 {
+        for c in 1..cols - 1 {
+            let at = r * cols + c;
+            out[at] = u[at - cols] + u[at - 1] + u[at + 1] + u[at + cols] - 4.0 * u[at];
+        }
+    }
+}
+
 /// The real square roots: `x[i] = sqrt(d[i])` and `flag[i] = 1` where `d[i] >= 0`, else 0 and -1. The
 /// GPU version checks the writes to `flag` on the device only when `flag` is shorter than `x`.
 #[kernel]
@@ -114,6 +126,19 @@ mod tests {
         let mut out = [9.0; 5];
         smooth(&mut out, &[0.0, 1.0, 0.0, 1.0, 0.0], 0.25);
         assert_eq!(out, [9.0, 0.5, 0.5, 0.5, 9.0]);
+    }
+
+    #[test]
+    fn laplacian_of_a_plane_is_zero_inside() {
+        // u = row + 2 col on a 3 x 4 grid: the interior points (1, 1) and (1, 2) have neighbours summing
+        // to four times their value; the border keeps its 9s
+        let u: Vec<f64> = (0..12).map(|k| (k / 4 + 2 * (k % 4)) as f64).collect();
+        let mut out = [9.0; 12];
+        laplacian(&mut out, &u, 4, 3);
+        let mut expected = [9.0; 12];
+        expected[5] = 0.0;
+        expected[6] = 0.0;
+        assert_eq!(out, expected);
     }
 
     #[test]

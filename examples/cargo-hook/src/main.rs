@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use rs2gpu_cargo_hook::kernels::{self, DeviceBuffer, Error, Gpu};
-use rs2gpu_cargo_hook::{differences, dot, min_max, real_roots, scale, smooth, triad};
+use rs2gpu_cargo_hook::{differences, dot, laplacian, min_max, real_roots, scale, smooth, triad};
 
 /// xorshift64*: reproducible inputs without dependencies.
 struct Random(u64);
@@ -119,6 +119,17 @@ fn run(gpu: &Gpu, n: usize, report: &mut Report) -> Result<(), Error> {
     differences(&mut x_cpu, &y);
     let (ok, detail) = bitwise_equal(&x_gpu, &x_cpu);
     report.check("differences (reads at two offsets)", ok, detail, seconds);
+
+    // A nest: one thread per row and pair of columns, each row's stores in one 16-byte store per pair
+    // where the row's first pair is 16-byte aligned (every row here: 1002 columns), and u's rows above
+    // and below read the same way.
+    let (cols, rows) = (1002, n / 1002);
+    let u = random.f64s(cols * rows);
+    let (mut grid_gpu, mut grid_cpu) = (vec![5.0; cols * rows], vec![5.0; cols * rows]);
+    let (_, seconds) = timed(|| kernels::laplacian(gpu, &mut grid_gpu, &u, cols, rows))?;
+    laplacian(&mut grid_cpu, &u, cols, rows);
+    let (ok, detail) = bitwise_equal(&grid_gpu, &grid_cpu);
+    report.check("laplacian (a nest, rows in pairs)", ok, detail, seconds);
 
     let ints: Vec<i32> = (0..n).map(|_| random.next() as i32).collect();
     let (range_gpu, seconds) = timed(|| kernels::min_max(gpu, &ints))?;
