@@ -17,12 +17,13 @@ from rs2gpu.runtime.covering import covering_geometry
 from .conftest import REPO
 
 LIMIT = 2**31
-# (counts outermost first, the entry point's block or None)
+# (counts outermost first, the entry point's block or None); the last three are the groups of nests' vector forms
 CASES = [
     ((100, 100, 100), None), ((464, 464, 464), None), ((1000, 1000), None), ((3, 1_000_000), None),
     ((70_000, 1), None), ((600_000, 2), None), ((4, 32, 25), None), ((70_000, 1, 3), None),
     ((1, 1), None), ((7, 5, 3), None), ((LIMIT, 4), None), ((1000, 1000), (16, 16, 1)),
-    ((1_048_561, 16), (16, 16, 1)), ((17, 15), (16, 16, 1)),
+    ((1_048_561, 16), (16, 16, 1)), ((17, 15), (16, 16, 1)), ((100, 100, 50), None), ((464, 464, 232), None),
+    ((998, 501), None),
 ]
 
 
