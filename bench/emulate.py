@@ -17,6 +17,7 @@ import functools
 import re
 import shutil
 import subprocess
+import types
 from pathlib import Path
 
 import numpy as np
@@ -302,6 +303,9 @@ class EmulatedBackend(DeviceBackend):
     def device_ordinal(self) -> int:
         return 0
 
+    def device_array_type(self) -> type:
+        return EmulatedDeviceArray
+
     def global_address(self, module: Library, name: str) -> int:
         return ctypes.addressof(ctypes.c_uint8.in_dll(module.handle, name))
 
@@ -393,3 +397,8 @@ class EmulatedDeviceArray:
         self.array = np.ascontiguousarray(array)
         self.__cuda_array_interface__ = {"shape": self.array.shape, "typestr": self.array.dtype.str,
                                          "data": (self.array.ctypes.data, False), "strides": None, "version": 3}
+        # what a repeat call reads of a cupy array (`DeviceKernel._repeat`)
+        self.data = types.SimpleNamespace(ptr=self.array.ctypes.data, device_id=0)
+        self.dtype, self.size = self.array.dtype, self.array.size
+
+    _c_contiguous = True  # (its array is)

@@ -21,9 +21,9 @@ PRIM_DTYPES = {"bool": "?", "i8": "i1", "i16": "i2", "i32": "i4", "i64": "i8", "
                "u8": "u1", "u16": "u2", "u32": "u4", "u64": "u8", "usize": "u8", "f32": "f4", "f64": "f8"}
 PRIM_PACK = {"bool": "?", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "isize": "q",
              "u8": "B", "u16": "H", "u32": "I", "u64": "Q", "usize": "Q", "f32": "f", "f64": "d"}
-_INT_RANGES = {name: ((-(1 << (int(code[1]) * 8 - 1)), (1 << (int(code[1]) * 8 - 1)) - 1) if code[0] == "i"
-                      else (0, (1 << (int(code[1]) * 8)) - 1))
-               for name, code in PRIM_DTYPES.items() if code[0] in "iu"}
+INT_RANGES = {name: ((-(1 << (int(code[1]) * 8 - 1)), (1 << (int(code[1]) * 8 - 1)) - 1) if code[0] == "i"
+                     else (0, (1 << (int(code[1]) * 8)) - 1))
+              for name, code in PRIM_DTYPES.items() if code[0] in "iu"}
 
 
 def numpy_dtype(layout: dict):
@@ -190,7 +190,7 @@ def scalar_value(param: dict, value):
         return rounded
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"argument `{name}` ({ty}) must be an int, got {_describe(value)}")
-    lo, hi = _INT_RANGES[ty]
+    lo, hi = INT_RANGES[ty]
     if not lo <= value <= hi:
         raise ValueError(f"argument `{name}` = {value} does not fit in {ty} ({lo}..={hi})")
     return value

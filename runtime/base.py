@@ -13,7 +13,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from rs2gpu.runtime.callplan import BoundArgs, CallPlan, HostLoopPlan, LaunchPlan
+from rs2gpu.runtime.callplan import (BoundArgs, CallPlan, HostLoopPlan, LaunchPlan, _c_contiguous_of, _cupy_ndarray,
+                                     compile_repeat_binding)
 from rs2gpu.runtime.covering import covering_geometry
 from rs2gpu.runtime.errors import KernelPanic, LaunchError, RaceError
 from rs2gpu.runtime.hostexpr import Environment, evaluate
@@ -174,6 +175,11 @@ class DeviceBackend(ABC):
     def zero_async(self, ptr: int, nbytes: int) -> None:
         """Enqueue the zeroing of device memory on the stream."""
 
+    def device_array_type(self) -> type | None:
+        """The type of the device arrays a call may repeat with (see `DeviceKernel._repeat`): cupy's, once
+        the caller has imported cupy."""
+        return _cupy_ndarray()
+
 
 class MarkArray:
     """The marks of the index-list verifications of writes to one slice: a `u32` per element, which a
@@ -300,8 +306,17 @@ class DeviceKernel:
         self._readback = Readback(backend, self._module, entry, self._max_blocks or 0)
         self._call = threading.Lock()  # one call at a time uses the readback area and the partials
         self._decided: dict[tuple, _Decided] = {}
+        # calls may repeat (see `_repeat`) where no launch reduces, verifies index lists or runs in a host
+        # loop, and each one's arguments are pointers, lengths, scalars and loop bounds; the binding is
+        # compiled at the first call that may repeat
+        self._repeatable = all(lp.repeat_values is not None and not lp.reduces and lp.verify is None
+                               for lp in self.plan.launches) and self.plan.schedule is None
+        self._repeat_binding = None
+        self.repeats = 0  # the calls that took the repeat path
 
     def __call__(self, *args, **kwargs):
+        if self._repeatable and not kwargs and self._repeat(args):
+            return None
         bound = self.plan.bind(args, kwargs, allow_device=True)
         bound.env.read_element = lambda name, index, source: self._read_element(bound, name, index, source)
         variants = self._check_on_host(bound)
@@ -314,6 +329,58 @@ class DeviceKernel:
                 self._finish(bound, launched)
         self._download_outputs(staged, transfers)
         return None if self.plan.result is None else self.plan.result(bound.env)
+
+    def _repeat(self, args: tuple) -> bool:
+        """Launch a call the host has decided before, if this is one: whether it did.
+
+        A call of the general path binds its arguments into dictionaries, evaluates the preamble, checks what
+        the host checks, stages its arrays and walks its launches: 6 µs of Python on a fast host, twice a
+        raw cupy launch. A call with the decision key of an earlier one (the same lengths and integer
+        parameters, `CallPlan.decision_key`) whose arguments are all device arrays and plain scalars,
+        checked as the general path checks them (`compile_repeat_binding`), differs from it only in the
+        pointers and the scalars' values: where every launch of the earlier call ran code that cannot record
+        a panic, this one packs and launches the same entry points on the same grids. Anything else takes
+        the general path, which decides for the next call."""
+        bind = self._repeat_binding
+        if bind is None:
+            device_type = self.backend.device_array_type()
+            if device_type is None:
+                return False
+            bind = compile_repeat_binding(self.plan, device_type, _c_contiguous_of(device_type), self._ordinal)
+            if bind is None:
+                self._repeatable = False
+                return False
+            self._repeat_binding = bind
+        bound = bind(args)
+        decided = self._decided.get(bound[3]) if bound is not None else None
+        if decided is None:
+            return False
+        ptrs, lengths, scalars, _ = bound
+        launches = []
+        for index, lp in enumerate(self.plan.launches):
+            variant, space = decided.variants[index], decided.spaces.get(index)
+            if variant is None or variant.records_panics or space is None or not all(space[1].values()):
+                return False
+            vector = self._vector[index] if variant is lp.variants[0] else None
+            found = decided.shapes.get((index, vector is not None and lp.vector_fits(space[0], ptrs)))
+            if found is None or (found[3] == "covering" and self._covering[index].records_panics):
+                return False
+            launches.append((index, lp, variant, space, found))
+        with self._call:
+            self.last_variants = []
+            for number, (index, lp, variant, (starts, counts), (function, grid, block, shape)) in enumerate(launches, 1):
+                values = lp.repeat_values(ptrs, lengths, scalars, starts, counts, number)
+                with lp.lock:
+                    struct.pack_into(lp.format, lp.buffer, 0, *values)
+                    try:
+                        self.backend.launch_packed(function, grid, block, lp.pointers_address)
+                    except LaunchError as e:
+                        raise LaunchError(f"launching kernel `{self.name}` (loop at {lp.source}) failed: {e}") from e
+                self.last_variants.append(self._covering[index].symbol if shape == "covering"
+                                          else lp.vector[0] if shape == "vector" else variant.symbol)
+        self.last_transfers = []
+        self.repeats += 1
+        return True
 
     def _check_on_host(self, bound: BoundArgs) -> list:
         """Everything the host decides before any device work, launch after launch (see `_check_launch`),

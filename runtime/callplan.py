@@ -14,8 +14,8 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
-from rs2gpu.runtime.arguments import (PRIM_PACK, ArrayArg, array_argument, check_aliasing, check_array_length,
-                                      numpy_dtype, scalar_value, struct_value)
+from rs2gpu.runtime.arguments import (INT_RANGES, PRIM_PACK, ArrayArg, array_argument, check_aliasing,
+                                      check_array_length, numpy_dtype, scalar_value, struct_value)
 from rs2gpu.runtime.bounds import (compile_ranges, first_out_of_bounds, may_leave, poly_value, ranges_hold,
                                    simple_source)
 from rs2gpu.runtime.errors import KernelPanic, RaceError
@@ -207,6 +207,10 @@ class PackedArguments:
             offset += size
         self.fields = fields
         self.values = _compile_values(fields)
+        # the same from the repeat path's pointers, lengths and scalars (see `compile_repeat_binding`), where
+        # the buffer holds nothing else
+        self.repeat_values = _compile_repeat_values(fields) if {kind for kind, *_ in fields} <= REPEAT_FIELDS \
+            else None
         self.size = max(offset, 8)
         self.buffer = ctypes.create_string_buffer(self.size)
         base = ctypes.addressof(self.buffer)
@@ -518,12 +522,11 @@ def _compile_window_inputs(windows: list) -> Callable[[Environment], tuple]:
     return eval(f"lambda env: ({''.join(f + ', ' for f in sorted(factors))})", {})  # noqa: S307 - from the manifest
 
 
-def _decision_key(entry: dict) -> Callable[[Environment], tuple] | None:
-    """`key(env)`: the values a call's host checks, entry-point choice and launch shapes read, as one
-    generated expression (every slice's length, and the integer parameters and preamble values the launches'
-    bounds and checks name), so that a backend decides once per key; None where those decisions read
-    anything else: a host loop's values, index lists, struct fields, elements, or floats (whose key would
-    not tell -0.0 from 0.0)."""
+def decision_inputs(entry: dict) -> tuple[list[str], list[str]] | None:
+    """The integer parameters and preamble values the launches' bounds and checks name, beside the slices'
+    lengths: what a call's host checks, entry-point choice and launch shapes read; None where those
+    decisions read anything else: a host loop's values, index lists, struct fields, elements, or floats
+    (whose key would not tell -0.0 from 0.0)."""
     launches = entry["launches"]
     if any("loop" in step for step in entry.get("schedule", ())) \
             or any(launch.get("index_lists") or launch.get("proven") for launch in launches):
@@ -553,10 +556,90 @@ def _decision_key(entry: dict) -> Callable[[Environment], tuple] | None:
     if any(params[name]["kind"] != "scalar" or params[name]["type"] not in integer for name in names["param"]) \
             or any(local_types.get(name) not in integer for name in names["local"]):
         return None
+    return sorted(names["param"]), sorted(names["local"])
+
+
+def _decision_key(entry: dict) -> Callable[[Environment], tuple] | None:
+    """`key(env)`: the values a call's host checks, entry-point choice and launch shapes read, as one
+    generated expression (every slice's length, then the integer parameters and preamble values of
+    `decision_inputs`), so that a backend decides once per key; None where those decisions read anything
+    else."""
+    inputs = decision_inputs(entry)
+    if inputs is None:
+        return None
     parts = [f"env.lengths[{p['name']!r}], " for p in entry["params"] if "elem" in p]
-    parts += [f"env.params[{name!r}], " for name in sorted(names["param"])]
-    parts += [f"env.locals[{name!r}], " for name in sorted(names["local"])]
+    parts += [f"env.params[{name!r}], " for name in inputs[0]]
+    parts += [f"env.locals[{name!r}], " for name in inputs[1]]
     return eval(f"lambda env: ({''.join(parts)})", {})  # noqa: S307 - from the manifest's names only
+
+
+def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callable,
+                           ordinal: int) -> Callable[[tuple], tuple | None] | None:
+    """For a kernel whose calls can repeat (see `DeviceKernel._repeat`): `bind(args)`, the positional
+    arguments of a call checked as the general path would find them, or None where it would not (or would
+    raise): every slice an array of `device_type` on device `ordinal`, of its dtype and C-contiguous, every
+    scalar a `bool`, a `float` for an f64 or an `int` in its type's range, and no slice a call writes
+    overlapping another argument. It returns (pointers, lengths, scalars, decision key) by name, the key as
+    `CallPlan.decision_key` makes it. None where a call cannot repeat: a struct or array parameter, an f32,
+    a result, a host loop, or a decision key that reads preamble values or whose preamble could panic
+    (reads an integer parameter the key leaves out, an element, a field)."""
+    entry = plan.entry
+    inputs = decision_inputs(entry)
+    if inputs is None or inputs[1] or plan.result is not None or plan.schedule is not None \
+            or not _preamble_repeats(entry, set(inputs[0])):
+        return None
+    names = {"T": device_type, "C": contiguous}
+    lines = ["def bind(args):", f"    if len(args) != {len(plan.params)}:", "        return None",
+             f"    {', '.join(f'a{p.index}' for p in plan.params)}{',' if len(plan.params) == 1 else ''} = args"]
+    ptrs, lengths, scalars = [], [], []
+    for p in plan.params:
+        a = f"a{p.index}"
+        if p.kind == "slice" and p.dtype is not None:
+            names[f"D{p.index}"] = p.dtype
+            lines += [f"    if type({a}) is not T or {a}.dtype != D{p.index} or not C({a}):", "        return None",
+                      f"    m{p.index} = {a}.data", f"    if m{p.index}.device_id != {ordinal}:", "        return None"]
+            ptrs.append(f"{p.name!r}: m{p.index}.ptr")
+            lengths.append(f"{p.name!r}: {a}.size")
+        elif p.kind == "scalar" and p.entry["type"] in ("bool", "f64"):
+            lines += [f"    if type({a}) is not {'bool' if p.entry['type'] == 'bool' else 'float'}:", "        return None"]
+            scalars.append(f"{p.name!r}: {a}")
+        elif p.kind == "scalar" and p.entry["type"] in INT_RANGES:
+            lo, hi = INT_RANGES[p.entry["type"]]
+            lines += [f"    if type({a}) is not int or not {lo} <= {a} <= {hi}:", "        return None"]
+            scalars.append(f"{p.name!r}: {a}")
+        else:
+            return None
+    lines += [f"    ptrs = {{{', '.join(ptrs)}}}", f"    lengths = {{{', '.join(lengths)}}}"]
+    for m, o in plan.alias_pairs:  # ranges of bytes, as `ArrayArg.overlaps` compares them
+        sm, so = plan.by_name[m].dtype.itemsize, plan.by_name[o].dtype.itemsize
+        lines += [f"    if lengths[{m!r}] and lengths[{o!r}] and ptrs[{m!r}] < ptrs[{o!r}] + lengths[{o!r}] * {so} "
+                  f"and ptrs[{o!r}] < ptrs[{m!r}] + lengths[{m!r}] * {sm}:", "        return None"]
+    key = [f"lengths[{p.name!r}]" for p in plan.params if p.dtype is not None]
+    key += [f"{f'a{plan.by_name[name].index}'}" for name in inputs[0]]
+    lines.append(f"    return ptrs, lengths, {{{', '.join(scalars)}}}, ({', '.join(key)},)")
+    exec("\n".join(lines), names)  # noqa: S102 - the source is built above from the manifest's names only
+    return names["bind"]
+
+
+def _preamble_repeats(entry: dict, key_params: set) -> bool:
+    """Whether the preamble computes, for calls of one decision key, what it computed before: it reads
+    lengths, preamble values and parameters, the integer ones among them in the key (a float operation
+    cannot panic, an integer one by one of the key's values would have panicked before), and no element
+    or field."""
+    floats = {p["name"] for p in entry["params"] if p["kind"] == "scalar" and p["type"] in ("f32", "f64")}
+
+    def repeats(node) -> bool:
+        if isinstance(node, list):
+            return all(repeats(item) for item in node)
+        if not isinstance(node, dict):
+            return True
+        if "element" in node or "field" in node or "reduction" in node:
+            return False
+        if set(node) <= {"param", "type"}:
+            return node["param"] in key_params or node["param"] in floats
+        return all(repeats(value) for value in node.values())
+
+    return all(repeats(local["expr"]) for local in entry["preamble"])
 
 
 def _compile_alignment(width: int, alignment: int, slices: tuple) -> Callable[[dict, int], bool]:
@@ -567,6 +650,18 @@ def _compile_alignment(width: int, alignment: int, slices: tuple) -> Callable[[d
     terms = " and ".join(f"(device_ptrs[{name!r}] + (start + {offset}) * {size}) % {alignment} == 0"
                          for name, offset in slices)
     return eval(f"lambda device_ptrs, start: {terms or True}", {})  # noqa: S307 - from the manifest's names only
+
+
+REPEAT_FIELDS = {"pointer", "length", "scalar", "start", "count", "stop", "launch"}
+
+
+def _compile_repeat_values(fields: list) -> Callable:
+    """`values(ptrs, lengths, scalars, starts, counts, launch)`: the launch arguments in buffer order for a
+    repeat call, whose launches follow none that can record a panic (so `stop` is false)."""
+    getters = {"pointer": "ptrs[{!r}]", "length": "lengths[{!r}]", "scalar": "scalars[{!r}]",
+               "start": "starts[{!r}]", "count": "counts[{!r}]", "stop": "False", "launch": "launch"}
+    items = ", ".join(getters[kind].format(name) for kind, name, *_ in fields)
+    return eval(f"lambda ptrs, lengths, scalars, starts, counts, launch: ({items},)", {})  # noqa: S307
 
 
 def _compile_values(fields: list) -> Callable:

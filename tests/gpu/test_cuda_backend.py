@@ -120,6 +120,21 @@ def test_device_arrays_are_never_copied(cuda_kernels):
     assert cp.asnumpy(a).tobytes() == (cp.asnumpy(b) + 0.5 * cp.asnumpy(c)).tobytes()
 
 
+def test_repeated_calls_with_cupy_arrays_skip_the_general_path_and_keep_its_checks(cuda_kernels):
+    import cupy as cp
+
+    n = 100_001
+    before = cuda_kernels.triad.repeats
+    for alpha in (0.5, -2.0, 3.0):
+        b, c = cp.random.random(n), cp.random.random(n)
+        a = cp.empty(n)
+        cuda_kernels.triad(a, b, c, alpha)
+        assert cp.asnumpy(a).tobytes() == (cp.asnumpy(b) + alpha * cp.asnumpy(c)).tobytes()
+    assert cuda_kernels.triad.repeats - before >= 2  # the first call of this length decides
+    with pytest.raises(rs2gpu.AliasError):
+        cuda_kernels.triad(b, b, c, 1.0)
+
+
 def test_torch_tensors_on_both_devices(cuda_kernels):
     torch = pytest.importorskip("torch")
     n = 1000

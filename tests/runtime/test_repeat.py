@@ -1,0 +1,210 @@
+"""The repeat call (`DeviceKernel._repeat`): a call with the decision key of an earlier one, all of whose
+arguments are device arrays and plain scalars, launches what the earlier call decided without the general
+path's steps. It must compute what rustc computes, and it must leave to the general path every call that
+could differ from the decided one: another key, host arrays, an argument the general path converts or
+rejects, a written slice overlapping another, code that can record a panic, a preamble that can panic.
+The kernels run on an emulated device (the generated CUDA compiled by g++, `bench.emulate`, whose device
+arrays read as cupy's) and their results are compared with rustc's build of the same kernels, bitwise."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bench.emulate import EmulatedDeviceArray, compiler, rust_and_emulated
+from rs2gpu.runtime.errors import AliasError, KernelPanic
+
+SOURCE = """
+use rs2gpu::kernel;
+
+#[kernel]
+pub fn triad(a: &mut [f64], b: &[f64], c: &[f64], alpha: f64) {
+    for i in 0..a.len() {
+        a[i] = b[i] + alpha * c[i];
+    }
+}
+
+#[kernel]
+pub fn shift(out: &mut [i64], a: &[i64], by: i64, n: usize) {
+    for i in 0..n {
+        out[i] = a[i] + by;
+    }
+}
+
+#[kernel]
+pub fn plane(out: &mut [f64], a: &[f64], cols: usize, rows: usize) {
+    for r in 0..rows {
+        for c in 0..cols {
+            out[r * cols + c] = 2.0 * a[r * cols + c];
+        }
+    }
+}
+
+#[kernel]
+pub fn divide(out: &mut [i64], a: &[i64], d: i64) {
+    for i in 0..out.len() {
+        out[i] = a[i] / d;
+    }
+}
+
+#[kernel]
+pub fn copy_parted(out: &mut [f64], a: &[f64], d: usize) {
+    let _parts = 64 / d;
+    for i in 0..out.len() {
+        out[i] = a[i];
+    }
+}
+
+#[kernel]
+pub fn total(a: &[f64]) -> f64 {
+    let mut sum = 0.0;
+    for i in 0..a.len() {
+        sum += a[i];
+    }
+    sum
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory: pytest.TempPathFactory):
+    if compiler() is None:
+        pytest.fail("the emulated device needs g++")
+    return rust_and_emulated(tmp_path_factory.mktemp("repeat"), "repeat", SOURCE)
+
+
+def values(n: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(n)
+
+
+def device_arrays(*arrays: np.ndarray) -> list[EmulatedDeviceArray]:
+    return [EmulatedDeviceArray(a) for a in arrays]
+
+
+def test_a_call_with_the_key_of_an_earlier_one_repeats_its_launches_with_new_data(kernels) -> None:
+    rust, device = kernels
+    before = device.triad.repeats
+    for seed, alpha in ((1, 0.5), (2, -3.25), (3, 1e300)):
+        b, c = values(1001, seed), values(1001, seed + 10)
+        expected = np.zeros(1001)
+        rust.triad(expected, b, c, alpha)
+        a, db, dc = device_arrays(np.zeros(1001), b, c)
+        device.triad(a, db, dc, alpha)
+        assert a.array.tobytes() == expected.tobytes()
+        assert device.triad.last_variants == ["rs2gpu_triad_0_vector"]
+    assert device.triad.repeats - before == 2  # the first call of the key decides
+
+
+def test_a_call_with_other_lengths_decides_again(kernels) -> None:
+    rust, device = kernels
+    b, c = values(77, 4), values(77, 5)
+    a = device_arrays(np.zeros(77), b, c)
+    before = device.triad.repeats
+    device.triad(*a, 2.0)
+    assert device.triad.repeats == before
+    device.triad(*a, 2.0)
+    assert device.triad.repeats == before + 1
+
+
+def test_an_integer_parameter_of_the_bounds_is_part_of_the_key(kernels) -> None:
+    rust, device = kernels
+    a = np.arange(100, dtype=np.int64)
+    for n in (10, 60, 10, 60):
+        expected, out = np.full(100, -1, np.int64), EmulatedDeviceArray(np.full(100, -1, np.int64))
+        rust.shift(expected, a, 7, n)
+        before = device.shift.repeats
+        device.shift(out, EmulatedDeviceArray(a), 7, n)
+        assert out.array.tobytes() == expected.tobytes()
+    assert device.shift.repeats == before + 1  # the second call with n = 60 repeats the first
+
+
+def test_an_integer_out_of_range_is_refused_by_the_general_path(kernels) -> None:
+    rust, device = kernels
+    a = np.arange(100, dtype=np.int64)
+    out = EmulatedDeviceArray(np.zeros(100, np.int64))
+    device.shift(out, EmulatedDeviceArray(a), 1, 50)
+    device.shift(out, EmulatedDeviceArray(a), 1, 50)
+    with pytest.raises(ValueError, match="does not fit in i64"):
+        device.shift(out, EmulatedDeviceArray(a), 1 << 63, 50)
+
+
+def test_a_scalar_the_general_path_converts_is_converted(kernels) -> None:
+    rust, device = kernels
+    b, c = values(64, 6), values(64, 7)
+    expected = np.zeros(64)
+    rust.triad(expected, b, c, 3)
+    a = device_arrays(np.zeros(64), b, c)
+    device.triad(*a, 0.5)
+    before = device.triad.repeats
+    device.triad(*a, 3)  # an int for an f64: the general path makes it 3.0
+    assert device.triad.repeats == before
+    assert a[0].array.tobytes() == expected.tobytes()
+
+
+def test_host_arrays_take_the_general_path(kernels) -> None:
+    rust, device = kernels
+    b, c = values(64, 8), values(64, 9)
+    expected, a = np.zeros(64), np.zeros(64)
+    rust.triad(expected, b, c, 0.25)
+    before = device.triad.repeats
+    device.triad(a, b, c, 0.25)
+    device.triad(a, b, c, 0.25)
+    assert device.triad.repeats == before
+    assert a.tobytes() == expected.tobytes()
+
+
+def test_a_written_slice_overlapping_another_is_refused_as_in_the_first_call(kernels) -> None:
+    rust, device = kernels
+    storage = EmulatedDeviceArray(values(200, 10))
+    b = EmulatedDeviceArray(values(100, 11))
+    whole = EmulatedDeviceArray(np.zeros(100))
+    device.triad(whole, b, b, 1.0)
+    device.triad(whole, b, b, 1.0)  # b read twice: no aliasing
+    front = storage.array[:100]
+    with pytest.raises(AliasError):
+        device.triad(EmulatedDeviceArray(front), EmulatedDeviceArray(front), b, 1.0)
+
+
+def test_a_nest_repeats_on_its_grid(kernels) -> None:
+    rust, device = kernels
+    for seed in (12, 13):
+        a = values(30 * 7, seed)
+        expected = np.zeros(30 * 7)
+        rust.plane(expected, a, 30, 7)
+        out = EmulatedDeviceArray(np.zeros(30 * 7))
+        device.plane(out, EmulatedDeviceArray(a), 30, 7)
+        assert out.array.tobytes() == expected.tobytes()
+        assert device.plane.last_variants == ["rs2gpu_plane_0_vector"]
+    assert device.plane.repeats >= 1
+
+
+def test_a_launch_that_can_record_a_panic_takes_the_general_path_and_raises_it(kernels) -> None:
+    rust, device = kernels
+    a = np.arange(-20, 20, dtype=np.int64)
+    out = EmulatedDeviceArray(np.zeros(40, np.int64))
+    device.divide(out, EmulatedDeviceArray(a), 3)
+    device.divide(out, EmulatedDeviceArray(a), 3)
+    assert device.divide.repeats == 0  # the division checks its divisor on the device
+    with pytest.raises(KernelPanic, match="attempt to divide by zero"):
+        device.divide(out, EmulatedDeviceArray(a), 0)
+
+
+def test_a_preamble_that_can_panic_on_a_parameter_outside_the_key_never_repeats(kernels) -> None:
+    rust, device = kernels
+    # `64 / d` is the host's alone (the loop does not read it), and d is in no bound: a call with d = 0
+    # has the key of one with d = 4, and must still panic as Rust does
+    a = EmulatedDeviceArray(values(16, 15))
+    out = EmulatedDeviceArray(np.zeros(16))
+    assert not any(v["records_panics"] for v in device.copy_parted.entry["launches"][0]["variants"])
+    device.copy_parted(out, a, 4)
+    device.copy_parted(out, a, 4)
+    with pytest.raises(KernelPanic, match="attempt to divide by zero"):
+        device.copy_parted(out, a, 0)
+    assert device.copy_parted.repeats == 0
+
+
+def test_a_kernel_that_returns_a_value_never_repeats(kernels) -> None:
+    rust, device = kernels
+    a = values(256, 16)
+    for _ in range(3):
+        assert device.total(EmulatedDeviceArray(a)) == pytest.approx(rust.total(a), rel=1e-12)
+    assert device.total.repeats == 0
