@@ -581,13 +581,15 @@ def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callab
     scalar a `bool`, a `float` for an f64 or an `int` in its type's range, and no slice a call writes
     overlapping another argument. It returns (pointers, lengths, scalars, decision key) by name, the key as
     `CallPlan.decision_key` makes it. None where a call cannot repeat: a struct or array parameter, an f32,
-    a result, a host loop, or a decision key that reads preamble values or whose preamble could panic
-    (reads an integer parameter the key leaves out, an element, a field)."""
+    a result, a host loop, a decision key that reads a preamble value other than a length or a parameter of
+    the key (`let n = a.len()`), or a preamble that could panic (reads an integer parameter the key leaves
+    out, an element, a field)."""
     entry = plan.entry
     inputs = decision_inputs(entry)
-    if inputs is None or inputs[1] or plan.result is not None or plan.schedule is not None \
+    if inputs is None or plan.result is not None or plan.schedule is not None \
             or not _preamble_repeats(entry, set(inputs[0])):
         return None
+    preamble = {local["name"]: local["expr"] for local in entry["preamble"]}
     names = {"T": device_type, "C": contiguous}
     lines = ["def bind(args):", f"    if len(args) != {len(plan.params)}:", "        return None",
              f"    {', '.join(f'a{p.index}' for p in plan.params)}{',' if len(plan.params) == 1 else ''} = args"]
@@ -615,7 +617,15 @@ def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callab
         lines += [f"    if lengths[{m!r}] and lengths[{o!r}] and ptrs[{m!r}] < ptrs[{o!r}] + lengths[{o!r}] * {so} "
                   f"and ptrs[{o!r}] < ptrs[{m!r}] + lengths[{m!r}] * {sm}:", "        return None"]
     key = [f"lengths[{p.name!r}]" for p in plan.params if p.dtype is not None]
-    key += [f"{f'a{plan.by_name[name].index}'}" for name in inputs[0]]
+    key += [f"a{plan.by_name[name].index}" for name in inputs[0]]
+    for name in inputs[1]:  # a preamble value in the key: one the binding has already (`let n = a.len()`)
+        expr = preamble[name]
+        if set(expr) <= {"len", "type"} and plan.by_name[expr["len"]].dtype is not None:
+            key.append(f"lengths[{expr['len']!r}]")
+        elif set(expr) <= {"param", "type"} and expr.get("param") in inputs[0]:
+            key.append(f"a{plan.by_name[expr['param']].index}")
+        else:
+            return None
     lines.append(f"    return ptrs, lengths, {{{', '.join(scalars)}}}, ({', '.join(key)},)")
     exec("\n".join(lines), names)  # noqa: S102 - the source is built above from the manifest's names only
     return names["bind"]

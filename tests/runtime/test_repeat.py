@@ -40,6 +40,23 @@ pub fn plane(out: &mut [f64], a: &[f64], cols: usize, rows: usize) {
 }
 
 #[kernel]
+pub fn halve(out: &mut [f64], a: &[f64]) {
+    let m = a.len();
+    for i in 0..m {
+        out[i] = 0.5 * a[i];
+    }
+}
+
+#[kernel]
+pub fn halve_first(out: &mut [f64], a: &[f64]) {
+    let n = a.len() / 2;
+    let m = a.len();
+    for i in 0..m - n {
+        out[i] = 0.5 * a[i];
+    }
+}
+
+#[kernel]
 pub fn divide(out: &mut [i64], a: &[i64], d: i64) {
     for i in 0..out.len() {
         out[i] = a[i] / d;
@@ -115,6 +132,31 @@ def test_an_integer_parameter_of_the_bounds_is_part_of_the_key(kernels) -> None:
         device.shift(out, EmulatedDeviceArray(a), 7, n)
         assert out.array.tobytes() == expected.tobytes()
     assert device.shift.repeats == before + 1  # the second call with n = 60 repeats the first
+
+
+def test_a_length_the_preamble_names_is_part_of_the_key(kernels) -> None:
+    rust, device = kernels
+    # `let m = a.len()`: the key holds a's length, which the binding has
+    before = device.halve.repeats
+    for n in (40, 41, 40, 41):
+        a = values(n, n)
+        expected, out = np.full(n, 9.0), EmulatedDeviceArray(np.full(n, 9.0))
+        rust.halve(expected, a)
+        device.halve(out, EmulatedDeviceArray(a))
+        assert out.array.tobytes() == expected.tobytes()
+    assert device.halve.repeats == before + 2
+
+
+def test_a_preamble_value_computed_for_the_key_keeps_the_general_path(kernels) -> None:
+    rust, device = kernels
+    # `let n = a.len() / 2` is in the key, and only the preamble computes it
+    for n in (40, 41, 40):
+        a = values(n, n)
+        expected, out = np.full(n, 9.0), EmulatedDeviceArray(np.full(n, 9.0))
+        rust.halve_first(expected, a)
+        device.halve_first(out, EmulatedDeviceArray(a))
+        assert out.array.tobytes() == expected.tobytes()
+    assert device.halve_first.repeats == 0
 
 
 def test_an_integer_out_of_range_is_refused_by_the_general_path(kernels) -> None:
