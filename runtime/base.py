@@ -369,13 +369,8 @@ class DeviceKernel:
         with self._call:
             self.last_variants = []
             for number, (index, lp, variant, (starts, counts), (function, grid, block, shape)) in enumerate(launches, 1):
-                values = lp.repeat_values(ptrs, lengths, scalars, starts, counts, number)
-                with lp.lock:
-                    struct.pack_into(lp.format, lp.buffer, 0, *values)
-                    try:
-                        self.backend.launch_packed(function, grid, block, lp.pointers_address)
-                    except LaunchError as e:
-                        raise LaunchError(f"launching kernel `{self.name}` (loop at {lp.source}) failed: {e}") from e
+                self._pack_and_launch(lp, function, grid, block,
+                                      lp.repeat_values(ptrs, lengths, scalars, starts, counts, number))
                 self.last_variants.append(self._covering[index].symbol if shape == "covering"
                                           else lp.vector[0] if shape == "vector" else variant.symbol)
         self.last_transfers = []
@@ -661,18 +656,23 @@ class DeviceKernel:
         elif lp.verify is not None:
             scratch = {**scratch, **lp.unchecked_lists}
         number = launched.number()
-        values = lp.values(bound, device_ptrs, starts, counts, seeds, scratch, launched.records_panics, number)
+        self._pack_and_launch(lp, function, grid, block,
+                              lp.values(bound, device_ptrs, starts, counts, seeds, scratch, launched.records_panics,
+                                        number))
+        if checks_lists and lp.verify.last:
+            launched.deferred_verification = _PendingVerification(lp, index, device_ptrs, starts, counts, lists, number)
+        elif checks_lists:
+            self._verify_index_lists(lp, self._verifiers[index], bound, device_ptrs, starts, counts, lists, number)
+        return seeds, True, shape
+
+    def _pack_and_launch(self, lp: LaunchPlan, function, grid, block, values: tuple) -> None:
+        """Pack a launch's arguments into its buffer and launch `function` on them."""
         with lp.lock:
             struct.pack_into(lp.format, lp.buffer, 0, *values)
             try:
                 self.backend.launch_packed(function, grid, block, lp.pointers_address)
             except LaunchError as e:
                 raise LaunchError(f"launching kernel `{self.name}` (loop at {lp.source}) failed: {e}") from e
-        if checks_lists and lp.verify.last:
-            launched.deferred_verification = _PendingVerification(lp, index, device_ptrs, starts, counts, lists, number)
-        elif checks_lists:
-            self._verify_index_lists(lp, self._verifiers[index], bound, device_ptrs, starts, counts, lists, number)
-        return seeds, True, shape
 
     def _shape(self, lp: LaunchPlan, function, covering: Covering | None, vector, counts: dict[str, int],
                one_wave: bool, checks_lists: bool) -> tuple:
