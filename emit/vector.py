@@ -47,11 +47,15 @@ A nest of loops groups the iterations of its innermost loop, row by row: an acce
 for the innermost variable i, a `row` that is the same in every iteration of the innermost loop (outer
 loop variables, parameters, the terms of a `let kj = k * jn + j` the index goes through) and a literal c,
 and each (slice, row) is a stream of its own, as a slice of a single loop is (`zp[kj + jn - 1]` and
-`zp[kj - 1]` are two streams of zp). Where a row starts depends on the outer variables, so no test of the
-host's covers every row: each group tests the address of its first lane of every stream, and accesses
-the lanes of those on the 16-byte grid as one 16-byte load or store and the others element by element
-(`rs2gpu_load_group`, `rs2gpu_store_group`); NESTED_INIT's rows of `ni` doubles are all on the grid when
-`ni` is even. The outer loops stride over the grid's y and z as in the general entry point.
+`zp[kj - 1]` are two streams of zp); a slice the loop stores has one stream. Where a row starts depends on
+the outer variables, so no test of the host's covers every row: each row tests whether its stored
+streams' first group lies on the 16-byte grid and then runs its groups, storing them whole
+(`rs2gpu_store_group`), or else has none; each group loads a stream it only reads whole where its lanes
+are on the grid and element by element elsewhere (`rs2gpu_load_group`). NESTED_INIT's rows of `ni`
+doubles are all on the grid when `ni` is even. The nest's form is shaped as its covering entry point
+(`nest_vector_lines`): one thread per row and group, so the host runs it only on a grid that covers
+them, and nests with reductions (whose grids are capped) have none. (Inside the general entry point's
+grid-stride loops it took NESTED_INIT 40 registers against the covering form's 18, and ran slower.)
 """
 from __future__ import annotations
 
@@ -91,7 +95,7 @@ class VectorPlan:
     offsets: tuple[tuple[Stream, tuple[int, ...]], ...]  # per stream, the offsets from the loop variable
     places: dict = field(compare=False)  # id of each access (ir.Index) of the body -> (its stream, offset)
     head: int = 0  # the iterations before the first group (the loop's start is a literal; see the module)
-    rows_checked: bool = False  # a nest: each group tests its streams' alignment (see the module)
+    rows_checked: bool = False  # a nest: its rows and groups test their streams' alignment (see the module)
 
     @property
     def slices(self) -> tuple[Stream, ...]:
