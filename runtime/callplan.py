@@ -534,23 +534,8 @@ def decision_inputs(entry: dict) -> tuple[list[str], list[str]] | None:
     params = {p["name"]: p for p in entry["params"]}
     local_types = {local["name"]: local["type"] for local in entry["preamble"]}
     names: dict[str, set] = {"param": set(), "local": set()}
-
-    def visit(node) -> bool:
-        """Whether the host expressions in `node` read only lengths, parameters and preamble values (noted)."""
-        if isinstance(node, list):
-            return all(visit(item) for item in node)
-        if not isinstance(node, dict):
-            return True
-        if "element" in node or "field" in node or "reduction" in node:
-            return False
-        for kind in ("param", "local"):
-            if set(node) <= {kind, "type"}:  # a leaf (a bound's own "param" names its slice)
-                names[kind].add(node[kind])
-                return True
-        return all(visit(value) for value in node.values())
-
-    if not all(visit([launch.get(key) for key in ("dims", "checks", "bounds", "guarded_bounds")])
-               for launch in launches):
+    if not _note_reads([[launch.get(key) for key in ("dims", "checks", "bounds", "guarded_bounds")]
+                        for launch in launches], names):
         return None
     integer = set(PRIM_PACK) - {"f32", "f64"}
     if any(params[name]["kind"] != "scalar" or params[name]["type"] not in integer for name in names["param"]) \
@@ -637,19 +622,25 @@ def _preamble_repeats(entry: dict, key_params: set) -> bool:
     cannot panic, an integer one by one of the key's values would have panicked before), and no element
     or field."""
     floats = {p["name"] for p in entry["params"] if p["kind"] == "scalar" and p["type"] in ("f32", "f64")}
+    names: dict[str, set] = {"param": set(), "local": set()}
+    return _note_reads([local["expr"] for local in entry["preamble"]], names) \
+        and names["param"] <= key_params | floats
 
-    def repeats(node) -> bool:
-        if isinstance(node, list):
-            return all(repeats(item) for item in node)
-        if not isinstance(node, dict):
+
+def _note_reads(node, names: dict[str, set]) -> bool:
+    """Note in `names` the parameters ("param") and preamble values ("local") the host expressions in
+    `node` read; whether they read only those and lengths (no element, field or reduction)."""
+    if isinstance(node, list):
+        return all(_note_reads(item, names) for item in node)
+    if not isinstance(node, dict):
+        return True
+    if "element" in node or "field" in node or "reduction" in node:
+        return False
+    for kind in ("param", "local"):
+        if set(node) <= {kind, "type"}:  # a leaf (a bound's own "param" names its slice)
+            names[kind].add(node[kind])
             return True
-        if "element" in node or "field" in node or "reduction" in node:
-            return False
-        if set(node) <= {"param", "type"}:
-            return node["param"] in key_params or node["param"] in floats
-        return all(repeats(value) for value in node.values())
-
-    return all(repeats(local["expr"]) for local in entry["preamble"])
+    return all(_note_reads(value, names) for value in node.values())
 
 
 def _compile_alignment(width: int, alignment: int, slices: tuple) -> Callable[[dict, int], bool]:
