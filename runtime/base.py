@@ -13,8 +13,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from rs2gpu.runtime.callplan import (BoundArgs, CallPlan, HostLoopPlan, LaunchPlan, _c_contiguous_of, _cupy_ndarray,
-                                     compile_repeat_binding)
+from rs2gpu.runtime.callplan import (BoundArgs, CallPlan, HostLoopPlan, LaunchPlan, c_contiguous_of,
+                                     compile_repeat_binding, cupy_ndarray)
 from rs2gpu.runtime.covering import covering_geometry
 from rs2gpu.runtime.errors import KernelPanic, LaunchError, RaceError
 from rs2gpu.runtime.hostexpr import Environment, evaluate
@@ -178,7 +178,7 @@ class DeviceBackend(ABC):
     def device_array_type(self) -> type | None:
         """The type of the device arrays a call may repeat with (see `DeviceKernel._repeat`): cupy's, once
         the caller has imported cupy."""
-        return _cupy_ndarray()
+        return cupy_ndarray()
 
 
 class MarkArray:
@@ -346,7 +346,7 @@ class DeviceKernel:
             device_type = self.backend.device_array_type()
             if device_type is None:
                 return False
-            bind = compile_repeat_binding(self.plan, device_type, _c_contiguous_of(device_type), self._ordinal)
+            bind = compile_repeat_binding(self.plan, device_type, c_contiguous_of(device_type), self._ordinal)
             if bind is None:
                 self._repeatable = False
                 return False

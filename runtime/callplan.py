@@ -24,13 +24,13 @@ from rs2gpu.runtime.listwindows import read_window
 
 WINDOWS_KEPT = 64  # the read windows a launch keeps, for as many different parameter values and lengths
 
-def _cupy_ndarray() -> type | None:
+def cupy_ndarray() -> type | None:
     """cupy's array type if cupy is imported (a caller passing cupy arrays has imported it)."""
     module = sys.modules.get("cupy")
     return getattr(module, "ndarray", None) if module is not None else None
 
 
-def _c_contiguous_of(array_type: type | None) -> Callable:
+def c_contiguous_of(array_type: type | None) -> Callable:
     """How to ask an array of `array_type` whether it is C-contiguous: cupy keeps the answer in a C field
     (`_c_contiguous`, there since its first releases) where `.flags` builds an object per call."""
     if array_type is not None and hasattr(array_type, "_c_contiguous"):
@@ -107,7 +107,7 @@ class CallPlan:
                                          fast))
         self.by_name = {p.name: p for p in self.params}
         self._np_ndarray = np.ndarray
-        self._cupy_contiguous: Callable | None = None  # set at the first cupy array (see `_c_contiguous_of`)
+        self._cupy_contiguous: Callable | None = None  # set at the first cupy array (see `c_contiguous_of`)
         self.preamble = [(local["name"], compile_expr(local["expr"]), local.get("source", entry["source"]))
                          for local in entry["preamble"]]
         self.launches = [LaunchPlan(self, launch) for launch in entry["launches"]]
@@ -130,7 +130,7 @@ class CallPlan:
             args = self._merge(args, kwargs)
         bound = BoundArgs()
         env = bound.env
-        device_array = _cupy_ndarray() if allow_device else None
+        device_array = cupy_ndarray() if allow_device else None
         for spec, value in zip(params, args):
             if spec.dtype is not None:
                 arg = self._array(spec, value, allow_device, device_array)
@@ -177,7 +177,7 @@ class CallPlan:
         kind = type(value)
         if kind is device_array and value.dtype == spec.dtype and spec.kind == "slice":
             if self._cupy_contiguous is None:
-                self._cupy_contiguous = _c_contiguous_of(kind)
+                self._cupy_contiguous = c_contiguous_of(kind)
             if self._cupy_contiguous(value):
                 memory, count = value.data, value.size
                 return ArrayArg(spec.name, memory.ptr, count * spec.dtype.itemsize, count, memory.device_id, None,

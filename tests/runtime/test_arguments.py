@@ -378,7 +378,7 @@ def test_struct_rejects_a_record_of_another_layout() -> None:
 
 
 def test_an_array_type_with_a_c_contiguity_field_is_asked_through_it_and_others_through_flags() -> None:
-    from rs2gpu.runtime.callplan import _c_contiguous_of
+    from rs2gpu.runtime.callplan import c_contiguous_of
 
     class WithField:  # cupy's ndarray keeps the answer in a C field, `_c_contiguous`
         _c_contiguous = False
@@ -387,7 +387,7 @@ def test_an_array_type_with_a_c_contiguity_field_is_asked_through_it_and_others_
     class FlagsOnly:
         flags = type("Flags", (), {"c_contiguous": False})()
 
-    assert _c_contiguous_of(WithField)(WithField()) is False  # the field, not `.flags`
-    assert _c_contiguous_of(FlagsOnly)(FlagsOnly()) is False
-    assert _c_contiguous_of(np.ndarray)(np.zeros((4, 4))[:, 1]) is False
-    assert _c_contiguous_of(np.ndarray)(np.zeros(4)) is True
+    assert c_contiguous_of(WithField)(WithField()) is False  # the field, not `.flags`
+    assert c_contiguous_of(FlagsOnly)(FlagsOnly()) is False
+    assert c_contiguous_of(np.ndarray)(np.zeros((4, 4))[:, 1]) is False
+    assert c_contiguous_of(np.ndarray)(np.zeros(4)) is True
