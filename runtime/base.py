@@ -306,17 +306,19 @@ class DeviceKernel:
         self._readback = Readback(backend, self._module, entry, self._max_blocks or 0)
         self._call = threading.Lock()  # one call at a time uses the readback area and the partials
         self._decided: dict[tuple, _Decided] = {}
-        # calls may repeat (see `_repeat`) where no launch reduces, verifies index lists or runs in a host
-        # loop, and each one's arguments are pointers, lengths, scalars and loop bounds; the binding is
-        # compiled at the first call that may repeat
-        self._repeatable = all(lp.repeat_values is not None and not lp.reduces and lp.verify is None
+        # calls may repeat (see `_repeat`) where no launch verifies index lists or runs in a host loop, and
+        # each one's arguments are pointers, lengths, scalars, loop bounds and reductions whose seeds the
+        # repeat path computes; the binding is compiled at the first call that may repeat
+        self._repeatable = all(lp.repeat_values is not None and lp.repeat_seeds is not None and lp.verify is None
                                for lp in self.plan.launches) and self.plan.schedule is None
         self._repeat_binding = None
         self.repeats = 0  # the calls that took the repeat path
 
     def __call__(self, *args, **kwargs):
-        if self._repeatable and not kwargs and self._repeat(args):
-            return None
+        if self._repeatable and not kwargs:
+            repeated = self._repeat(args)
+            if repeated is not None:
+                return repeated[0]
         bound = self.plan.bind(args, kwargs, allow_device=True)
         bound.env.read_element = lambda name, index, source: self._read_element(bound, name, index, source)
         variants = self._check_on_host(bound)
@@ -330,8 +332,9 @@ class DeviceKernel:
         self._download_outputs(staged, transfers)
         return None if self.plan.result is None else self.plan.result(bound.env)
 
-    def _repeat(self, args: tuple) -> bool:
-        """Launch a call the host has decided before, if this is one: whether it did.
+    def _repeat(self, args: tuple) -> tuple | None:
+        """Run a call the host has decided before, if this is one: (what it returns,), or None where it did
+        not.
 
         A call of the general path binds its arguments into dictionaries, evaluates the preamble, checks what
         the host checks, stages its arrays and walks its launches: 6 µs of Python on a fast host, twice a
@@ -339,43 +342,53 @@ class DeviceKernel:
         parameters, `CallPlan.decision_key`) whose arguments are all device arrays and plain scalars,
         checked as the general path checks them (`compile_repeat_binding`), differs from it only in the
         pointers and the scalars' values: where every launch of the earlier call ran code that cannot record
-        a panic, this one packs and launches the same entry points on the same grids. Anything else takes
-        the general path, which decides for the next call."""
+        a panic, this one packs and launches the same entry points on the same grids, waits for the
+        reductions' results where there are any, and returns what the general path would. Anything else
+        takes the general path, which decides for the next call."""
         bind = self._repeat_binding
         if bind is None:
             device_type = self.backend.device_array_type()
             if device_type is None:
-                return False
+                return None
             bind = compile_repeat_binding(self.plan, device_type, c_contiguous_of(device_type), self._ordinal)
             if bind is None:
                 self._repeatable = False
-                return False
+                return None
             self._repeat_binding = bind
         bound = bind(args)
         decided = self._decided.get(bound[3]) if bound is not None else None
         if decided is None:
-            return False
+            return None
         ptrs, lengths, scalars, _ = bound
         launches = []
         for index, lp in enumerate(self.plan.launches):
             variant, space = decided.variants[index], decided.spaces.get(index)
             if variant is None or variant.records_panics or space is None or not all(space[1].values()):
-                return False
+                return None
             vector = self._vector[index] if variant is lp.variants[0] else None
             found = decided.shapes.get((index, vector is not None and lp.vector_fits(space[0], ptrs)))
-            if found is None or (found[3] == "covering" and self._covering[index].records_panics):
-                return False
-            launches.append((index, lp, variant, space, found))
+            seeds = lp.repeat_seeds(ptrs, lengths)
+            if found is None or seeds is None or (found[3] == "covering" and self._covering[index].records_panics):
+                return None
+            launches.append((index, lp, variant, space, found, seeds))
         with self._call:
             self.last_variants = []
-            for number, (index, lp, variant, (starts, counts), (function, grid, block, shape)) in enumerate(launches, 1):
+            for number, (index, lp, variant, (starts, counts), (function, grid, block, shape), seeds) \
+                    in enumerate(launches, 1):
                 self._pack_and_launch(lp, function, grid, block,
-                                      lp.repeat_values(ptrs, lengths, scalars, starts, counts, number))
+                                      lp.repeat_values(ptrs, lengths, scalars, starts, counts, number, seeds,
+                                                       self._readback.pointers[index]))
                 self.last_variants.append(self._covering[index].symbol if shape == "covering"
                                           else lp.vector[0] if shape == "vector" else variant.symbol)
+            reductions = None
+            if self._readback.has_results:  # the launches' last blocks write them into host memory
+                self._on_device(self.backend.synchronize)
+                reductions = self._readback.results([launch[5] for launch in launches], [True] * len(launches))
         self.last_transfers = []
         self.repeats += 1
-        return True
+        if self.plan.result is None:
+            return (None,)
+        return (self.plan.result(Environment(scalars, lengths, None, reductions)),)
 
     def _check_on_host(self, bound: BoundArgs) -> list:
         """Everything the host decides before any device work, launch after launch (see `_check_launch`),

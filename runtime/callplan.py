@@ -303,6 +303,7 @@ class LaunchPlan(PackedArguments):
                                for r in launch["reductions"] if r.get("seed_on_device")]
         self._seed_values = self._seeds + [(r["name"], compile_expr(r["init"])) for r in launch["reductions"]
                                            if r.get("seed_on_device")]
+        self.repeat_seeds = _compile_repeat_seeds(launch["reductions"], plan)
         self.checks = [(check["poly"], check["source"]) for check in launch.get("checks", ())]
         self.index_lists = launch.get("index_lists", [])
         self.bounds = launch.get("bounds", [])
@@ -566,13 +567,13 @@ def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callab
     scalar a `bool`, a `float` for an f64 or an `int` in its type's range, and no slice a call writes
     overlapping another argument. It returns (pointers, lengths, scalars, decision key) by name, the key as
     `CallPlan.decision_key` makes it. None where a call cannot repeat: a struct or array parameter, an f32,
-    a result, a host loop, a decision key that reads a preamble value other than a length or a parameter of
+    a result computed from the preamble (`_result_repeats`), a host loop, a decision key that reads a preamble value other than a length or a parameter of
     the key (`let n = a.len()`), or a preamble that could panic (reads an integer parameter the key leaves
     out, an element, a field)."""
     entry = plan.entry
     inputs = decision_inputs(entry)
-    if inputs is None or plan.result is not None or plan.schedule is not None \
-            or not _preamble_repeats(entry, set(inputs[0])):
+    if inputs is None or plan.schedule is not None or not _preamble_repeats(entry, set(inputs[0])) \
+            or not _result_repeats(entry):
         return None
     preamble = {local["name"]: local["expr"] for local in entry["preamble"]}
     names = {"T": device_type, "C": contiguous}
@@ -627,20 +628,32 @@ def _preamble_repeats(entry: dict, key_params: set) -> bool:
         and names["param"] <= key_params | floats
 
 
-def _note_reads(node, names: dict[str, set]) -> bool:
+def _result_repeats(entry: dict) -> bool:
+    """Whether the value a call returns can be computed from its reductions' results, parameters and
+    lengths alone (the repeat path evaluates no preamble): no preamble value, element or field."""
+    if not entry["returns"]:
+        return True
+    names: dict[str, set] = {"param": set(), "local": set()}
+    return _note_reads(entry["returns"]["expr"], names, reductions=True) and not names["local"]
+
+
+def _note_reads(node, names: dict[str, set], reductions: bool = False) -> bool:
     """Note in `names` the parameters ("param") and preamble values ("local") the host expressions in
-    `node` read; whether they read only those and lengths (no element, field or reduction)."""
+    `node` read; whether they read only those and lengths (no element or field, and a reduction's result
+    only where `reductions` allows it)."""
     if isinstance(node, list):
-        return all(_note_reads(item, names) for item in node)
+        return all(_note_reads(item, names, reductions) for item in node)
     if not isinstance(node, dict):
         return True
-    if "element" in node or "field" in node or "reduction" in node:
+    if "element" in node or "field" in node:
         return False
+    if "reduction" in node:
+        return reductions
     for kind in ("param", "local"):
         if set(node) <= {kind, "type"}:  # a leaf (a bound's own "param" names its slice)
             names[kind].add(node[kind])
             return True
-    return all(_note_reads(value, names) for value in node.values())
+    return all(_note_reads(value, names, reductions) for value in node.values())
 
 
 def _compile_alignment(width: int, alignment: int, slices: tuple) -> Callable[[dict, int], bool]:
@@ -653,16 +666,46 @@ def _compile_alignment(width: int, alignment: int, slices: tuple) -> Callable[[d
     return eval(f"lambda device_ptrs, start: {terms or True}", {})  # noqa: S307 - from the manifest's names only
 
 
-REPEAT_FIELDS = {"pointer", "length", "scalar", "start", "count", "stop", "launch"}
+REPEAT_FIELDS = {"pointer", "length", "scalar", "start", "count", "seed", "partials", "result", "stop", "launch"}
 
 
 def _compile_repeat_values(fields: list) -> Callable:
-    """`values(ptrs, lengths, scalars, starts, counts, launch)`: the launch arguments in buffer order for a
-    repeat call, whose launches follow none that can record a panic (so `stop` is false)."""
+    """`values(ptrs, lengths, scalars, starts, counts, launch, seeds, scratch)`: the launch arguments in
+    buffer order for a repeat call, whose launches follow none that can record a panic (so `stop` is
+    false); `seeds` as `repeat_seeds` gives them, `scratch` the reductions' device memory (`readback.py`)."""
     getters = {"pointer": "ptrs[{!r}]", "length": "lengths[{!r}]", "scalar": "scalars[{!r}]",
-               "start": "starts[{!r}]", "count": "counts[{!r}]", "stop": "False", "launch": "launch"}
+               "start": "starts[{!r}]", "count": "counts[{!r}]", "seed": "seeds[{!r}]",
+               "partials": "scratch[('partials', {!r})]", "result": "scratch[('result', {!r})]",
+               "stop": "False", "launch": "launch"}
     items = ", ".join(getters[kind].format(name) for kind, name, *_ in fields)
-    return eval(f"lambda ptrs, lengths, scalars, starts, counts, launch: ({items},)", {})  # noqa: S307
+    return eval(f"lambda ptrs, lengths, scalars, starts, counts, launch, seeds, scratch: ({items},)",  # noqa: S307
+                {})
+
+
+def _compile_repeat_seeds(reductions: list, plan: CallPlan) -> Callable[[dict, dict], dict | None] | None:
+    """`seeds(ptrs, lengths)`: a repeat call's reduction seeds, as `LoopPlan.launch_seeds` takes them, or
+    None where an element seed's index lies outside its slice (the general path raises Rust's panic);
+    None where a seed is anything but a literal or an element at a literal index (`let mut min = x[0];`),
+    whose value the repeat path does not compute."""
+    values, elements = {}, []
+    for r in reductions:
+        inits = [(r["name"], r["init"])] + ([(r["location"], r["location_init"])] if "location" in r else [])
+        for name, init in inits:
+            on_device = name == r["name"] and r.get("seed_on_device")
+            literal = init["index"] if on_device else init
+            if set(literal) - {"lit", "type"}:
+                return None
+            if on_device:
+                size = plan.by_name[init["element"]].dtype.itemsize
+                elements.append((name, init["element"], literal["lit"], size))
+            else:
+                values[name] = evaluate(literal, Environment())
+    if not elements:
+        return lambda ptrs, lengths: values
+    inside = " and ".join(f"{index} < lengths[{array!r}]" for _, array, index, _ in elements)
+    addresses = ", ".join(f"{name!r}: ptrs[{array!r}] + {index * size}" for name, array, index, size in elements)
+    return eval(f"lambda ptrs, lengths: {{**values, {addresses}}} if {inside} else None",  # noqa: S307
+                {"values": values})
 
 
 def _compile_values(fields: list) -> Callable:

@@ -135,6 +135,19 @@ def test_repeated_calls_with_cupy_arrays_skip_the_general_path_and_keep_its_chec
         cuda_kernels.triad(b, b, c, 1.0)
 
 
+def test_repeated_reductions_with_cupy_arrays_return_rustcs_results(cuda_kernels, cpu_kernels):
+    import cupy as cp
+
+    rng = np.random.default_rng(11)
+    before = cuda_kernels.reduce3_int.repeats
+    for _ in range(3):
+        vec = rng.integers(-1000, 1000, 1_000_003, dtype=np.int32)
+        assert cuda_kernels.reduce3_int(cp.asarray(vec)) == cpu_kernels.reduce3_int(vec)
+        x = rng.uniform(-1, 1, 1_000_003)
+        assert cuda_kernels.first_min(cp.asarray(x)) == cpu_kernels.first_min(x)  # a compare: exact
+    assert cuda_kernels.reduce3_int.repeats - before >= 2  # the first call of this length decides
+
+
 def test_torch_tensors_on_both_devices(cuda_kernels):
     torch = pytest.importorskip("torch")
     n = 1000

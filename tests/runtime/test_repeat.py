@@ -1,8 +1,10 @@
 """The repeat call (`DeviceKernel._repeat`): a call with the decision key of an earlier one, all of whose
 arguments are device arrays and plain scalars, launches what the earlier call decided without the general
-path's steps. It must compute what rustc computes, and it must leave to the general path every call that
-could differ from the decided one: another key, host arrays, an argument the general path converts or
-rejects, a written slice overlapping another, code that can record a panic, a preamble that can panic.
+path's steps, and waits for its reductions' results where it has any. It must compute and return what
+rustc computes, and it must leave to the general path every call that could differ from the decided one:
+another key, host arrays, an argument the general path converts or rejects, a written slice overlapping
+another, code that can record a panic, a preamble that can panic, a reduction seeded with an element
+outside its slice, a result computed from the preamble.
 The kernels run on an emulated device (the generated CUDA compiled by g++, `bench.emulate`, whose device
 arrays read as cupy's) and their results are compared with rustc's build of the same kernels, bitwise."""
 from __future__ import annotations
@@ -78,6 +80,60 @@ pub fn total(a: &[f64]) -> f64 {
         sum += a[i];
     }
     sum
+}
+
+#[kernel]
+pub fn extremes(a: &[i64]) -> (i64, i64, i64) {
+    let mut sum = 0;
+    let mut low = i64::MAX;
+    let mut high = i64::MIN;
+    for i in 0..a.len() {
+        sum += a[i];
+        low = low.min(a[i]);
+        high = high.max(a[i]);
+    }
+    (sum, low, high)
+}
+
+#[kernel]
+pub fn first_smallest(x: &[i64]) -> (i64, usize) {
+    let mut min = x[0];
+    let mut loc = 0;
+    for i in 0..x.len() {
+        if x[i] < min {
+            min = x[i];
+            loc = i;
+        }
+    }
+    (min, loc)
+}
+
+#[kernel]
+pub fn smallest_from(x: &[i64], n: usize) -> i64 {
+    let mut min = x[5];
+    for i in 0..n {
+        min = min.min(x[i]);
+    }
+    min
+}
+
+#[kernel]
+pub fn scaled_sum(a: &[i64], by: i64) -> i64 {
+    let mut sum = 0;
+    for i in 0..a.len() {
+        sum += a[i];
+    }
+    sum * by
+}
+
+#[kernel]
+pub fn sum_past(a: &[i64]) -> i64 {
+    let n = a.len() as i64;
+    let mut sum = 0;
+    for i in 0..a.len() {
+        sum += a[i];
+    }
+    sum + n
 }
 """
 
@@ -247,11 +303,63 @@ def test_a_preamble_that_can_panic_on_a_parameter_outside_the_key_never_repeats(
     assert device.copy_parted.repeats == 0
 
 
-def test_a_kernel_that_returns_a_value_never_repeats(kernels) -> None:
+def integers(n: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).integers(-10**6, 10**6, n, dtype=np.int64)
+
+
+def test_a_reduction_repeats_and_returns_rustcs_results(kernels) -> None:
     rust, device = kernels
-    a = values(256, 16)
-    # the device adds in another order: within n·ε·Σ|a| of rustc's sum
-    bound = a.size * np.finfo(np.float64).eps * np.abs(a).sum()
-    for _ in range(3):
+    before = device.extremes.repeats
+    for seed in (16, 17, 18):
+        a = integers(5000, seed)
+        assert device.extremes(EmulatedDeviceArray(a)) == rust.extremes(a)
+    assert device.extremes.repeats == before + 2  # the first call of the key decides
+
+
+def test_a_float_reduction_repeats_within_the_reordering_bound(kernels) -> None:
+    rust, device = kernels
+    before = device.total.repeats
+    for seed in (19, 20, 21):
+        a = values(256, seed)
+        # the device adds in another order: within n·ε·Σ|a| of rustc's sum
+        bound = a.size * np.finfo(np.float64).eps * np.abs(a).sum()
         assert abs(device.total(EmulatedDeviceArray(a)) - rust.total(a)) <= bound
-    assert device.total.repeats == 0
+    assert device.total.repeats == before + 2
+
+
+def test_a_reduction_seeded_with_an_element_repeats(kernels) -> None:
+    rust, device = kernels
+    before = device.first_smallest.repeats
+    for seed in (22, 23, 24):
+        x = integers(3000, seed)
+        assert device.first_smallest(EmulatedDeviceArray(x)) == rust.first_smallest(x)
+    assert device.first_smallest.repeats == before + 2
+
+
+def test_an_element_seed_outside_its_slice_still_panics_in_every_call(kernels) -> None:
+    rust, device = kernels
+    x = integers(4, 25)
+    with pytest.raises(KernelPanic, match="index out of bounds: the len is 4 but the index is 5"):
+        rust.smallest_from(x, 4)  # `let mut min = x[5];` panics before the loop
+    x = EmulatedDeviceArray(x)
+    for _ in range(2):  # the first call decided this key; the second checks the seed's index again
+        with pytest.raises(KernelPanic, match="index out of bounds: the len is 4 but the index is 5"):
+            device.smallest_from(x, 4)
+    assert device.smallest_from.repeats == 0
+
+
+def test_a_result_that_reads_a_parameter_repeats(kernels) -> None:
+    rust, device = kernels
+    a = integers(700, 26)
+    before = device.scaled_sum.repeats
+    for by in (3, -2, 3):
+        assert device.scaled_sum(EmulatedDeviceArray(a), by) == rust.scaled_sum(a, by)
+    assert device.scaled_sum.repeats == before + 2  # `by` is not in the key: every call after the first
+
+
+def test_a_result_that_reads_a_preamble_value_keeps_the_general_path(kernels) -> None:
+    rust, device = kernels
+    for seed in (27, 28):
+        a = integers(300, seed)
+        assert device.sum_past(EmulatedDeviceArray(a)) == rust.sum_past(a)
+    assert device.sum_past.repeats == 0
