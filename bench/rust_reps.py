@@ -2,9 +2,10 @@
 
 Runs `bench/rust-reps` (built on a machine with rustc by bench/gpu_prepare.sh): RAJAPerf kernels at the
 default size, called `reps` times back to back through rs2gpu's generated Rust API between two device
-synchronizations, host clock divided by `reps`, best of three passes, as RAJAPerf times its reps. Its
-figures sit beside RAJAPerf's Base_CUDA and RAJA_CUDA ones for the same GPU (bench/anchor.py); for the
-reductions, whose Base_CUDA accumulator is read from managed memory, RAJA_CUDA is the reference.
+synchronizations, host clock divided by `reps`, the best of three passes through the kernels, as RAJAPerf
+times its reps and passes. Its figures sit beside RAJAPerf's Base_CUDA and RAJA_CUDA ones for the same GPU
+(bench/anchor.py); for the reductions, whose Base_CUDA accumulator is read from managed memory, RAJA_CUDA
+is the reference.
 
     python3 bench/rust_reps.py BINARY [--out DIR]
 """
