@@ -34,10 +34,14 @@ The lanes are the iterations the general entry point runs, and the race checker 
 iteration touches another's elements, so grouping them changes nothing but the width of the accesses.
 
 Where the loop starts at a literal (`for i in 1..n`), the groups start at the first iteration whose
-anchor lane falls on the 16-byte grid of an aligned slice, and the iterations before it (the head, at
-most W - 1) run one per thread as in the general entry point: FIRST_SUM writes `x[1]` on its own and
-then `x[2..4]`, ... in groups. The head is a constant of the kernel: NVRTC splits the 16-byte store
-into two 8-byte ones when the groups' first index is a run-time sum of the start and a head.
+anchor lane falls on the 512-byte grid of a slice that starts on it (as allocations do), and the
+iterations before it (the head, at most 32 W - 1) run one per thread as in the general entry point:
+FIRST_SUM writes `x[1..64]` one by one and then `x[64..66]`, ... in groups, so that the 32 groups of a
+warp fill four 128-byte lines, as an element-per-thread loop from 0 fills them; from `x[2]` on, every
+warp's stores and loads would cross five (in back-to-back launches on data in L2, TRIDIAG_ELIM's
+entry point ran 6 % slower shifted by one element). The head is a constant of the kernel: NVRTC splits
+the 16-byte store into two 8-byte ones when the groups' first index is a run-time sum of the start and a
+head, and merges fewer of the loads beside the lanes.
 
 The host runs it where the accesses are 16-byte aligned: every slice's address plus its first lane's
 offset, `(start + head + lane offset) * size`, a multiple of 16 (`LaunchPlan.vector_fits`); otherwise
@@ -71,6 +75,7 @@ from rs2gpu.ir.types import PrimType, RefType, SliceType, size_of
 from rs2gpu.ir.walk import rebuild, same_value, walk
 
 VECTOR_BYTES = 16  # the widest access a thread makes: one 128-bit load or store
+WARP_GROUPS = 32  # the groups of one warp: 512 bytes, four 128-byte lines
 
 
 @dataclass(frozen=True, eq=False)
@@ -188,7 +193,9 @@ def vector_plan(loop: ParallelLoop, params: tuple[ir.Binding, ...]) -> VectorPla
                       rows_checked=len(loop.dims) > 1)
     start = loop.dims[-1].start
     if isinstance(start, ir.Lit) and isinstance(start.value, int) and not isinstance(start.value, bool):
-        plan = replace(plan, head=-(start.value + plan.first_offset(plan.anchor)) % width)
+        # a single loop's groups start a warp's 512 bytes, a nest's row its 16 (see the module)
+        grid = width * (1 if plan.rows_checked else WARP_GROUPS)
+        plan = replace(plan, head=-(start.value + plan.first_offset(plan.anchor)) % grid)
     return plan
 
 

@@ -150,10 +150,10 @@ def test_loops_without_a_vector_entry_point(translated, kernel, why):
 
 
 def test_each_slice_gives_the_offset_of_its_first_lane_from_the_loop_start(translated):
-    # `for i in 1..`: one iteration alone, then groups from i = 2, where a's lanes (in step with out's, at
-    # a[i]) and out's start: two elements after the start
+    # `for i in 1..`: 63 iterations alone, then groups from i = 64, where a's lanes (in step with out's, at
+    # a[i]) and out's start a warp's 32 groups of 16 bytes: 64 elements after the slices' starts
     assert vector_of(translated, "neighbours")["slices"] == ["a", "out"]
-    assert vector_of(translated, "neighbours")["offsets"] == [1, 1]
+    assert vector_of(translated, "neighbours")["offsets"] == [63, 63]
     assert vector_of(translated, "copy")["offsets"] == [0, 0]
 
 

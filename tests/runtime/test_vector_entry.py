@@ -327,11 +327,12 @@ def test_pointers_off_the_grid_by_the_same_bytes_are_made_good_by_the_start(kern
     assert x.tobytes() == expected.tobytes()
 
 
-@pytest.mark.parametrize("n", [2, 3, 4, 1000, 1001])
+@pytest.mark.parametrize("n", [2, 3, 4, 63, 64, 65, 66, 67, 1000, 1001])
 def test_a_loop_from_a_literal_start_runs_the_iterations_before_the_first_aligned_group_alone(kernels,
                                                                                               n: int) -> None:
     rust, device = kernels
-    # `for i in 1..n`: x[1] on its own, then x[2..4], x[4..6], ... in groups; for n = 2 only the head
+    # `for i in 1..n`: x[1..64] one by one (x[64] starts a 512-byte line of an allocation), then x[64..66],
+    # x[66..68], ... in groups; up to n = 64 only the head
     y = values(n, 15)
     expected, x = np.full(n, -1.0), np.full(n, -1.0)
     rust.sum_from_one(expected, y)
@@ -340,10 +341,11 @@ def test_a_loop_from_a_literal_start_runs_the_iterations_before_the_first_aligne
     assert x.tobytes() == expected.tobytes()
 
 
-@pytest.mark.parametrize("n", [2, 3, 4, 5, 6, 9, 4099])
-def test_a_head_of_three_f32_iterations_covers_loops_shorter_than_it(kernels, n: int) -> None:
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 127, 128, 129, 130, 133, 4099])
+def test_a_head_of_127_f32_iterations_covers_loops_shorter_than_it(kernels, n: int) -> None:
     rust, device = kernels
-    # four f32 lanes: x[1..4] run alone, then groups from x[4]; 1 to 3 iterations run only the head
+    # four f32 lanes: x[1..128] run alone, then groups from x[128] (512 bytes in); 1 to 127 iterations run
+    # only the head
     y = values(n, 16, np.float32)
     expected, x = np.full(n, -1.0, np.float32), np.full(n, -1.0, np.float32)
     rust.halve_from_one(expected, y)
