@@ -325,7 +325,8 @@ def nest_vector_lines(plan: VectorPlan, loop: ParallelLoop, axes: list[str], nam
     w, head = plan.width, plan.head
     outer = list(zip(loop.dims[:-1], axes[:-1]))
     lines = ["    // One thread per row and group of iterations: this entry point runs only on a grid that covers them."]
-    lines += [f"    const u32 rs2gpu_t{axis} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis};" for _, axis in outer]
+    lines += [f"    const u32 rs2gpu_t{axis} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis};"
+              for _, axis in outer]
     lines.append("    const u32 rs2gpu_gx = blockIdx.x * blockDim.x + threadIdx.x;")
     inside = " && ".join([f"rs2gpu_t{axis} < (u32)rs2gpu_count_{axis}" for _, axis in outer]
                          + [f"rs2gpu_gx < (u32)((rs2gpu_count_x + {w - 1}) / {w})"])
@@ -385,7 +386,8 @@ def _group_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
             element_of[s] = lambda position, at=at: _group_element(position, at)
             if plan.whole(s) and s not in plan.stores:
                 whole_here[s] = names.fresh(f"whole_{s.label}")
-                group_open.append(f"{pad}const bool {whole_here[s]} = rs2gpu_on_lanes_grid({names.name(s.slice)}, {at});")
+                group_open.append(f"{pad}const bool {whole_here[s]} = "
+                                  f"rs2gpu_on_lanes_grid({names.name(s.slice)}, {at});")
         else:
             element_of[s] = lambda position, first=first: _group_element(first + position)
     extras = {}  # (stream, position) -> the name of an element outside the lanes, read on its own
@@ -416,7 +418,8 @@ def _group_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
         inner = pad + "    "
         body_lines.append(f"{pad}{{")
         if any(isinstance(n, ir.Var) and n.binding is dim.index for n in walk(block)):
-            body_lines += [f"{inner}const {'u32' if plan.rows_checked else 'usize'} rs2gpu_tx = {first_iteration} + {lane};",
+            index_type = "u32" if plan.rows_checked else "usize"
+            body_lines += [f"{inner}const {index_type} rs2gpu_tx = {first_iteration} + {lane};",
                            f"{inner}{index_declaration(dim, 'x', names)}"]
         for (s, offset), element in elements.items():
             name = names.name(element)

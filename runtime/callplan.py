@@ -567,9 +567,9 @@ def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callab
     scalar a `bool`, a `float` for an f64 or an `int` in its type's range, and no slice a call writes
     overlapping another argument. It returns (pointers, lengths, scalars, decision key) by name, the key as
     `CallPlan.decision_key` makes it. None where a call cannot repeat: a struct or array parameter, an f32,
-    a result computed from the preamble (`_result_repeats`), a host loop, a decision key that reads a preamble value other than a length or a parameter of
-    the key (`let n = a.len()`), or a preamble that could panic (reads an integer parameter the key leaves
-    out, an element, a field)."""
+    a result computed from the preamble (`_result_repeats`), a host loop, a decision key that reads a
+    preamble value other than a length or a parameter of the key (`let n = a.len()`), or a preamble that
+    could panic (reads an integer parameter the key leaves out, an element, a field)."""
     entry = plan.entry
     inputs = decision_inputs(entry)
     if inputs is None or plan.schedule is not None or not _preamble_repeats(entry, set(inputs[0])) \
@@ -589,7 +589,8 @@ def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callab
             ptrs.append(f"{p.name!r}: m{p.index}.ptr")
             lengths.append(f"{p.name!r}: {a}.size")
         elif p.kind == "scalar" and p.entry["type"] in ("bool", "f64"):
-            lines += [f"    if type({a}) is not {'bool' if p.entry['type'] == 'bool' else 'float'}:", "        return None"]
+            python_type = "bool" if p.entry["type"] == "bool" else "float"
+            lines += [f"    if type({a}) is not {python_type}:", "        return None"]
             scalars.append(f"{p.name!r}: {a}")
         elif p.kind == "scalar" and p.entry["type"] in INT_RANGES:
             lo, hi = INT_RANGES[p.entry["type"]]
@@ -683,7 +684,7 @@ def _compile_repeat_values(fields: list) -> Callable:
 
 
 def _compile_repeat_seeds(reductions: list, plan: CallPlan) -> Callable[[dict, dict], dict | None] | None:
-    """`seeds(ptrs, lengths)`: a repeat call's reduction seeds, as `LoopPlan.launch_seeds` takes them, or
+    """`seeds(ptrs, lengths)`: a repeat call's reduction seeds, as `LaunchPlan.launch_seeds` gives them, or
     None where an element seed's index lies outside its slice (the general path raises Rust's panic);
     None where a seed is anything but a literal or an element at a literal index (`let mut min = x[0];`),
     whose value the repeat path does not compute."""

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from bench.emulate import EmulatedDeviceArray, compiler, rust_and_emulated
+from rs2gpu.runtime.callplan import CallPlan
 from rs2gpu.runtime.errors import AliasError, KernelPanic
 
 SOURCE = """
@@ -342,10 +343,18 @@ def test_an_element_seed_outside_its_slice_still_panics_in_every_call(kernels) -
     with pytest.raises(KernelPanic, match="index out of bounds: the len is 4 but the index is 5"):
         rust.smallest_from(x, 4)  # `let mut min = x[5];` panics before the loop
     x = EmulatedDeviceArray(x)
-    for _ in range(2):  # the first call decided this key; the second checks the seed's index again
+    for _ in range(2):  # the first call panicked before its launch, so it left nothing to repeat
         with pytest.raises(KernelPanic, match="index out of bounds: the len is 4 but the index is 5"):
             device.smallest_from(x, 4)
     assert device.smallest_from.repeats == 0
+
+
+def test_a_repeat_call_takes_an_element_seed_only_inside_its_slice(kernels) -> None:
+    _, device = kernels
+    seeds = CallPlan("smallest_from", device.smallest_from.entry).launches[0].repeat_seeds
+    # `x[5]` of i64s: the address 5 * 8 bytes past x's, where x holds 6 elements or more
+    assert seeds({"x": 4096}, {"x": 6}) == {"min": 4096 + 40}
+    assert seeds({"x": 4096}, {"x": 5}) is None
 
 
 def test_a_result_that_reads_a_parameter_repeats(kernels) -> None:
