@@ -77,8 +77,8 @@ def dry_run(args, pairs, workdir: Path) -> tuple[list[Row], dict, list]:
 
                 entry = corpus.kernels[k.rust]
                 binary = corpus_module.generated_binary(corpus, k.rust, arch)
-                symbols = [covered_symbol(lp, bool(k.verified_lists)) for lp in entry["launches"]]
-                row.regs_gen, row.frame_gen = registers(kernel_resources(binary), symbols)
+                entry_points = [covered_symbol(lp, bool(k.verified_lists)) for lp in entry["launches"]]
+                row.regs_gen, row.frame_gen = registers(kernel_resources(binary), entry_points)
                 call = harness.generated_caller(k, entry, sides.gen, small, getattr(cpu, k.rust) if cpu else None)
                 checks.append("generated arguments bind")
                 if cpu is not None:
