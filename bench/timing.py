@@ -1,9 +1,11 @@
 """GPU timing, two ways.
 
-events: CUDA events around one call, median of many reps. Before each rep the stream first overwrites a
-  256 MB scratch buffer (so no input is left in the 60 MB L2) and then runs a short spin kernel, so that the
-  host has queued the start event, the call and the end event before the GPU reaches them: the events then
-  time the kernel on the device, cold L2, without the host's launch cost.
+events: CUDA events around one call, median of many reps. Before each rep the stream first reads a 256 MB
+  scratch buffer (so no input is left in the 60 MB L2, and the lines left there are clean: overwriting the
+  buffer instead would leave the L2 full of dirty lines, whose write-back would land inside the next call's
+  span) and then runs a short spin kernel, so that the host has queued the start event, the call and the end
+  event before the GPU reaches them: the events then time the kernel on the device, cold L2, without the
+  host's launch cost.
 back_to_back: RAJAPerf's way: many calls between two synchronizations, host clock, divided by the count;
   the minimum of a few passes. At RAJAPerf's default sizes the data stays in L2 from one call to the next,
   and for short kernels the host's launch rate is part of the figure, as it is in RAJAPerf's.
@@ -20,7 +22,21 @@ from bench.data import address
 FLUSH_BYTES = 256 << 20
 SPIN_NS = 100_000
 
-_SPIN_SOURCE = r"""
+_TIMER_SOURCE = r"""
+extern "C" __global__ void bench_evict(const ulonglong2* __restrict__ lines, unsigned long long count,
+                                       unsigned long long* sink)
+{
+    unsigned long long folded = 0;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < count;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        const ulonglong2 line = lines[i];
+        folded ^= line.x ^ line.y;
+    }
+    if (folded == 1) {  // never: the scratch holds zeros; the store only keeps the loads from being dropped
+        *sink = folded;
+    }
+}
+
 extern "C" __global__ void bench_spin(unsigned long long ns)
 {
     unsigned long long start, now;
@@ -46,16 +62,20 @@ class Timer:
 
         self.cp = cp
         self.stream = stream
-        self.scratch = cp.empty(FLUSH_BYTES, dtype=cp.uint8)
-        self._folder = tempfile.mkdtemp(prefix="bench-spin-")
-        module = load_cubin(cp, compile_cuda(_SPIN_SOURCE, "spin.cu", arch).binary, Path(self._folder), "spin")
+        self.scratch = cp.zeros(FLUSH_BYTES, dtype=cp.uint8)
+        self._sink = cp.zeros(1, dtype=cp.uint64)
+        self._evict_blocks = 8 * cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["multiProcessorCount"]
+        self._folder = tempfile.mkdtemp(prefix="bench-timer-")
+        module = load_cubin(cp, compile_cuda(_TIMER_SOURCE, "timer.cu", arch).binary, Path(self._folder), "timer")
+        self._evict = module.get_function("bench_evict")
         self._spin = module.get_function("bench_spin")
         self._start = cp.cuda.Event()
         self._end = cp.cuda.Event()
 
     def occupy(self) -> None:
-        """Evict L2 and keep the GPU busy for a while, asynchronously on the stream."""
-        self.cp.cuda.runtime.memsetAsync(address(self.scratch), 0, FLUSH_BYTES, self.stream.ptr)
+        """Fill the L2 with clean lines and keep the GPU busy for a while, asynchronously on the stream."""
+        self._evict((self._evict_blocks,), (256,), (self.scratch, self.cp.uint64(FLUSH_BYTES // 16), self._sink),
+                    stream=self.stream)
         self._spin((1,), (1,), (self.cp.uint64(SPIN_NS),), stream=self.stream)
 
     def once(self, call) -> float:
