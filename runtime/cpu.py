@@ -81,13 +81,18 @@ def _rust_elem(layout: dict) -> str:
 
 
 def shim_source(entry_by_name: dict[str, dict]) -> str:
+    """The crate's C ABI: one `extern "C"` function per kernel, taking each slice as a pointer and a length
+    and each by-value aggregate as a pointer, and returning 1 with the panic's message in a buffer.
+
+    Its own names are invented, positional and `rs2gpu_`-prefixed (the kernel is called positionally), so
+    no parameter name of a kernel (`out`, `a` beside `a_len`) can clash with them."""
     lines = []
     for name, entry in entry_by_name.items():
         module, _, function = entry["rust_path"].rpartition("::")
         scope = "crate::kernels" + ("::" + module if module else "")
         params, setup, call_args = [], [], []
-        for p in entry["params"]:
-            n = p["name"]
+        for position, p in enumerate(entry["params"]):
+            n = f"rs2gpu_arg{position}"
             if p["kind"] == "slice":
                 elem = _rust_elem(p["elem"])
                 mut = "mut" if p["mutable"] else "const"
@@ -95,20 +100,17 @@ def shim_source(entry_by_name: dict[str, dict]) -> str:
                 maker = "from_raw_parts_mut" if p["mutable"] else "from_raw_parts"
                 setup.append(f"let {n} = if {n}_len == 0 {{ &{'mut ' if p['mutable'] else ''}[] }} else "
                              f"{{ core::slice::{maker}({n}_ptr, {n}_len) }};")
-                call_args.append(n)
             elif p["kind"] in ("array", "struct_ref"):
                 target = f"[{_rust_elem(p['elem'])}; {p['length']}]" if p["kind"] == "array" else _rust_elem(p["elem"])
                 mut = "mut" if p["mutable"] else "const"
                 params.append(f"{n}_ptr: *{mut} {target}")
                 setup.append(f"let {n} = &{'mut ' if p['mutable'] else ''}*{n}_ptr;")
-                call_args.append(n)
             elif p["kind"] == "scalar":
                 params.append(f"{n}: {p['type']}")
-                call_args.append(n)
             else:
                 params.append(f"{n}_ptr: *const u8")
                 setup.append(f"let {n}: {p['type']} = core::ptr::read_unaligned({n}_ptr as *const {p['type']});")
-                call_args.append(n)
+            call_args.append(n)
         results = _result_layout(entry["returns"])
         generic = entry.get("generic")
         turbofish = f"::<{', '.join(generic['type_args'])}>" if generic else ""
@@ -116,18 +118,20 @@ def shim_source(entry_by_name: dict[str, dict]) -> str:
         if not results:
             body = f"{call};"
         elif len(results) == 1 and not entry["returns"]["type"].startswith("("):
-            body = f"let r = {call}; core::ptr::write_unaligned(out as *mut {results[0][0]}, r);"
+            body = (f"let rs2gpu_value = {call}; "
+                    f"core::ptr::write_unaligned(rs2gpu_out as *mut {results[0][0]}, rs2gpu_value);")
         else:
-            writes = " ".join(f"core::ptr::write_unaligned(out.add({off}) as *mut {t}, r.{i});"
+            writes = " ".join(f"core::ptr::write_unaligned(rs2gpu_out.add({off}) as *mut {t}, rs2gpu_value.{i});"
                               for i, (t, off) in enumerate(results))
-            body = f"let r = {call}; {writes}"
+            body = f"let rs2gpu_value = {call}; {writes}"
+        own = ["rs2gpu_out: *mut u8", "rs2gpu_msg: *mut u8", "rs2gpu_cap: usize"]
         lines.append(f"""
 #[allow(unused_imports, non_snake_case, clippy::all)]
 pub mod rs2gpu_shim_{name} {{
     use {scope}::*;
     #[no_mangle]
-    pub unsafe extern "C" fn rs2gpu_cpu_{name}({', '.join(params + ['out: *mut u8', 'msg: *mut u8', 'cap: usize'])}) -> i32 {{
-        super::rs2gpu_guard(msg, cap, || {{
+    pub unsafe extern "C" fn rs2gpu_cpu_{name}({', '.join(params + own)}) -> i32 {{
+        super::rs2gpu_guard(rs2gpu_msg, rs2gpu_cap, || {{
             {' '.join(setup)}
             {body}
         }})

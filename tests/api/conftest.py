@@ -14,7 +14,7 @@ RAJAPERF = REPO / "examples" / "rajaperf"
 
 # A crate of kernels that the example crate does not have: #[repr(C)] structs by value, by reference and
 # as slice elements, integer scalars, a fixed-size array, a tuple result, a division before the loop, and a
-# scatter update that reads its element.
+# scatter update that reads its element, and parameters named like the names a C ABI shim would invent.
 PROBE_LIB_RS = """\
 use rs2gpu::kernel;
 
@@ -96,6 +96,17 @@ pub fn lowest(lo: &mut [f64], idx: &[usize], v: &[f64]) {
     for i in 0..v.len() {
         lo[idx[i]] = lo[idx[i]].min(v[i]);
     }
+}
+
+// parameters named as a C ABI shim might name its own: `out`, `msg`, `cap`, a slice `a` beside an `a_len`
+#[kernel]
+pub fn shim_names(out: &mut [f64], a: &[f64], a_len: usize, msg: f64, cap: i32) -> f64 {
+    let mut total = 0.0;
+    for i in 0..out.len() {
+        out[i] = a[i] * msg + cap as f64;
+        total += a[i];
+    }
+    total + a_len as f64
 }
 
 #[kernel]

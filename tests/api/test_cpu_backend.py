@@ -456,6 +456,17 @@ def test_lone_file_refuses_f64_arrays_for_f32_slices(kernel_cache, lone_file: Pa
         module.saxpy(np.zeros(3), np.zeros(3, dtype=np.float32), 1.0)
 
 
+def test_parameters_may_have_any_name_the_shim_might_use_for_its_own(probe) -> None:
+    rng = np.random.default_rng(5)
+    a, out = data(rng, 100), unwritten(100)
+    total = probe.shim_names(out, a, 7, 1.5, -2)
+    expected_total = 0.0
+    for value in a:  # the loop's order of additions
+        expected_total += float(value)
+    assert total == expected_total + 7.0
+    assert np.array_equal(out, a * 1.5 + -2.0)
+
+
 # ---------------------------------------------------------------- structs and integer scalars (probe crate)
 
 
