@@ -90,6 +90,12 @@ def compile_expr(expr: dict) -> Callable[[Environment], object]:
     if "local" in expr:
         name = expr["local"]
         return lambda env: env.locals[name]
+    if "reduction" in expr:  # what most kernels that return a value return, after each call's wait
+        name = expr["reduction"]
+        return lambda env: env.reductions[name]
+    if "tuple" in expr:
+        parts = [compile_expr(e) for e in expr["tuple"]]
+        return lambda env: tuple([part(env) for part in parts])
     return lambda env: evaluate(expr, env)
 
 
