@@ -252,7 +252,8 @@ HOW_TO_READ = """\
 - **hand µs / gen µs**: one call between CUDA events (all launches of a multi-loop kernel; for kernels that
   return a value, the result's round trip to the host too), median over the reps. Before each rep a 256 MB
   buffer is read, so the inputs come from DRAM and the L2 holds no dirty lines, and a short spin kernel
-  keeps the GPU busy until the call is queued, so the host's launch cost is not in the figure. **gen/hand** is the ratio of the two.
+  keeps the GPU busy until the call is queued, so the host's launch cost is not in the figure. **gen/hand**
+  is the ratio of the two.
 - **µs/rep**: RAJAPerf's way (see the RAJAPerf columns): many calls back to back between two
   synchronizations, host clock divided by the count, the best of a few passes. At the default size most
   kernels' data stays in the 60 MB L2 from one call to the next, and for kernels of a few µs the Python
