@@ -139,9 +139,9 @@ def run(rev: str, out: Path, passes: int, bench_args: list[str], timeout_s: floa
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
-    prepare_parser = commands.add_parser("prepare", help="copy REV's tree into .ab/REV (needs git)")
+    prepare_parser = commands.add_parser("prepare", help="copy REV's tree into .ab/REV and build its wheel there (needs git and pip)")
     prepare_parser.add_argument("rev", help="a commit, e.g. a short hash")
     run_parser = commands.add_parser("run", help="alternate REV's bench/run.py and this tree's",
                                      epilog="Other options go to bench/run.py (e.g. --budget-s 60, --dry-run).")
@@ -151,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument("--timeout-s", type=float, default=600.0,
                             help="stop a run of bench/run.py after this many seconds (default 600)")
     args, bench_args = parser.parse_known_args(argv)
+    if args.command == "run" and args.passes < 1:
+        parser.error("--passes must be at least 1")
     if args.command == "prepare":
         if bench_args:
             parser.error(f"unrecognized arguments: {' '.join(bench_args)}")
