@@ -337,14 +337,14 @@ class DeviceKernel:
         not.
 
         A call of the general path binds its arguments into dictionaries, evaluates the preamble, checks what
-        the host checks, stages its arrays and walks its launches: 6 µs of Python on a fast host, twice a
-        raw cupy launch. A call with the decision key of an earlier one (the same lengths and integer
-        parameters, `CallPlan.decision_key`) whose arguments are all device arrays and plain scalars,
-        checked as the general path checks them (`compile_repeat_binding`), differs from it only in the
-        pointers and the scalars' values: where every launch of the earlier call ran code that cannot record
-        a panic, this one packs and launches the same entry points on the same grids, waits for the
-        reductions' results where there are any, and returns what the general path would. Anything else
-        takes the general path, which decides for the next call."""
+        the host checks, stages its arrays and walks its launches: 6 µs of Python on a fast host, twice a raw
+        cupy launch. A call with the decision key of an earlier one (the same lengths and integer parameters,
+        `CallPlan.decision_key`) whose arguments are all device arrays and plain scalars (and numpy arrays for
+        the arrays passed by value), checked as the general path checks them (`compile_repeat_binding`), differs
+        from it only in the pointers and the scalars' values: where every launch of the earlier call ran code
+        that cannot record a panic, this one packs and launches the same entry points on the same grids, waits
+        for the reductions' results where there are any, and returns what the general path would. Anything
+        else takes the general path, which decides for the next call."""
         bind = self._repeat_binding
         if bind is None:
             device_type = self.backend.device_array_type()

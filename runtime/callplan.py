@@ -572,10 +572,12 @@ def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callab
     raise): every slice an array of `device_type` on device `ordinal`, of its dtype and C-contiguous, every
     scalar a `bool`, a `float` for an f64 or an `int` in its type's range, and no slice a call writes
     overlapping another argument. It returns (pointers, lengths, scalars, decision key) by name, the key as
-    `CallPlan.decision_key` makes it. None where a call cannot repeat: a struct or array parameter, an f32,
-    a result computed from the preamble (`_result_repeats`), a host loop, a decision key that reads a
-    preamble value other than a length or a parameter of the key (`let n = a.len()`), or a preamble that
-    could panic (reads an integer parameter the key leaves out, an element, a field)."""
+    `CallPlan.decision_key` makes it; the scalars hold the bytes of each array passed by value (a numpy
+    array, as the general path takes it). None where a call cannot repeat: a struct parameter, an array on
+    the device or of structs, an f32, a result computed from the preamble (`_result_repeats`), a host loop,
+    a decision key that reads a preamble value other than a length or a parameter of the key
+    (`let n = a.len()`), or a preamble that could panic (reads an integer parameter the key leaves out, an
+    element, a field)."""
     entry = plan.entry
     inputs = decision_inputs(entry)
     if inputs is None or plan.schedule is not None or not _preamble_repeats(entry, set(inputs[0])) \
@@ -602,10 +604,21 @@ def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callab
             lo, hi = INT_RANGES[p.entry["type"]]
             lines += [f"    if type({a}) is not int or not {lo} <= {a} <= {hi}:", "        return None"]
             scalars.append(f"{p.name!r}: {a}")
+        elif p.kind == "array" and p.transfer == "value" and p.dtype.fields is None:
+            # a numpy array whose elements travel in the launch arguments, as the general path takes it:
+            # any C-contiguous shape of `length` elements, aligned as a Rust reference is
+            names["ndarray"], names[f"D{p.index}"] = plan._np_ndarray, p.dtype
+            lines += [f"    if type({a}) is not ndarray or {a}.dtype != D{p.index} or {a}.size != {p.entry['length']}:",
+                      "        return None", f"    f{p.index} = {a}.flags",
+                      f"    if not f{p.index}.c_contiguous or not f{p.index}.aligned:", "        return None"]
+            lengths.append(f"{p.name!r}: {p.entry['length']}")
+            scalars.append(f"{p.name!r}: {a}.tobytes()")
         else:
             return None
+    by_value = {p.name for p in plan.params if p.transfer == "value"}
     lines += [f"    ptrs = {{{', '.join(ptrs)}}}", f"    lengths = {{{', '.join(lengths)}}}"]
-    for m, o in plan.alias_pairs:  # ranges of bytes, as `ArrayArg.overlaps` compares them
+    # a by-value array is host memory, which `ArrayArg.overlaps` never finds overlapping a device array
+    for m, o in [(m, o) for m, o in plan.alias_pairs if o not in by_value]:  # byte ranges, as it compares them
         sm, so = plan.by_name[m].dtype.itemsize, plan.by_name[o].dtype.itemsize
         lines += [f"    if lengths[{m!r}] and lengths[{o!r}] and ptrs[{m!r}] < ptrs[{o!r}] + lengths[{o!r}] * {so} "
                   f"and ptrs[{o!r}] < ptrs[{m!r}] + lengths[{m!r}] * {sm}:", "        return None"]
@@ -673,7 +686,8 @@ def _compile_alignment(width: int, alignment: int, slices: tuple) -> Callable[[d
     return eval(f"lambda device_ptrs, start: {terms or True}", {})  # noqa: S307 - from the manifest's names only
 
 
-REPEAT_FIELDS = {"pointer", "length", "scalar", "start", "count", "seed", "partials", "result", "stop", "launch"}
+REPEAT_FIELDS = {"pointer", "length", "scalar", "array", "start", "count", "seed", "partials", "result", "stop",
+                 "launch"}
 
 
 def _compile_repeat_values(fields: list) -> Callable:
@@ -681,7 +695,7 @@ def _compile_repeat_values(fields: list) -> Callable:
     buffer order for a repeat call, whose launches follow none that can record a panic (so `stop` is
     false); `seeds` as `repeat_seeds` gives them, `scratch` the reductions' device memory (`readback.py`)."""
     getters = {"pointer": "ptrs[{!r}]", "length": "lengths[{!r}]", "scalar": "scalars[{!r}]",
-               "start": "starts[{!r}]", "count": "counts[{!r}]", "seed": "seeds[{!r}]",
+               "array": "scalars[{!r}]", "start": "starts[{!r}]", "count": "counts[{!r}]", "seed": "seeds[{!r}]",
                "partials": "scratch[('partials', {!r})]", "result": "scratch[('result', {!r})]",
                "stop": "False", "launch": "launch"}
     items = ", ".join(getters[kind].format(name) for kind, name, *_ in fields)
@@ -703,6 +717,8 @@ def _compile_repeat_seeds(reductions: list, plan: CallPlan) -> Callable[[dict, d
             if set(literal) - {"lit", "type"}:
                 return None
             if on_device:
+                if plan.by_name[init["element"]].transfer == "value":  # no device memory of its own
+                    return None
                 size = plan.by_name[init["element"]].dtype.itemsize
                 elements.append((name, init["element"], literal["lit"], size))
             else:

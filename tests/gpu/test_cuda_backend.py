@@ -148,6 +148,22 @@ def test_repeated_reductions_with_cupy_arrays_return_rustcs_results(cuda_kernels
     assert cuda_kernels.reduce3_int.repeats - before >= 2  # the first call of this length decides
 
 
+def test_repeated_fir_calls_with_numpy_coefficients_return_rustcs_results(cuda_kernels, cpu_kernels):
+    import cupy as cp
+
+    rng = np.random.default_rng(12)
+    n = 100_003
+    before = cuda_kernels.fir.repeats
+    for _ in range(3):
+        coeff, data = rng.uniform(-1, 1, 16), rng.uniform(-1, 1, n + 15)
+        expected = np.zeros(n)
+        cpu_kernels.fir(expected, data, coeff)
+        out = cp.empty(n)
+        cuda_kernels.fir(out, cp.asarray(data), coeff)  # the 16 coefficients travel in the launch arguments
+        assert cp.asnumpy(out).tobytes() == expected.tobytes()  # no fused multiply-adds: bitwise
+    assert cuda_kernels.fir.repeats - before >= 2  # the first call of this length decides
+
+
 def test_torch_tensors_on_both_devices(cuda_kernels):
     torch = pytest.importorskip("torch")
     n = 1000

@@ -1,10 +1,10 @@
 """The repeat call (`DeviceKernel._repeat`): a call with the decision key of an earlier one, all of whose
-arguments are device arrays and plain scalars, launches what the earlier call decided without the general
-path's steps, and waits for its reductions' results where it has any. It must compute and return what
-rustc computes, and it must leave to the general path every call that could differ from the decided one:
-another key, host arrays, an argument the general path converts or rejects, a written slice overlapping
-another, code that can record a panic, a preamble that can panic, a reduction seeded with an element
-outside its slice, a result computed from the preamble.
+arguments are device arrays and plain scalars (numpy arrays for those passed by value), launches what the
+earlier call decided without the general path's steps, and waits for its reductions' results where it has
+any. It must compute and return what rustc computes, and it must leave to the general path every call that
+could differ from the decided one: another key, host arrays, an argument the general path converts or
+rejects, a written slice overlapping another, code that can record a panic, a preamble that can panic, a
+reduction seeded with an element outside its slice, a result computed from the preamble.
 The kernels run on an emulated device (the generated CUDA compiled by g++, `bench.emulate`, whose device
 arrays read as cupy's) and their results are compared with rustc's build of the same kernels, bitwise."""
 from __future__ import annotations
@@ -125,6 +125,17 @@ pub fn scaled_sum(a: &[i64], by: i64) -> i64 {
         sum += a[i];
     }
     sum * by
+}
+
+#[kernel]
+pub fn filter4(out: &mut [f64], input: &[f64], taps: &[f64; 4]) {
+    for i in 0..out.len() {
+        let mut sum = 0.0;
+        for j in 0..4 {
+            sum += taps[j] * input[i + j];
+        }
+        out[i] = sum;
+    }
 }
 
 #[kernel]
@@ -372,3 +383,51 @@ def test_a_result_that_reads_a_preamble_value_keeps_the_general_path(kernels) ->
         a = integers(300, seed)
         assert device.sum_past(EmulatedDeviceArray(a)) == rust.sum_past(a)
     assert device.sum_past.repeats == 0
+
+
+def filter_call(kernels, taps) -> tuple[np.ndarray, np.ndarray]:
+    """filter4 over 300 outputs from the device (repeat or general path) and from rustc."""
+    rust, device = kernels
+    data = values(303, 30)
+    expected = np.zeros(300)
+    rust.filter4(expected, data, np.ascontiguousarray(taps, dtype=np.float64).reshape(-1))
+    out = EmulatedDeviceArray(np.zeros(300))
+    device.filter4(out, EmulatedDeviceArray(data), taps)
+    return out.array, expected
+
+
+def test_an_array_passed_by_value_repeats_with_each_calls_elements(kernels) -> None:
+    _, device = kernels
+    assert device.filter4.entry["params"][2]["transfer"] == "value"  # its elements travel in the arguments
+    before = device.filter4.repeats
+    for taps in ([0.25, 0.5, 0.125, 1.0], [-1.0, 3.0, 0.0, 2.5], [1e-300, 1e300, -7.0, 0.5]):
+        got, expected = filter_call(kernels, np.array(taps))
+        assert got.tobytes() == expected.tobytes()
+    assert device.filter4.repeats - before == 2  # the first call of the key decides
+
+
+def test_an_array_by_value_of_any_c_contiguous_shape_repeats_as_its_flat_elements(kernels) -> None:
+    _, device = kernels
+    filter_call(kernels, np.array([1.0, 2.0, 3.0, 4.0]))
+    before = device.filter4.repeats
+    got, expected = filter_call(kernels, np.array([[0.5, -0.5], [2.0, 0.25]]))  # the general path flattens it
+    assert got.tobytes() == expected.tobytes()
+    assert device.filter4.repeats == before + 1
+
+
+@pytest.mark.parametrize("taps, error, message", [
+    (np.ones(3), ValueError, "must have exactly 4 elements"),
+    (np.ones(4, dtype=np.float32), TypeError, "needs elements of dtype float64"),
+    (np.ones(8)[::2], ValueError, "must be C-contiguous"),
+    (np.frombuffer(np.zeros(40, np.uint8), np.float64, 4, offset=4), ValueError, "must be aligned to 8 bytes"),
+    ([1.0, 2.0, 3.0, 4.0], TypeError, "must be an array"),
+])
+def test_an_array_by_value_the_general_path_refuses_is_refused_after_repeats(kernels, taps, error, message) -> None:
+    rust, device = kernels
+    good = np.array([1.0, 0.5, 0.25, 0.125])
+    filter_call(kernels, good)
+    filter_call(kernels, good)
+    out = EmulatedDeviceArray(np.zeros(300))
+    with pytest.raises(error, match=message):
+        device.filter4(out, EmulatedDeviceArray(values(303, 31)), taps)
+
