@@ -51,8 +51,9 @@ A nest of loops groups the iterations of its innermost loop, row by row: an acce
 for the innermost variable i, a `row` that is the same in every iteration of the innermost loop (outer
 loop variables, parameters, the terms of a `let kj = k * jn + j` the index goes through) and a literal c,
 and each (slice, row) is a stream of its own, as a slice of a single loop is (`zp[kj + jn - 1]` and
-`zp[kj - 1]` are two streams of zp); a slice the loop stores has one stream. Where a row starts depends on
-the outer variables, so no test of the host's covers every row: each row tests whether its stored
+`zp[kj - 1]` are two streams of zp; `b[j + n * k]` and `b[j + k * n]` are one, rows being compared term by
+term up to the order of each `+` and `*`); a slice the loop stores has one stream. Where a row starts
+depends on the outer variables, so no test of the host's covers every row: each row tests whether its stored
 streams' first group lies on the 16-byte grid and then runs its groups, storing them whole
 (`rs2gpu_store_group`), or else has none; each group loads a stream it only reads whole where its lanes
 are on the grid and element by element elsewhere (`rs2gpu_load_group`). NESTED_INIT's rows of `ni`
@@ -199,6 +200,19 @@ def vector_plan(loop: ParallelLoop, params: tuple[ir.Binding, ...]) -> VectorPla
     return plan
 
 
+def _same_term(a: ir.Expr, b: ir.Expr) -> bool:
+    """Whether two row terms are the same value, up to the order of the operands of each `+` and `*`
+    (`n * k` and `k * n`): a row term's integer arithmetic cannot panic (`_row_term`), and wrapping sums and
+    products do not depend on that order."""
+    if isinstance(a, ir.Binary) and isinstance(b, ir.Binary) and a.op == b.op and a.op in ("+", "*") \
+            and same_value(a.ty, b.ty):
+        return (_same_term(a.lhs, b.lhs) and _same_term(a.rhs, b.rhs)) \
+            or (_same_term(a.lhs, b.rhs) and _same_term(a.rhs, b.lhs))
+    if isinstance(a, ir.Cast) and isinstance(b, ir.Cast) and same_value(a.ty, b.ty):
+        return _same_term(a.operand, b.operand)
+    return same_value(a, b)
+
+
 def _stream_of(node: ir.Index, index: ir.Binding, slices: set, lets: dict,
                declared: set) -> tuple[tuple, int] | None:
     """(row, c) for an access `s[i + row + c]` of a slice at the loop variable `i` (once, added), terms
@@ -254,7 +268,7 @@ def _same_row(a: tuple, b: tuple) -> bool:
     """Whether two rows hold the same terms with the same signs, in any order."""
     rest = list(b)
     for sign, term in a:
-        match = next((k for k, (s, t) in enumerate(rest) if s == sign and same_value(t, term)), None)
+        match = next((k for k, (s, t) in enumerate(rest) if s == sign and _same_term(t, term)), None)
         if match is None:
             return False
         rest.pop(match)

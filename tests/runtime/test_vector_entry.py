@@ -147,6 +147,15 @@ pub fn fill_cube(a: &mut [f64], ni: usize, nj: usize, nk: usize) {
 }
 
 #[kernel]
+pub fn rescale_rows(b: &mut [f64], n: usize, m: usize) {
+    for k in 0..m {
+        for j in 0..n {
+            b[j + n * k] = 2.0 * b[j + k * n] + 1.0;
+        }
+    }
+}
+
+#[kernel]
 pub fn cross(out: &mut [f64], a: &[f64], b: &[f64], n: usize, m: usize) {
     for k in 1..m - 1 {
         for j in 1..n - 1 {
@@ -407,6 +416,17 @@ def test_a_nest_over_a_slice_off_the_grid_stores_its_rows_element_by_element(ker
     device.fill_cube(EmulatedDeviceArray(a), 8, 3, 2)
     assert device.fill_cube.last_variants == ["rs2gpu_fill_cube_0_vector"]
     assert a.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize(("n", "m"), [(10, 6), (11, 6), (1, 3)])
+def test_a_stored_slice_whose_row_is_spelled_two_ways_is_one_stream(kernels, n: int, m: int) -> None:
+    rust, device = kernels
+    # `n * k` and `k * n` are one row: the slice is loaded and stored in the same groups
+    expected, b = values(n * m, 23), values(n * m, 23)
+    rust.rescale_rows(expected, n, m)
+    device.rescale_rows(b, n, m)
+    assert device.rescale_rows.last_variants == ["rs2gpu_rescale_rows_0_vector"]
+    assert b.tobytes() == expected.tobytes()
 
 
 @pytest.mark.parametrize(("n", "m"), [(10, 6), (11, 6), (3, 3), (4, 5), (5, 4), (64, 9)])
