@@ -231,10 +231,12 @@ def test_an_integer_reduction_reads_four_elements_per_load(kernels) -> None:
     assert device.sum_min_max.last_variants == ["rs2gpu_sum_min_max_0_vector"]
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 5, 4096, 40_001])
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 4096, 8192, 8194, 40_001])
 def test_a_location_reduction_keeps_the_first_of_equal_minima(kernels, n: int) -> None:
     rust, device = kernels
-    # a few distinct values over many elements: the least occurs many times, in many threads' groups
+    # a few distinct values over many elements: the least occurs many times, in many threads' groups; on
+    # the emulated device's grid of 2048 threads, 4096 elements make one group per thread, 8192 two (one
+    # pass of two groups), 8194 a pass of two and a last group alone for the first thread
     x = np.random.default_rng(n).integers(0, 5, n).astype(np.float64)
     assert device.first_min(x) == rust.first_min(x)
     assert device.first_min.last_variants == ["rs2gpu_first_min_0_vector"]
