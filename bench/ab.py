@@ -26,6 +26,13 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
+    sys.path.pop(0)   # bench/'s modules are imported as `bench.*`, never as top-level names
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))
+
+from bench.build import git_commit  # noqa: E402
+
 AB_DIR = ROOT / ".ab"
 WHEELS = ROOT / ".whl"
 
@@ -56,12 +63,9 @@ def install(wheel_folder: Path, target: Path) -> None:
 
 
 def this_label() -> str:
-    """The commit this tree's rs2gpu wheel was built from (bench/gpu_prepare.sh), else git's, else `new`."""
-    stamp = ROOT / ".whl" / "COMMIT"
-    if stamp.is_file():
-        return stamp.read_text().strip()
-    found = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return found.stdout.strip() or "new"
+    """The commit this tree's rs2gpu wheel was built from (bench/gpu_prepare.sh), else the checkout's."""
+    stamp = WHEELS / "COMMIT"
+    return stamp.read_text().strip() if stamp.is_file() else git_commit()
 
 
 def run_side(tree: Path, site: Path, label: str, folder: Path, bench_args: list[str], timeout_s: float) -> int:

@@ -319,13 +319,16 @@ def integers(n: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(-10**6, 10**6, n, dtype=np.int64)
 
 
-def test_a_reduction_repeats_and_returns_rustcs_results(kernels) -> None:
+@pytest.mark.parametrize(("name", "n"), [("extremes", 5000), ("first_smallest", 3000)])
+def test_a_reduction_repeats_and_returns_rustcs_results(kernels, name: str, n: int) -> None:
     rust, device = kernels
-    before = device.extremes.repeats
+    # extremes: literal seeds; first_smallest: a minimum seeded with `x[0]`, and its location
+    kernel = getattr(device, name)
+    before = kernel.repeats
     for seed in (16, 17, 18):
-        a = integers(5000, seed)
-        assert device.extremes(EmulatedDeviceArray(a)) == rust.extremes(a)
-    assert device.extremes.repeats == before + 2  # the first call of the key decides
+        a = integers(n, seed)
+        assert kernel(EmulatedDeviceArray(a)) == getattr(rust, name)(a)
+    assert kernel.repeats == before + 2  # the first call of the key decides
 
 
 def test_a_float_reduction_repeats_within_the_reordering_bound(kernels) -> None:
@@ -337,15 +340,6 @@ def test_a_float_reduction_repeats_within_the_reordering_bound(kernels) -> None:
         bound = a.size * np.finfo(np.float64).eps * np.abs(a).sum()
         assert abs(device.total(EmulatedDeviceArray(a)) - rust.total(a)) <= bound
     assert device.total.repeats == before + 2
-
-
-def test_a_reduction_seeded_with_an_element_repeats(kernels) -> None:
-    rust, device = kernels
-    before = device.first_smallest.repeats
-    for seed in (22, 23, 24):
-        x = integers(3000, seed)
-        assert device.first_smallest(EmulatedDeviceArray(x)) == rust.first_smallest(x)
-    assert device.first_smallest.repeats == before + 2
 
 
 def test_an_element_seed_outside_its_slice_still_panics_in_every_call(kernels) -> None:
