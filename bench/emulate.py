@@ -276,15 +276,17 @@ class EmulatedBackend(DeviceBackend):
     `DeviceKernel` on it runs the generated CUDA on the CPU through the runtime's real launch path:
     argument packing, launch geometry, reduction seeds and scratch, the readback of results and panics.
     `multiprocessors` is what the device reports, which caps the grids of launches with reductions;
+    `l2_bytes` is its L2 size for the L2-adds entry points (0: they never run);
     `reverse` runs every grid's blocks and threads last first (what the order of their side effects must
     not change); `launches` records every launch, `synchronizations` counts the waits for the device."""
 
     name = "cuda"
     block_size = 256
 
-    def __init__(self, workdir: Path, multiprocessors: int = 1, reverse: bool = False) -> None:
+    def __init__(self, workdir: Path, multiprocessors: int = 1, reverse: bool = False, l2_bytes: int = 0) -> None:
         self.workdir = Path(workdir)
         self._multiprocessors = multiprocessors
+        self._l2_bytes = l2_bytes
         self.reverse = reverse
         self.launches: list[tuple[str, tuple, tuple]] = []  # (symbol, grid, block) of every launch
         self.synchronizations = 0
@@ -328,6 +330,9 @@ class EmulatedBackend(DeviceBackend):
 
     def multiprocessors(self) -> int:
         return self._multiprocessors
+
+    def l2_adds_bytes(self) -> int:
+        return self._l2_bytes
 
     def pinned(self, nbytes: int):
         return np.zeros(nbytes, dtype=np.uint8)

@@ -5,7 +5,8 @@ since `match` becomes an if-chain, never a `switch`), except:
 - an exclusive range loop evaluates its end once, like Rust: `for (T i = a, i_end = b; i < i_end; i++)`;
 - an inclusive range loop never steps past its last value, so `0..=T::MAX` terminates;
 - a value-producing `if`/`match`/block/`loop` writes into a temporary declared before it;
-- an update of a scatter target (`out[bins[i]] += v`) is an atomic `rs2gpu_atomic_add(&out[k], v)`.
+- an update of a scatter target (`out[bins[i]] += v`) is an atomic `rs2gpu_atomic_add(&out[k], v)`;
+- in the L2-adds entry point (`emit.l2_adds`), `y[i] += v` is `rs2gpu_add_in_l2(&y[i], v)`.
 
 Every line is recorded with the Rust line it renders. A C++ compiler numbers the lines after `#line N`
 as N, N+1, ...; `lines` inserts a directive wherever that count would name the wrong Rust line, so one
@@ -43,7 +44,8 @@ ATOMIC_OPS = {"+": "add", "-": "sub", "*": "mul", "min": "min", "max": "max", "&
 class BodyEmitter(ExprRenderer):
     def __init__(self, names: LocalNames, indent: int = 1, line_directives: bool = True,
                  sites=None, hoisted: frozenset = frozenset(), scatters: tuple = (),
-                 iteration: str = ITERATION, private: dict | None = None) -> None:
+                 iteration: str = ITERATION, private: dict | None = None,
+                 l2_adds: frozenset = frozenset()) -> None:
         """`sites` (a `kernels.PanicSites`) numbers the places that can panic (None: render without checks,
         as for consts); `hoisted` holds the accesses not to check (the host or an index list's verification
         checks them); `scatters` (`ir.plan.Scatter`s) are the slices whose updates are atomics. `used_sites`
@@ -51,13 +53,15 @@ class BodyEmitter(ExprRenderer):
         the `rs2gpu_iteration` it runs in (the loop's `rs2gpu_at`, `rs2gpu_before_loop(..)` before the loop,
         or a helper's parameter), which a call passes on to a helper that checks something
         (`sites.checked_helpers`); `passes_iteration` tells whether one did. `private` maps a scatter
-        target to the C++ name of the block's copy its updates go to (see `emit.privatize`)."""
+        target to the C++ name of the block's copy its updates go to (see `emit.privatize`); `l2_adds` holds
+        the ids of the `y[i] += v` statements to render as adds the L2 performs (see `emit.l2_adds`)."""
         self.sites = sites
         self.hoisted = hoisted
         self.iteration = iteration
         self.passes_iteration = False
         self.scatter_updates = {id(u.assign): u for s in scatters for u in s.updates}
         self.private = private or {}
+        self.l2_adds = l2_adds
         self.used_sites: set[int] = set()
         self.names = names
         self.indent = indent
@@ -167,7 +171,10 @@ class BodyEmitter(ExprRenderer):
         guards: list[str] = []
         target = self._place(stmt.target, guards)
         self._open_guards(guards)
-        self._store(stmt, target, value)
+        if id(stmt) in self.l2_adds:
+            self.hoist(f"rs2gpu_{ATOMIC_OPS[stmt.op]}_in_l2(&{target}, {value});")
+        else:
+            self._store(stmt, target, value)
         self._close_guards(guards)
 
     def _value_before_place(self, value: ir.Expr, place: ir.Expr) -> str:

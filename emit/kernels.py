@@ -21,6 +21,7 @@ from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_st
 from rs2gpu.emit.hostexpr import host_expr
 from rs2gpu.emit.names import LocalNames, cxx_name
 from rs2gpu.emit.privatize import capacity, private_lines, private_name, private_scatter
+from rs2gpu.emit.l2_adds import l2_adds_plan
 from rs2gpu.emit.vector import (VECTOR_BYTES, VectorPlan, head_end, nest_vector_lines, tail_start, vector_lines,
                                vector_plan)
 from rs2gpu.emit.verify import check_lists_in_loop, read_windows, verify_context
@@ -306,6 +307,12 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
         vector = _variant(plan, index, loop, f"{name}_vector", fast, sites, helper_sites, reserved, stops, numbered,
                           vector=plan_of_lanes)
         vector["plan"] = plan_of_lanes
+    plan_of_adds = l2_adds_plan(loop, plan_of_lanes) if not variants[0]["checks"] else None
+    l2_adds = None
+    if plan_of_adds is not None:
+        l2_adds = _variant(plan, index, loop, f"{name}_l2_adds", fast, sites, helper_sites, reserved, stops,
+                           numbered, l2_adds=plan_of_adds.updates)
+        l2_adds["plan"] = plan_of_adds
     scatter = private_scatter(loop)
     private = None if scatter is None else _variant(plan, index, loop, f"{name}_private", fast, sites, helper_sites,
                                                     reserved, stops, numbered, scatter)
@@ -329,7 +336,7 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
                                     uniform_values(plan), fast, BLOCK)
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
     return {"symbol": name, "source": str(loop.span), "variants": variants, "verify": verify, "private": private,
-            "proven": proven, "covering": covering, "vector": vector, "guard": variants[0]["guard"],
+            "proven": proven, "covering": covering, "vector": vector, "l2_adds": l2_adds, "guard": variants[0]["guard"],
             "iteration": variants[0]["iteration"],
             "stops": stops, "numbered": numbered,
             "host_loops": [f"`{h.var.name}` at {h.span}" for h in host_loops_around(plan.schedule, index) or ()]}
@@ -349,12 +356,14 @@ def host_loops_around(schedule, index: int, around: tuple[HostLoop, ...] = ()) -
 
 def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoisted: frozenset,
              sites: PanicSites | None, helper_sites: set[int], reserved, stops: bool, numbered: bool,
-             private: Scatter | None = None, vector: VectorPlan | None = None) -> dict:
+             private: Scatter | None = None, vector: VectorPlan | None = None,
+             l2_adds: frozenset = frozenset()) -> dict:
     """One entry point of launch `index`: the loop's body with every access but `hoisted` checked on the
     device, after the checks of its index lists; `numbered`, it takes its number in the call; with `stops`,
     it does nothing after a panic of an earlier launch; with `private`, the updates of that scatter target
     go to the block's copy of it (see `emit.privatize`); with `vector`, whole groups of iterations run in
-    the lanes of 16-byte accesses before the general loop runs the rest (see `emit.vector`)."""
+    the lanes of 16-byte accesses before the general loop runs the rest (see `emit.vector`); the statements
+    `l2_adds` names are adds the L2 performs (see `emit.l2_adds`)."""
     names = parameter_names(plan.function, reserved)
     params = loop_parameters(plan, loop, names, numbered)
     reduction_params: list[str] = []  # the last parameters, after those of the index lists' checks
@@ -362,7 +371,7 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
     preamble = _preamble(plan, loop, names, sites)
     copies = {private.param: private_name(private, names)} if private is not None else None
     body = BodyEmitter(names, indent=len(loop.dims) + 1, sites=sites, hoisted=hoisted, scatters=loop.scatters,
-                       private=copies)
+                       private=copies, l2_adds=l2_adds)
     if loop.index_lists and sites is not None:
         check_lists_in_loop(loop, index, names, params, body)
     guard = []
@@ -462,6 +471,7 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
             "private": _private_json(context["private"], loop),
             "proven": _proven_json(context["proven"], loop, consts),
             "vector": _vector_json(context["vector"]),
+            "l2_adds": _l2_adds_json(context["l2_adds"]),
         })
         if loop.uniforms:
             launches[-1]["uniforms"] = [{"name": b.name, "type": str(b.ty)} for b in loop.uniforms]
@@ -529,11 +539,20 @@ def _vector_json(vector: dict | None) -> dict | None:
     return out
 
 
+def _l2_adds_json(l2_adds: dict | None) -> dict | None:
+    """The L2-adds entry point of a launch, if it has one (see `emit.l2_adds`): its symbol and the bytes of
+    slice elements an iteration touches, from which the host tells whether the loop's data fit in the L2."""
+    if l2_adds is None:
+        return None
+    return {"symbol": l2_adds["symbol"], "bytes_per_iteration": l2_adds["plan"].bytes_per_iteration}
+
+
 def entry_points(launch: dict) -> list[str]:
     """Every `extern "C"` symbol a manifest launch may run: its variants, its index-list verification, its
-    covering, private, proven and vector entry points."""
+    covering, private, proven, vector and L2-adds entry points."""
     return [v["symbol"] for v in launch["variants"]] + ([launch["verify"]["symbol"]] if launch["verify"] else []) \
-        + [launch[kind]["symbol"] for kind in ("covering", "private", "proven", "vector") if launch.get(kind)]
+        + [launch[kind]["symbol"] for kind in ("covering", "private", "proven", "vector", "l2_adds")
+           if launch.get(kind)]
 
 
 def _private_json(private: dict | None, loop: ParallelLoop) -> dict | None:

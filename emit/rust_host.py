@@ -504,6 +504,7 @@ class KernelModule:
                           "arguments": ", ".join(str(s) for s in abi_sizes(entry, launch)),
                           "covering": covering_source(launch.get("covering")),
                           "vector": vector_source(entry, launch),
+                          "l2_adds": l2_adds_source(launch.get("l2_adds")),
                           "reductions": len(launch["reductions"])}
                          for launch in entry["launches"]],
             "result_words": entry["result_words"],
@@ -554,6 +555,14 @@ def vector_source(entry: dict, launch: dict) -> str:
     return (f'Some(Vector {{ symbol: "{vector["symbol"]}", width: {vector["width"]}, '
             f'pointers: &[{", ".join(map(str, pointers))}], offsets: &[{", ".join(map(str, offsets))}], '
             f'start: {positions}, count_limit: {count_limit} }})')
+
+
+def l2_adds_source(l2_adds: dict | None) -> str:
+    """The `Option<L2Adds>` of a launch's L2-adds entry point."""
+    if l2_adds is None:
+        return "None"
+    return (f'Some(L2Adds {{ symbol: "{l2_adds["symbol"]}", '
+            f'bytes_per_iteration: {l2_adds["bytes_per_iteration"]} }})')
 
 
 def by_value(p: dict) -> bool:

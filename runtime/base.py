@@ -157,6 +157,11 @@ class DeviceBackend(ABC):
     def multiprocessors(self) -> int:
         """The device's multiprocessors (NVIDIA SMs, AMD compute units)."""
 
+    def l2_adds_bytes(self) -> int:
+        """The most bytes of slice elements a loop may touch for its L2-adds entry point to run (its L2's
+        size; see `emit.l2_adds`); 0 where that entry point is not to run."""
+        return 0
+
     @abstractmethod
     def pinned(self, nbytes: int):
         """`nbytes` of page-locked host memory as a numpy uint8 array (which keeps the memory alive)."""
@@ -225,6 +230,11 @@ class _PendingVerification(NamedTuple):
 DECISIONS_KEPT = 64  # the decisions a kernel keeps, for as many different lengths and integer parameters
 
 
+def _shaped_symbol(lp: LaunchPlan, shape: str | None) -> str | None:
+    """The symbol of the vector or L2-adds entry point a launch ran as `shape` (None for the others)."""
+    return lp.vector[0] if shape == "vector" else lp.l2_adds[0] if shape == "l2_adds" else None
+
+
 class _Decided:
     """What the host decided for the calls of one decision key (`CallPlan.decision_key`): each launch's
     variant, its first indices and counts, and per launch and alignment of its slices the entry point and
@@ -290,6 +300,9 @@ class DeviceKernel:
                         for k, lp in enumerate(self.plan.launches)]
         self._vector = [backend.function(self._module, lp.vector[0]) if lp.vector else None
                         for lp in self.plan.launches]
+        self._l2_adds = [backend.function(self._module, lp.l2_adds[0]) if lp.l2_adds else None
+                         for lp in self.plan.launches]
+        self._l2_bytes = backend.l2_adds_bytes()
         self._ordinal = backend.device_ordinal()
         self.last_transfers: list[Transfer] = []
         self.last_variants: list[str] = []  # the entry point each launch of the last call ran
@@ -379,7 +392,7 @@ class DeviceKernel:
                                       lp.repeat_values(ptrs, lengths, scalars, starts, counts, number, seeds,
                                                        self._readback.pointers[index]))
                 self.last_variants.append(self._covering[index].symbol if shape == "covering"
-                                          else lp.vector[0] if shape == "vector" else variant.symbol)
+                                          else _shaped_symbol(lp, shape) or variant.symbol)
             reductions = None
             if self._readback.has_results:  # the launches' last blocks write them into host memory
                 self._on_device(self.backend.synchronize)
@@ -451,17 +464,17 @@ class DeviceKernel:
             # the covering entry point runs the first variant's body; the proven one always covers the loop
             covering = self._proven[step] if not checks_lists \
                 else self._covering[step] if variant is lp.variants[0] else None
-            # the vector entry point runs the first variant's body too
-            vector = self._vector[step] if variant is lp.variants[0] else None
-            seeds, ran, shape = self._launch(step, lp, self._functions[step][variant.symbol], covering, vector, bound,
-                                             device_ptrs, launched, variant.one_wave, checks_lists)
+            # the vector and L2-adds entry points run the first variant's body too
+            first = variant is lp.variants[0]
+            seeds, ran, shape = self._launch(step, lp, self._functions[step][variant.symbol], covering,
+                                             self._vector[step] if first else None, bound, device_ptrs, launched,
+                                             variant.one_wave, checks_lists, self._l2_adds[step] if first else None)
             launched.seeds[step] = seeds
             launched.ran[step] |= ran
             covered = shape == "covering"
             launched.records_panics |= ran and (covering.records_panics if covered else variant.records_panics
                                                 or (lp.verify is not None and checks_lists))
-            self.last_variants.append(covering.symbol if covered else lp.vector[0] if shape == "vector"
-                                      else variant.symbol)
+            self.last_variants.append(covering.symbol if covered else _shaped_symbol(lp, shape) or variant.symbol)
 
     def _finish(self, bound: BoundArgs, launched: _Launched, with_results: bool = True) -> None:
         """Wait for the launches, with the copy of the panic record and the order flags where they can
@@ -636,14 +649,15 @@ class DeviceKernel:
 
     def _launch(self, index: int, lp: LaunchPlan, function, covering: Covering | None, vector, bound: BoundArgs,
                 device_ptrs: dict[str, int], launched: _Launched, one_wave: bool = False,
-                checks_lists: bool = True) -> tuple[dict, bool, str | None]:
+                checks_lists: bool = True, l2_adds=None) -> tuple[dict, bool, str | None]:
         """Launch one loop as the call's next launch (`launched` numbers them, and says whether code launched
-        before it can have recorded a panic: then it checks the record at entry): its `vector` entry point
-        where one is given and its accesses are aligned, else its covering entry point where one is given
-        and a grid covers the nest, else `function`; then the verification of its index lists, or, for the
-        call's last launch, leave that to `_finish`; none without `checks_lists` (the proven entry point,
-        whose lists the host verified). `one_wave`: `function` runs on a grid of one wave. Returns the
-        reduction seeds, whether it ran, and which other entry point ran ("covering", "vector" or None)."""
+        before it can have recorded a panic: then it checks the record at entry): its `l2_adds` entry point
+        where one is given and the loop's data fit in the L2, else its `vector` entry point where one is
+        given and its accesses are aligned, else its covering entry point where one is given and a grid
+        covers the nest, else `function`; then the verification of its index lists, or, for the call's last
+        launch, leave that to `_finish`; none without `checks_lists` (the proven entry point, whose lists
+        the host verified). `one_wave`: `function` runs on a grid of one wave. Returns the reduction seeds,
+        whether it ran, and which other entry point ran ("l2_adds", "covering", "vector" or None)."""
         decided = bound.decided
         space = decided.spaces.get(index) if decided is not None else None
         if space is None:
@@ -657,7 +671,8 @@ class DeviceKernel:
         aligned = vector is not None and lp.vector_fits(starts, device_ptrs)
         found = decided.shapes.get((index, aligned)) if decided is not None else None
         if found is None:
-            found = self._shape(lp, function, covering, vector if aligned else None, counts, one_wave, checks_lists)
+            found = self._shape(lp, function, covering, vector if aligned else None, counts, one_wave, checks_lists,
+                                l2_adds)
             if decided is not None:
                 decided.shapes[index, aligned] = found
         function, grid, block, shape = found
@@ -688,11 +703,14 @@ class DeviceKernel:
                 raise LaunchError(f"launching kernel `{self.name}` (loop at {lp.source}) failed: {e}") from e
 
     def _shape(self, lp: LaunchPlan, function, covering: Covering | None, vector, counts: dict[str, int],
-               one_wave: bool, checks_lists: bool) -> tuple:
+               one_wave: bool, checks_lists: bool, l2_adds=None) -> tuple:
         """(entry point, grid, block, which other entry point) of a launch of `counts` iterations: its
-        `vector` entry point where given (its accesses aligned; a nest's, where a grid covers its groups),
-        else the covering one where a grid covers the nest, else `function`."""
+        `l2_adds` entry point where given and the loop's data fit in the L2, else its `vector` entry point
+        where given (its accesses aligned; a nest's, where a grid covers its groups), else the covering one
+        where a grid covers the nest, else `function`."""
         limit = self._one_wave if one_wave else self._max_blocks if lp.reduces else None
+        if l2_adds is not None and lp.l2_adds_fit(counts, self._l2_bytes):  # one thread per iteration
+            return l2_adds, *launch_geometry(counts, self.backend.block_size, limit), "l2_adds"
         if vector is not None:  # one thread per group of iterations: 16-byte accesses move a stream fastest
             groups = {**counts, "x": -(-counts["x"] // lp.vector[1])}
             if lp.vector_count_limit is None:

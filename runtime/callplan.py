@@ -348,6 +348,9 @@ class LaunchPlan(PackedArguments):
         # a nest's vector entry point runs one thread per group of a row, on a grid that covers them: every
         # count below this (None: a single loop's, a grid-stride loop over its groups)
         self.vector_count_limit = vector.get("count_limit") if vector else None
+        l2_adds = launch.get("l2_adds")
+        # (symbol, the bytes of slice elements an iteration touches)
+        self.l2_adds = (l2_adds["symbol"], l2_adds["bytes_per_iteration"]) if l2_adds else None
         fields = _loop_fields(plan.entry, launch)
         windows = 0
         for entry in self.index_lists:  # the loop's own checks of the list (`emit.verify`)
@@ -392,6 +395,11 @@ class LaunchPlan(PackedArguments):
         """Whether the vector entry point's 16-byte accesses are aligned: the first group's lanes of every
         slice, at the loop's first index plus the slice's offset, at an aligned address (see `emit.vector`)."""
         return self._vector_aligned(device_ptrs, starts["x"])
+
+    def l2_adds_fit(self, counts: dict[str, int], l2_bytes: int) -> bool:
+        """Whether the slice elements the loop touches fit in `l2_bytes`, so that its L2-adds entry point is
+        the fastest (see `emit.l2_adds`)."""
+        return self.l2_adds is not None and counts["x"] * self.l2_adds[1] <= l2_bytes
 
     def iteration_space(self, env: Environment) -> tuple[dict[str, int], dict[str, int]]:
         """The first index and the number of iterations along each grid axis (0 for an empty range)."""

@@ -107,6 +107,9 @@ class CudaBackend(DeviceBackend):
     def multiprocessors(self) -> int:
         return int(self.device.attributes["MultiProcessorCount"])
 
+    def l2_adds_bytes(self) -> int:
+        return int(self.device.attributes["L2CacheSize"])
+
     # ------------------------------------------------------------ memory
 
     def alloc(self, nbytes: int):

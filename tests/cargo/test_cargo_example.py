@@ -23,7 +23,7 @@ def test_example_builds_and_its_cpu_tests_pass(cargo_target) -> None:
     assert built.returncode == 0, built.stderr
     tested = cargo(["test"], EXAMPLE, cargo_target)
     assert tested.returncode == 0, tested.stderr + tested.stdout
-    assert "test result: ok. 9 passed" in tested.stdout
+    assert "test result: ok. 10 passed" in tested.stdout
 
 
 def test_example_without_gpu_exits_2(cargo_target) -> None:

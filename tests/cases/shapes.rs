@@ -1,6 +1,7 @@
 //! Loop nests in the shapes the launch distinguishes: 2-D and 3-D nests (one thread per iteration where the
 //! grid covers the nest, the general grid-stride entry point past that), `continue` in a nest, ranges that
-//! start past zero, and plain matrix products (tiled through shared memory on the GPU).
+//! start past zero, plain matrix products (tiled through shared memory on the GPU), and updates in place,
+//! `y[i] += v` and `y[i] -= v` (atomic adds in the L2 on the GPU where the slices fit there).
 use rs2gpu::kernel;
 
 /// Rows `first..rows` of a row-major `rows` x `cols` plane.
@@ -53,5 +54,21 @@ pub fn matmul_from_bias(c: &mut [f32], a: &[f32], b: &[f32], m: usize, n: usize,
             }
             c[row * p + col] = acc;
         }
+    }
+}
+
+/// `y += a * x`, in place.
+#[kernel]
+pub fn add_scaled(y: &mut [f64], x: &[f64], a: f64) {
+    for i in 0..y.len() {
+        y[i] += a * x[i];
+    }
+}
+
+/// `y -= x * z`, in place.
+#[kernel]
+pub fn subtract_product(y: &mut [f64], x: &[f64], z: &[f64]) {
+    for i in 0..y.len() {
+        y[i] -= x[i] * z[i];
     }
 }

@@ -53,6 +53,15 @@ pub fn differences(x: &mut [f64], y: &[f64]) {
     }
 }
 
+/// AXPY, in place: `y[i] += a * x[i]`. Where `x` and `y` fit in the GPU's L2 cache, the GPU adds into `y`
+/// there (atomic adds whose results are unused), without loading it.
+#[kernel]
+pub fn axpy(y: &mut [f64], x: &[f64], a: f64) {
+    for i in 0..y.len() {
+        y[i] += a * x[i];
+    }
+}
+
 /// The smallest and the largest value, two reductions of one loop.
 #[kernel]
 pub fn min_max(a: &[i32]) -> (i32, i32) {
@@ -146,6 +155,13 @@ mod tests {
         let mut x = [9.0; 3];
         differences(&mut x, &[1.0, 4.0, 9.0, 16.0]);
         assert_eq!(x, [3.0, 5.0, 7.0]);
+    }
+
+    #[test]
+    fn axpy_adds_in_place() {
+        let mut y = [1.0, 2.0, -3.0];
+        axpy(&mut y, &[2.0, 0.5, 1.0], 4.0);
+        assert_eq!(y, [9.0, 4.0, 1.0]);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use rs2gpu_cargo_hook::kernels::{self, DeviceBuffer, Error, Gpu};
-use rs2gpu_cargo_hook::{differences, dot, laplacian, min_max, real_roots, scale, smooth, triad};
+use rs2gpu_cargo_hook::{axpy, differences, dot, laplacian, min_max, real_roots, scale, smooth, triad};
 
 /// xorshift64*: reproducible inputs without dependencies.
 struct Random(u64);
@@ -102,6 +102,18 @@ fn run(gpu: &Gpu, n: usize, report: &mut Report) -> Result<(), Error> {
     scale(&mut x_cpu, s);
     let (ok, detail) = bitwise_equal(&x_gpu, &x_cpu);
     report.check("scale (in place)", ok, detail, seconds);
+
+    // 16 bytes of x and y an iteration: in the L2 (atomic adds there) up to its size, loads beyond it.
+    for (what, len) in [("in the L2", n), ("beyond the L2", 8 << 20)] {
+        let x = random.f64s(len);
+        let mut y_gpu = random.f64s(len);
+        let mut y_cpu = y_gpu.clone();
+        let a = random.unit();
+        let (_, seconds) = timed(|| kernels::axpy(gpu, &mut y_gpu, &x, a))?;
+        axpy(&mut y_cpu, &x, a);
+        let (ok, detail) = bitwise_equal(&y_gpu, &y_cpu);
+        report.check(&format!("axpy ({len} elements, {what})"), ok, detail, seconds);
+    }
 
     let u = random.f32s(n);
     let mut out_gpu = vec![7.0f32; n];
