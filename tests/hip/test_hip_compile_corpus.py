@@ -24,12 +24,13 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> BinaryCache:
 def check_code_object(binary: bytes, entry: dict, name: str, arch: str) -> None:
     plan = CallPlan(name, entry)
     # every entry point, with the argument buffer its launches pack: a launch's variants and its covering,
-    # private, proven and vector entry points share the loop's
+    # private, proven, vector and L2-adds entry points share the loop's
     layouts = {v.symbol: lp for lp in plan.launches for v in lp.variants}
     layouts.update({lp.covering[0]: lp for lp in plan.launches if lp.covering})
     layouts.update({lp.private[0].symbol: lp for lp in plan.launches if lp.private})
     layouts.update({lp.proven.symbol: lp for lp in plan.launches if lp.proven})
     layouts.update({lp.vector[0]: lp for lp in plan.launches if lp.vector})
+    layouts.update({lp.l2_adds[0]: lp for lp in plan.launches if lp.l2_adds})
     layouts.update({lp.verify.symbol: lp.verify for lp in plan.launches if lp.verify})
     assert sorted(code_object_symbols(binary)) == sorted(layouts)
     metadata = code_object_metadata(binary)
