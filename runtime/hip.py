@@ -317,6 +317,11 @@ class HipBackend(DeviceBackend):
         return check(hip, hip.hipDeviceGetAttribute(hip.hipDeviceAttribute_t.hipDeviceAttributeMultiprocessorCount,
                                                     self.device), "hipDeviceGetAttribute")
 
+    def l2_adds_bytes(self) -> int:
+        # never: without -munsafe-fp-atomics hiprtc makes atomicAdd(double*) a compare-and-swap loop, and
+        # the L2-adds entry point's speed was measured on NVIDIA only (see emit/l2_adds.py)
+        return 0
+
     # ------------------------------------------------------------ memory
 
     def alloc(self, nbytes: int) -> DeviceMemory:

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.emulate import EmulatedBackend, compiler, rust_and_emulated
+from bench.emulate import EmulatedBackend, EmulatedDeviceArray, compiler, rust_and_emulated
 
 SOURCE = (Path(__file__).parent / "data" / "l2_adds.rs").read_text()
 L2_BYTES = 16_000
@@ -68,8 +68,6 @@ def test_every_slice_the_loop_reads_counts_toward_what_must_fit(kernels) -> None
 
 def test_a_repeated_call_keeps_the_l2_adds(kernels) -> None:
     rust, device = kernels
-    from bench.emulate import EmulatedDeviceArray
-
     n = 600
     x = awkward(n, 9)
     expected, y = awkward(n, 10), awkward(n, 10)
