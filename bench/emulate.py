@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from rs2gpu.runtime.base import DeviceBackend, DeviceKernel
+from rs2gpu.runtime.errors import LaunchError
 
 PRELUDE = r"""
 #include <algorithm>
@@ -83,6 +84,7 @@ extern "C" void bench_run_grid(void (*call)(void**), void** params, unsigned gx,
 #define __launch_bounds__(n)
 #define __syncthreads() (bench_block_barrier->arrive_and_wait())
 #define __threadfence() std::atomic_thread_fence(std::memory_order_seq_cst)
+#define __threadfence_system() std::atomic_thread_fence(std::memory_order_seq_cst)
 #define BENCH_ATOMIC std::lock_guard<std::mutex> bench_lock(bench_atomic_mutex)
 template <typename T> static T atomicAdd(T* p, T v) { BENCH_ATOMIC; T old = *p; *p = old + v; return old; }
 template <typename T> static T atomicMin(T* p, T v) { BENCH_ATOMIC; T old = *p; *p = std::min(old, v); return old; }
@@ -278,7 +280,8 @@ class EmulatedBackend(DeviceBackend):
     `multiprocessors` is what the device reports, which caps the grids of launches with reductions;
     `l2_bytes` is its L2 size for the L2-adds entry points (0: they never run);
     `reverse` runs every grid's blocks and threads last first (what the order of their side effects must
-    not change); `launches` records every launch, `synchronizations` counts the waits for the device."""
+    not change); `launches` records every launch, `synchronizations` counts the waits for the device and
+    `word_waits` those for a launch's done word."""
 
     name = "cuda"
     block_size = 256
@@ -290,6 +293,7 @@ class EmulatedBackend(DeviceBackend):
         self.reverse = reverse
         self.launches: list[tuple[str, tuple, tuple]] = []  # (symbol, grid, block) of every launch
         self.synchronizations = 0
+        self.word_waits = 0
 
     def compile(self, source: str, source_name: str, fast_math: bool) -> bytes:
         return source.encode()
@@ -327,6 +331,13 @@ class EmulatedBackend(DeviceBackend):
 
     def synchronize(self) -> None:
         self.synchronizations += 1  # every launch has finished when it returns: nothing to wait for
+
+    def wait_for_word(self, word: memoryview) -> None:
+        """Every launch has finished when it returns, so the word must be set already: a launch that ends
+        its call without setting it would leave a GPU's host polling until the stream is done."""
+        self.word_waits += 1
+        if not word[0]:
+            raise LaunchError("the call's last launch ended without setting its done word")
 
     def multiprocessors(self) -> int:
         return self._multiprocessors

@@ -8,7 +8,8 @@ its number in the call (a `u32`, for a launch that can record a panic or stop on
 host loops around it that it reads, the arguments of its index lists' checks, whether earlier code of
 the call can have panicked (a `bool`, for a launch that stops on one), then per reduction its seed by value and two pointers, to the
 blocks' partial results and to the result (a min/max-location reduction: both seeds, the partials of
-(value, location) pairs, and a pointer to each result).
+(value, location) pairs, and a pointer to each result), and last, for the launch that ends its call and
+reduces (`signals_done`), the pointer to the word it sets once its results are written.
 """
 from __future__ import annotations
 
@@ -189,6 +190,14 @@ def result_words(plan: KernelPlan) -> int:
     launch writes through an index list (see `emit.verify`)."""
     return sum(sum(1 if r.location is None else 2 for r in loop.reductions)
                + len({check.target for check in loop.index_lists}) for loop in plan.loops)
+
+
+def signals_done(plan: KernelPlan, index: int) -> bool:
+    """Whether launch `index` tells the host when its results are in host memory: the call's last launch,
+    where it reduces and no host loop repeats the launches. Its last block sets a word of host memory after
+    writing the results, and the host, polling that word, need not wait until the driver has seen the whole
+    kernel end (see `DeviceBackend.wait_for_word`)."""
+    return bool(plan.loops[index].reductions) and not plan.host_loops and index == len(plan.loops) - 1
 
 
 MAX_SITES = 1 << 16  # site numbers fit in one 16-bit piece of the panic record (see the prelude)
@@ -383,6 +392,9 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
         guard = [f"    const bool rs2gpu_stopped = {stopped};  // Rust stopped at an earlier panic" if reductions
                  else f"    if ({stopped}) return;  // Rust stopped at an earlier panic"]
     params += reduction_params
+    signals = signals_done(plan, index)
+    if signals:
+        params.append("u32* __restrict__ rs2gpu_done")
     body.block(loop.body)
     stopped = stops and bool(reductions)
     iteration = bool(body.used_sites) or body.passes_iteration
@@ -406,6 +418,7 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
         before_loop, after_loop = private_lines(private, names, body.length_of(ir.Var(private.param, loop.span)),
                                                 BLOCK)
     return {"symbol": name, "params": params, "preamble": preamble.lines, "reductions": reductions, "guard": guard,
+            "signals_done": signals,
             "loop_open": loop_open, "loop_close": loop_close, "body": body_lines, "before_loop": before_loop,
             "after_loop": after_loop,
             "checks": sorted(preamble.used_sites | body.used_sites | helper_sites),
@@ -465,6 +478,7 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
             "variants": [{"symbol": v["symbol"], "checks": v["checks"], "records_panics": bool(v["checks"])}
                          for v in context["variants"]],
             "numbered": context["numbered"],
+            "signals_done": signals_done(plan, i),
             "index_lists": [_index_list_json(c, consts) for c in loop.index_lists],
             "verify": None if verify is None else {"symbol": verify["symbol"], "checks": verify["checks"],
                                                    "records_panics": True},

@@ -216,7 +216,8 @@ def abi_sizes(entry: dict, launch: dict) -> list[int]:
     """The byte size of each argument of one launch, in the order the kernel takes them: the parameters,
     each dimension's start and count, the launch's number in the call (when it can record or stop on a
     panic), whether an earlier launch can have panicked (a launch that stops after a panic), then per
-    reduction its seed and the pointers to the blocks' partials and to its result."""
+    reduction its seed and the pointers to the blocks' partials and to its result, and the pointer to the
+    done word (a launch that sets it)."""
     sizes = [part["size"] for p in entry["params"] for part in p["abi"]]
     for dim in launch["dims"]:
         sizes += [INT_SIZES[dim["index_type"]], 8]
@@ -226,6 +227,8 @@ def abi_sizes(entry: dict, launch: dict) -> list[int]:
         sizes.append(1)
     for r in launch["reductions"]:
         sizes += [SCALAR_SIZES[r["type"]], 8, 8]
+    if launch.get("signals_done"):
+        sizes.append(8)
     return sizes
 
 
@@ -505,7 +508,8 @@ class KernelModule:
                           "covering": covering_source(launch.get("covering")),
                           "vector": vector_source(entry, launch),
                           "l2_adds": l2_adds_source(launch.get("l2_adds")),
-                          "reductions": len(launch["reductions"])}
+                          "reductions": len(launch["reductions"]),
+                          "signals_done": str(bool(launch.get("signals_done"))).lower()}
                          for launch in entry["launches"]],
             "result_words": entry["result_words"],
             "ranges": [spec for i, launch in enumerate(entry["launches"])

@@ -153,6 +153,13 @@ class DeviceBackend(ABC):
     def synchronize(self) -> None:
         """Wait for the stream; raise LaunchError for a fault of an earlier launch."""
 
+    def wait_for_word(self, word: memoryview) -> None:
+        """Wait until the stream's last launch has set `word` (one word of `mapped` memory, cleared before
+        the launch; see the prelude's `rs2gpu_signal_done`), or for the stream where the word never comes:
+        what the launch wrote to mapped memory before the word is then in host memory. This default waits
+        for the stream."""
+        self.synchronize()
+
     @abstractmethod
     def multiprocessors(self) -> int:
         """The device's multiprocessors (NVIDIA SMs, AMD compute units)."""
@@ -339,6 +346,7 @@ class DeviceKernel:
         device_ptrs, staged = self._stage_arrays(bound, transfers)
         self.last_transfers = transfers
         with self._call:
+            self._readback.clear_done()
             launched = self._launch_all(bound, variants, device_ptrs)
             if staged or launched.records_panics or self._readback.has_results:
                 self._finish(bound, launched)
@@ -385,6 +393,7 @@ class DeviceKernel:
                 return None
             launches.append((index, lp, variant, space, found, seeds))
         with self._call:
+            self._readback.clear_done()
             self.last_variants = []
             for number, (index, lp, variant, (starts, counts), (function, grid, block, shape), seeds) \
                     in enumerate(launches, 1):
@@ -395,7 +404,7 @@ class DeviceKernel:
                                           else _shaped_symbol(lp, shape) or variant.symbol)
             reductions = None
             if self._readback.has_results:  # the launches' last blocks write them into host memory
-                self._on_device(self.backend.synchronize)
+                self._on_device(lambda: self._readback.wait(True))
                 reductions = self._readback.results([launch[5] for launch in launches], [True] * len(launches))
         self.last_transfers = []
         self.repeats += 1
@@ -486,7 +495,9 @@ class DeviceKernel:
         pending = launched.deferred_verification
         if with_record or pending is not None:
             self._on_device(lambda: self._readback.fetch(with_record))
-        self._on_device(self.backend.synchronize)
+            self._on_device(self.backend.synchronize)
+        else:
+            self._on_device(lambda: self._readback.wait(launched.ran[-1]))
         panic = self._readback.panic() if with_record else None
         if pending is not None and self._verification_needed(panic, pending):
             self._verify_index_lists(pending.lp, self._verifiers[pending.index], bound, pending.device_ptrs,

@@ -373,6 +373,8 @@ class LaunchPlan(PackedArguments):
                 fields.append(("seed", name, code, struct.calcsize(code), struct.calcsize(code)))
             fields.append(("partials", r["name"], "Q", 8, 8))
             fields += [("result", name, "Q", 8, 8) for name, _ in seeds]
+        if launch.get("signals_done"):  # the word the launch sets after its results (`readback.py`)
+            fields.append(("done", "", "Q", 8, 8))
         super().__init__(fields)
 
     def seed_values(self, env: Environment) -> dict:
@@ -694,8 +696,8 @@ def _compile_alignment(width: int, alignment: int, slices: tuple) -> Callable[[d
     return eval(f"lambda device_ptrs, start: {terms or True}", {})  # noqa: S307 - from the manifest's names only
 
 
-REPEAT_FIELDS = {"pointer", "length", "scalar", "array", "start", "count", "seed", "partials", "result", "stop",
-                 "launch"}
+REPEAT_FIELDS = {"pointer", "length", "scalar", "array", "start", "count", "seed", "partials", "result", "done",
+                 "stop", "launch"}
 
 
 def _compile_repeat_values(fields: list) -> Callable:
@@ -705,7 +707,7 @@ def _compile_repeat_values(fields: list) -> Callable:
     getters = {"pointer": "ptrs[{!r}]", "length": "lengths[{!r}]", "scalar": "scalars[{!r}]",
                "array": "scalars[{!r}]", "start": "starts[{!r}]", "count": "counts[{!r}]", "seed": "seeds[{!r}]",
                "partials": "scratch[('partials', {!r})]", "result": "scratch[('result', {!r})]",
-               "stop": "False", "launch": "launch"}
+               "done": "scratch[('done', {!r})]", "stop": "False", "launch": "launch"}
     items = ", ".join(getters[kind].format(name) for kind, name, *_ in fields)
     return eval(f"lambda ptrs, lengths, scalars, starts, counts, launch, seeds, scratch: ({items},)",  # noqa: S307
                 {})
@@ -742,16 +744,18 @@ def _compile_repeat_seeds(reductions: list, plan: CallPlan) -> Callable[[dict, d
 def _compile_values(fields: list) -> Callable:
     """`values(bound, device_ptrs, start, count, seeds, scratch, stop, launch)`: the launch arguments in
     buffer order, as one generated expression (a per-field loop of `if`s costs more than the launch itself).
-    `scratch` maps ("partials" | "result", name) to the device memory of a reduction (see `readback.py`),
-    ("marks" | "stamp" | "unordered", target) to the mark array, the stamp and the order flag of the checks
-    of a slice written through an index list, and ("window_low" | "window_width", k) to the window of the
-    k-th group of reads through the loop's index lists; `stop` says whether code launched before it in the
-    call can have recorded a panic, and `launch` is the launch's number in the call."""
+    `scratch` maps ("partials" | "result", name) to the device memory of a reduction and ("done", "") to
+    the done word (see `readback.py`), ("marks" | "stamp" | "unordered", target) to the mark array, the
+    stamp and the order flag of the checks of a slice written through an index list, and ("window_low" |
+    "window_width", k) to the window of the k-th group of reads through the loop's index lists; `stop` says
+    whether code launched before it in the call can have recorded a panic, and `launch` is the launch's
+    number in the call."""
     getters = {"pointer": "device_ptrs[{!r}]", "length": "bound.arrays[{!r}].count",
                "scalar": "bound.scalars[{!r}]", "struct": "bound.structs[{!r}]", "array": "bound.structs[{!r}]",
                "start": "starts[{!r}]", "count": "counts[{!r}]", "seed": "seeds[{!r}]",
                "partials": "scratch[('partials', {!r})]", "result": "scratch[('result', {!r})]",
-               "marks": "scratch[('marks', {!r})]", "stamp": "scratch[('stamp', {!r})]",
+               "done": "scratch[('done', {!r})]", "marks": "scratch[('marks', {!r})]",
+               "stamp": "scratch[('stamp', {!r})]",
                "unordered": "scratch[('unordered', {!r})]", "window_low": "scratch[('window_low', {!r})]",
                "window_width": "scratch[('window_width', {!r})]",
                "uniform": "bound.env.locals[{!r}]", "stop": "stop", "launch": "launch"}

@@ -10,6 +10,7 @@ cupy.cuda.Stream():`), the same stream torch uses by default.
 from __future__ import annotations
 
 import os
+import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
@@ -20,6 +21,10 @@ from rs2gpu.runtime.errors import LaunchError, ToolchainUnavailable
 STAGING_CHUNK = 8 << 20   # bytes per pinned staging buffer
 STAGING_THREADS = min(8, os.cpu_count() or 1)  # host copies into/out of the pinned buffers run in parallel
 STAGING_BUFFERS = STAGING_THREADS + 2          # a ring: while threads fill some, the DMA engine drains others
+# `wait_for_word` polls the word for this long before the driver waits instead (a long kernel need not keep
+# a host core busy), asking the stream every WORD_POLLS_PER_QUERY polls whether it failed or finished
+WORD_POLL_S = 0.002
+WORD_POLLS_PER_QUERY = 256
 
 
 class _Done:
@@ -229,6 +234,21 @@ class CudaBackend(DeviceBackend):
 
     def synchronize(self) -> None:
         self._check(self.stream.synchronize)
+
+    def wait_for_word(self, word: memoryview) -> None:
+        """The launch's last block sets the word once its results are in host memory, before the kernel
+        ends; a synchronize returns only after the driver has seen the whole kernel end, a few µs later.
+        A launch that fails never sets it: the stream's query then raises, and a stream that finishes
+        without it (or a kernel that runs long) is waited for as `synchronize` waits."""
+        stream = self.stream
+        deadline = time.perf_counter() + WORD_POLL_S
+        polls = 0
+        while not word[0]:
+            polls += 1
+            if polls % WORD_POLLS_PER_QUERY == 0 and (self._check(lambda: stream.done)
+                                                      or time.perf_counter() > deadline):
+                self._check(stream.synchronize)
+                return
 
     def _check(self, call):
         try:

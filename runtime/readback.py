@@ -5,7 +5,9 @@ result (two for a min/max-location reduction) and one per slice the launch write
 (its order flag, see `emit.verify`). The words have two homes, both laid out like that:
 - the results are written by the last block of their launch straight into page-locked host memory that
   the device addresses (`DeviceBackend.mapped`), so after a call the host only waits for the stream: no
-  copy follows the launches, and none of its latency is part of the call;
+  copy follows the launches, and none of its latency is part of the call. The word after them is the
+  done word the call's last launch sets after its results, where it reduces (`signals_done` in the
+  manifest): a call that ends with it and copies nothing after it waits for that word instead;
 - the panic record and the order flags live in the module's `rs2gpu_readback` area (see the prelude) on
   the device, where any thread may write them; the host copies them, with one asynchronous copy into
   pinned memory, only after launches that can have written them.
@@ -54,7 +56,10 @@ class Readback:
         self.area = backend.global_address(module, READBACK_SYMBOL) if used else 0
         self.end = end
         self.fetched = backend.pinned(end) if used else None  # the area as last copied
-        self.results_host, results_device = backend.mapped(end) if self.has_results else (None, 0)
+        signals = [bool(launch.get("signals_done")) for launch in entry["launches"]]
+        mapped_bytes = end + RESULT_WORD * any(signals)
+        self.results_host, results_device = backend.mapped(mapped_bytes) if self.has_results else (None, 0)
+        self._done = memoryview(self.results_host)[end:end + 4].cast("I") if any(signals) else None
         # one buffer for every launch: the launches run one after another on the stream
         self._partials = backend.alloc(partial_bytes) if partial_bytes else None
         self.pointers: list[dict] = []  # per launch: ("partials" | "result", name) -> device address
@@ -62,7 +67,24 @@ class Readback:
             pointers = {("partials", name): self._partials.ptr + at for name, at in offsets.items()}
             pointers.update({("result", slot.name): results_device + slot.offset for slot in slots})
             self.pointers.append(pointers)
+        for pointers, signal in zip(self.pointers, signals):
+            if signal:
+                pointers["done", ""] = results_device + end
         self._backend = backend
+
+    def clear_done(self) -> None:
+        """Clear the done word before a call's launches: the last call that could set it has set it or
+        has been waited for, so no launch in flight writes it any more."""
+        if self._done is not None:
+            self._done[0] = 0
+
+    def wait(self, last_launch_ran: bool) -> None:
+        """Wait for a call that queued nothing after its launches: for the done word where the last launch
+        sets it and ran, else for the stream."""
+        if self._done is not None and last_launch_ran:
+            self._backend.wait_for_word(self._done)
+        else:
+            self._backend.synchronize()
 
     def fetch(self, with_record: bool) -> None:
         """Enqueue the copy of the order flags, and of the panic record `with_record`, after the launches

@@ -265,6 +265,7 @@ def test_entry_point_parameters_follow_the_rust_signature(tmp_path: Path) -> Non
             "const f64 rs2gpu_seed_total",                               # per reduction: its value before
             "f64* __restrict__ rs2gpu_partials_total",                   # the loop, the blocks' partials and
             "f64* __restrict__ rs2gpu_result_total",                     # the result
+            "u32* __restrict__ rs2gpu_done",  # the call's last launch reduces: the word it sets after its results
         ]}
     compile_everything(result)
 

@@ -333,6 +333,7 @@ def test_a_reduction_launch_takes_seeds_by_value_and_kernel_owned_memory_on_a_ca
         struct.pack("<q", -7),                                               # `total` starts at `bias`
         struct.pack("<Q", partials.ptr + 16 * max_blocks),                   # its partials
         struct.pack("<Q", results + 16),                                     # its result word
+        struct.pack("<Q", results + 24),                                     # the done word, after them
     ]
     assert geometry == (max_blocks, 1, 1, 256, 1, 1)
     assert second[2:] == first[2:]  # the same kernel-owned memory in every call

@@ -149,6 +149,15 @@ fn run(gpu: &Gpu, n: usize, report: &mut Report) -> Result<(), Error> {
     report.check("min_max (two reductions)", range_gpu == range_cpu,
                  format!("GPU {range_gpu:?}, CPU {range_cpu:?}"), seconds);
 
+    // Calls back to back, each on other data: each one returns once its launch has set the done word,
+    // which it clears first, so a word the previous call set cannot hand back that call's results.
+    let arrays: Vec<Vec<i32>> = (0..64).map(|_| (0..n / 16).map(|_| random.next() as i32).collect()).collect();
+    let buffers = arrays.iter().map(|a| DeviceBuffer::from_slice(gpu, a)).collect::<Result<Vec<_>, _>>()?;
+    let (ranges, seconds) =
+        timed(|| buffers.iter().map(|b| kernels::min_max_on(gpu, b)).collect::<Result<Vec<_>, _>>())?;
+    let wrong = arrays.iter().zip(&ranges).filter(|&(a, range)| min_max(a) != *range).count();
+    report.check("min_max on 64 buffers back to back", wrong == 0, format!("{wrong} of 64 differ"), seconds);
+
     // Writes under a condition: the host finds them in bounds (and the launch leaves out their device
     // checks), or not, and then the device finds the first one out of bounds, as Rust would.
     let d: Vec<f64> = random.f64s(n).iter().map(|v| v - 0.5).collect();
