@@ -324,6 +324,8 @@ class DeviceKernel:
         self._verify_blocks = backend.multiprocessors() * REDUCTION_BLOCKS_PER_MULTIPROCESSOR \
             if any(lp.verify for lp in self.plan.launches) else None
         self._readback = Readback(backend, self._module, entry, self._max_blocks or 0)
+        # what a repeat call returns, read straight from the results where it is one or a tuple of them
+        self._returned = self._readback.returned_reader(entry.get("returns"))
         self._call = threading.Lock()  # one call at a time uses the readback area and the partials
         self._decided: dict[tuple, _Decided] = {}
         # calls may repeat (see `_repeat`) where no launch verifies index lists or runs in a host loop, and
@@ -405,6 +407,11 @@ class DeviceKernel:
             reductions = None
             if self._readback.has_results:  # the launches' last blocks write them into host memory
                 self._on_device(lambda: self._readback.wait(True))
+                if self._returned is not None:
+                    returned = self._returned()
+                    self.last_transfers = []
+                    self.repeats += 1
+                    return (returned,)
                 reductions = self._readback.results([launch[5] for launch in launches], [True] * len(launches))
         self.last_transfers = []
         self.repeats += 1

@@ -18,6 +18,7 @@ Nothing here is allocated per call.
 """
 from __future__ import annotations
 
+import operator
 import struct
 from dataclasses import dataclass
 
@@ -60,6 +61,7 @@ class Readback:
         mapped_bytes = end + RESULT_WORD * any(signals)
         self.results_host, results_device = backend.mapped(mapped_bytes) if self.has_results else (None, 0)
         self._done = memoryview(self.results_host)[end:end + 4].cast("I") if any(signals) else None
+        self._unpack_all, self._names = _unpack_every_result(self.slots, self.results_host)
         # one buffer for every launch: the launches run one after another on the stream
         self._partials = backend.alloc(partial_bytes) if partial_bytes else None
         self.pointers: list[dict] = []  # per launch: ("partials" | "result", name) -> device address
@@ -120,12 +122,50 @@ class Readback:
     def results(self, seeds: list[dict], ran: list[bool]) -> dict:
         """Each reduction's value after the call (once the stream is done): as the device wrote it for the
         launches that ran, and its seed (the value before the loop) for a launch that ran no iteration."""
+        if self._unpack_all is not None and all(ran):
+            return dict(zip(self._names, self._unpack_all()))
         out = {}
         for slots, seed, launch_ran in zip(self.slots, seeds, ran):
             for slot in slots:
                 out[slot.name] = (struct.unpack_from(slot.format, self.results_host, slot.offset)[0]
                                   if launch_ran else seed[slot.name])
         return out
+
+    def returned_reader(self, returns: dict | None):
+        """For a call whose launches all ran: a function that reads what the kernel returns straight from
+        the results, where that is one reduction or a tuple of them, as DOT's and REDUCE3_INT's are (None
+        for anything else, which the returned expression computes from `results`). It is the Python that
+        runs between a reduction call's wait and its return."""
+        if self._unpack_all is None or returns is None:
+            return None
+        expr = returns["expr"]
+        parts = expr["tuple"] if "tuple" in expr else [expr]
+        if not all(set(part) == {"reduction"} for part in parts):
+            return None
+        positions = [self._names.index(part["reduction"]) for part in parts]
+        unpack = self._unpack_all
+        if "tuple" not in expr:
+            return lambda: unpack()[positions[0]]
+        if positions == list(range(len(self._names))):
+            return unpack
+        if len(positions) == 1:
+            return lambda: (unpack()[positions[0]],)
+        pick = operator.itemgetter(*positions)
+        return lambda: pick(unpack())
+
+
+def _unpack_every_result(slots: list[list[ResultSlot]], memory) -> tuple:
+    """(a function that reads every result in the host memory `memory` at once, in slot order: one unpack
+    instead of one per result; the results' names in that order), or (None, ()) where there are none."""
+    every = [slot for launch_slots in slots for slot in launch_slots]
+    if not every:
+        return None, ()
+    layout, at = "<", every[0].offset
+    for slot in every:  # the words between results are other launches' order flags: skipped
+        layout += f"{slot.offset - at}x{slot.format.lstrip('<')}"
+        at = slot.offset + struct.calcsize(slot.format)
+    unpack, view, first = struct.Struct(layout).unpack_from, memoryview(memory), every[0].offset
+    return (lambda: unpack(view, first)), tuple(slot.name for slot in every)
 
 
 def decode_panic(words) -> tuple[int, int, int]:

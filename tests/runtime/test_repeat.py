@@ -97,6 +97,17 @@ pub fn extremes(a: &[i64]) -> (i64, i64, i64) {
 }
 
 #[kernel]
+pub fn high_low_high(a: &[i64]) -> (i64, i64, i64) {
+    let mut low = i64::MAX;
+    let mut high = i64::MIN;
+    for i in 0..a.len() {
+        low = low.min(a[i]);
+        high = high.max(a[i]);
+    }
+    (high, low, high)
+}
+
+#[kernel]
 pub fn first_smallest(x: &[i64]) -> (i64, usize) {
     let mut min = x[0];
     let mut loc = 0;
@@ -319,10 +330,11 @@ def integers(n: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).integers(-10**6, 10**6, n, dtype=np.int64)
 
 
-@pytest.mark.parametrize(("name", "n"), [("extremes", 5000), ("first_smallest", 3000)])
+@pytest.mark.parametrize(("name", "n"), [("extremes", 5000), ("high_low_high", 4000), ("first_smallest", 3000)])
 def test_a_reduction_repeats_and_returns_rustcs_results(kernels, name: str, n: int) -> None:
     rust, device = kernels
-    # extremes: literal seeds; first_smallest: a minimum seeded with `x[0]`, and its location
+    # extremes: literal seeds; high_low_high: its results returned in another order, one twice;
+    # first_smallest: a minimum seeded with `x[0]`, and its location
     kernel = getattr(device, name)
     before = kernel.repeats
     for seed in (16, 17, 18):
