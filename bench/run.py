@@ -202,15 +202,20 @@ def run_row(ctx: GpuContext, k: Kernel, label: str, factor: float, seed: int) ->
                         row.status = f"MISMATCH: {row.extra['cupy_check']}"
                         return row
                     row.check = "hand vs cupy: " + how
-            for side, call in (("hand", hand_call), ("gen", gen_call), ("cupy", cupy_call)):
-                if call is None:
-                    continue
+            calls = {side: call for side, call in (("hand", hand_call), ("gen", gen_call), ("cupy", cupy_call))
+                     if call is not None}
+            plans = {}
+            for side, call in calls.items():
                 call()
-                estimate = ctx.timer.once(call)
-                reps, count, passes = timing.plan_reps(estimate, k.reps, args.quick)
-                setattr(row, f"{side}_us", timing.median(ctx.timer.events(call, reps)))
-                setattr(row, f"{side}_rep_us", ctx.timer.back_to_back(call, count, passes))
-                row.event_reps, row.rep_count = max(row.event_reps, reps), max(row.rep_count, count)
+                plans[side] = timing.plan_reps(ctx.timer.once(call), k.reps, args.quick)
+            events = timing.events_in_turn(ctx.timer, calls, {side: plan[0] for side, plan in plans.items()})
+            reps = timing.back_to_back_in_turn(ctx.timer, calls, {side: plan[1] for side, plan in plans.items()},
+                                               {side: plan[2] for side, plan in plans.items()})
+            for side in calls:
+                setattr(row, f"{side}_us", timing.median(events[side]))
+                setattr(row, f"{side}_rep_us", reps[side])
+            row.event_reps = max(plan[0] for plan in plans.values())
+            row.rep_count = max(plan[1] for plan in plans.values())
         row.status = status
     except Exception as e:  # noqa: BLE001 - one kernel's failure must not stop the others
         text = f"{type(e).__name__}: {e}".replace("\n", " ")

@@ -1,6 +1,7 @@
 """GPU timing, two ways.
 
-events: CUDA events around one call, median of many reps. Before each rep the stream first reads a 256 MB
+events: CUDA events around one call, median of many reps, the sides of a table row taking their reps in
+  turn (`events_in_turn`). Before each rep the stream first reads a 256 MB
   scratch buffer (so no input is left in the 60 MB L2, and the lines left there are clean: overwriting the
   buffer instead would leave the L2 full of dirty lines, whose write-back would land inside the next call's
   span) and then runs a short spin kernel, so that the host has queued the start event, the call and the end
@@ -110,6 +111,28 @@ class Timer:
             self.stream.synchronize()
             best = min(best, (time.perf_counter() - started) / count)
         return best * 1e6
+
+
+def events_in_turn(timer, calls: dict, reps: dict) -> dict[str, list[float]]:
+    """`timer.events` of several calls (by name: hand, generated, cupy) taken in turn, one rep of each
+    after the other while it has reps left, so that a slow spell of the device falls on every side alike
+    (VOL3D at 100x runs at two levels, minutes apart, on either side): per name, the µs of each rep."""
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for rep in range(max(reps.values(), default=0)):
+        for name, call in calls.items():
+            if rep < reps[name]:
+                times[name] += timer.events(call, 1)
+    return times
+
+
+def back_to_back_in_turn(timer, calls: dict, counts: dict, passes: dict) -> dict[str, float]:
+    """`timer.back_to_back` of several calls, their passes taken in turn: per name, the best µs per call."""
+    best = {name: float("inf") for name in calls}
+    for rep in range(max(passes.values(), default=0)):
+        for name, call in calls.items():
+            if rep < passes[name]:
+                best[name] = min(best[name], timer.back_to_back(call, counts[name], 1))
+    return best
 
 
 def plan_reps(estimate_us: float, rajaperf_reps: int, quick: bool) -> tuple[int, int, int]:

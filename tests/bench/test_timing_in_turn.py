@@ -1,0 +1,48 @@
+"""The sides of a table row take their timed reps in turn (`bench.timing.events_in_turn`,
+`back_to_back_in_turn`): one rep of each after the other, each side its own number of reps, so that a slow
+spell of the device falls on every side alike."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.append(str(Path(__file__).resolve().parents[2]))  # for `bench`; appended: the installed rs2gpu wins
+
+from bench.timing import back_to_back_in_turn, events_in_turn  # noqa: E402
+
+
+class RecordingTimer:
+    """A timer whose measurement of a call is the call's result, recording the order of the calls."""
+
+    def __init__(self) -> None:
+        self.order: list[tuple[str, str]] = []
+
+    def events(self, call, reps: int) -> list[float]:
+        self.order += [("events", call.__name__)] * reps
+        return [call() for _ in range(reps)]
+
+    def back_to_back(self, call, count: int, passes: int) -> float:
+        self.order += [("pass", call.__name__)] * passes
+        return call() / count
+
+
+def hand() -> float:
+    return 2.0
+
+
+def gen() -> float:
+    return 3.0
+
+
+def test_event_reps_alternate_between_the_sides_until_each_has_its_own() -> None:
+    timer = RecordingTimer()
+    times = events_in_turn(timer, {"hand": hand, "gen": gen}, {"hand": 2, "gen": 4})
+    assert times == {"hand": [2.0, 2.0], "gen": [3.0, 3.0, 3.0, 3.0]}
+    assert [name for _, name in timer.order] == ["hand", "gen", "hand", "gen", "gen", "gen"]
+
+
+def test_back_to_back_passes_alternate_and_keep_each_sides_best() -> None:
+    timer = RecordingTimer()
+    best = back_to_back_in_turn(timer, {"hand": hand, "gen": gen}, {"hand": 4, "gen": 6}, {"hand": 3, "gen": 1})
+    assert best == {"hand": 0.5, "gen": 0.5}
+    assert [name for _, name in timer.order] == ["hand", "gen", "hand", "hand"]
