@@ -116,11 +116,15 @@ class Timer:
 def events_in_turn(timer, calls: dict, reps: dict) -> dict[str, list[float]]:
     """`timer.events` of several calls (by name: hand, generated, cupy) taken in turn, one rep of each
     after the other while it has reps left, so that a slow spell of the device falls on every side alike
-    (VOL3D at 100x runs at two levels, minutes apart, on either side): per name, the µs of each rep."""
+    (VOL3D at 100x runs at two levels, minutes apart, on either side): per name, the µs of each rep. An
+    untimed call of the same side comes before each rep (the flush then clears the L2 of it), so that the
+    host's code and data are as warm as when a side's reps follow one another: the events of a call that
+    waits for its result span the host's return from the wait, 2-3 µs longer after the other side's call."""
     times: dict[str, list[float]] = {name: [] for name in calls}
     for rep in range(max(reps.values(), default=0)):
         for name, call in calls.items():
             if rep < reps[name]:
+                call()
                 times[name] += timer.events(call, 1)
     return times
 
