@@ -372,7 +372,8 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
     it does nothing after a panic of an earlier launch; with `private`, the updates of that scatter target
     go to the block's copy of it (see `emit.privatize`); with `vector`, whole groups of iterations run in
     the lanes of 16-byte accesses before the general loop runs the rest (see `emit.vector`); the statements
-    `l2_adds` names are adds the L2 performs (see `emit.l2_adds`)."""
+    `l2_adds` names are adds the L2 performs (see `emit.l2_adds`). The launch that `signals_done` takes the
+    done word's address last and sets it after its results."""
     names = parameter_names(plan.function, reserved)
     params = loop_parameters(plan, loop, names, numbered)
     reduction_params: list[str] = []  # the last parameters, after those of the index lists' checks

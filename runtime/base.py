@@ -404,17 +404,18 @@ class DeviceKernel:
                                                        self._readback.pointers[index]))
                 self.last_variants.append(self._covering[index].symbol if shape == "covering"
                                           else _shaped_symbol(lp, shape) or variant.symbol)
-            reductions = None
+            reductions = returned = None
             if self._readback.has_results:  # the launches' last blocks write them into host memory
                 self._on_device(lambda: self._readback.wait(True))
                 if self._returned is not None:
-                    returned = self._returned()
-                    self.last_transfers = []
-                    self.repeats += 1
-                    return (returned,)
-                reductions = self._readback.results([launch[5] for launch in launches], [True] * len(launches))
+                    returned = (self._returned(),)
+                else:
+                    reductions = self._readback.results([launch[5] for launch in launches],
+                                                        [True] * len(launches))
         self.last_transfers = []
         self.repeats += 1
+        if returned is not None:
+            return returned
         if self.plan.result is None:
             return (None,)
         return (self.plan.result(Environment(scalars, lengths, None, reductions)),)

@@ -18,7 +18,6 @@ Nothing here is allocated per call.
 """
 from __future__ import annotations
 
-import operator
 import struct
 from dataclasses import dataclass
 
@@ -145,13 +144,15 @@ class Readback:
         positions = [self._names.index(part["reduction"]) for part in parts]
         unpack = self._unpack_all
         if "tuple" not in expr:
-            return lambda: unpack()[positions[0]]
+            only = positions[0]
+            return lambda: unpack()[only]
         if positions == list(range(len(self._names))):
-            return unpack
-        if len(positions) == 1:
-            return lambda: (unpack()[positions[0]],)
-        pick = operator.itemgetter(*positions)
-        return lambda: pick(unpack())
+            return unpack  # the results in their slots' order are the tuple
+
+        def read() -> tuple:
+            values = unpack()
+            return tuple([values[k] for k in positions])
+        return read
 
 
 def _unpack_every_result(slots: list[list[ResultSlot]], memory) -> tuple:

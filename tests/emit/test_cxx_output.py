@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,13 @@ from rs2gpu import pipeline
 from rs2gpu.runtime.hiprtc import compile_hip
 from rs2gpu.runtime.nvrtc import compile_cuda
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the emit tests' helpers
+from generated_code import entry_points  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(manifest.parent for manifest in (REPO / "examples").glob("*/Cargo.toml"))
 CASES = sorted((REPO / "tests" / "cases").glob("*.rs"))
 DIRECTIVE = re.compile(r'#line (\d+) "([^"]+)"$')
-ENTRY = re.compile(r'extern "C" __global__ void __launch_bounds__\(\d+\) (\w+)\((.*)\) \{$', re.M)
 
 
 def translate_crate(root: Path, source: str) -> pipeline.Translation:
@@ -57,22 +60,6 @@ def presumed_lines(cxx: str) -> list[tuple[str, int] | None]:
         elif current is not None:
             current = (current[0], current[1] + 1)
     return out
-
-
-def entry_points(cxx: str) -> dict[str, list[str]]:
-    """Each `extern "C" __global__` entry point of a file, with its C++ parameters."""
-    return {m.group(1): _split_parameters(m.group(2)) for m in ENTRY.finditer(cxx)}
-
-
-def _split_parameters(text: str) -> list[str]:
-    """A parameter list split at its top-level commas (not those of `rs2gpu_array<f64, 16>`)."""
-    params, depth, start = [], 0, 0
-    for k, ch in enumerate(text):
-        depth += {"<": 1, ">": -1}.get(ch, 0)
-        if ch == "," and depth == 0:
-            params.append(text[start:k].strip())
-            start = k + 1
-    return params + [text[start:].strip()]
 
 
 @pytest.fixture(scope="module")

@@ -3,14 +3,15 @@ points' parameters say about it, and that NVRTC orders the word after the result
 then a fence for the whole system, then one volatile store of the word."""
 from __future__ import annotations
 
-import re
+import sys
 from pathlib import Path
 
 import pytest
 
-from rs2gpu import pipeline
 from rs2gpu.runtime.hiprtc import compile_hip
-from rs2gpu.runtime.nvrtc import compile_cuda
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the emit tests' helpers
+from generated_code import entry_points, ptx_entries, translate_source  # noqa: E402
 
 SOURCE = (Path(__file__).parents[1] / "runtime" / "data" / "done_word.rs").read_text() + """
 #[kernel]
@@ -27,24 +28,16 @@ pub fn steps_then_sum(u: &mut [f64], steps: usize) -> f64 {
     total
 }
 """
-ENTRY = re.compile(r"\.visible \.entry (\w+)\((.*?)^\}", re.S | re.M)
 DONE_PARAM = "u32* __restrict__ rs2gpu_done"
 
 
 @pytest.fixture(scope="module")
 def translated(tmp_path_factory):
-    path = tmp_path_factory.mktemp("done_word") / "done_word.rs"
-    path.write_text(SOURCE)
-    return pipeline.translate(path)
+    return translate_source(tmp_path_factory.mktemp("done_word"), "done_word", SOURCE)
 
 
 def signals_of(translated, kernel: str) -> list[bool]:
     return [launch["signals_done"] for launch in translated.emitted.manifest["kernels"][kernel]["launches"]]
-
-
-def parameters(source: str, symbol: str) -> list[str]:
-    found = re.search(rf'extern "C" __global__ void __launch_bounds__\(\d+\) {symbol}\((.*?)\) \{{', source)
-    return [p.strip() for p in found.group(1).split(", ")]
 
 
 @pytest.mark.parametrize("kernel", ["sum_and_max", "sum_from", "sum_at"])
@@ -69,14 +62,13 @@ def test_no_launch_sets_it_where_a_host_loop_repeats_the_launches(translated) ->
 def test_every_entry_point_of_the_launch_takes_the_word_last(translated, target: str) -> None:
     source = translated.emitted.files["sum_from." + ("cu" if target == "cuda" else "hip.cpp")]
     for symbol in ("rs2gpu_sum_from_0", "rs2gpu_sum_from_0_vector"):
-        assert parameters(source, symbol)[-2:] == ["f64* __restrict__ rs2gpu_result_total", DONE_PARAM]
+        assert entry_points(source)[symbol][-2:] == ["f64* __restrict__ rs2gpu_result_total", DONE_PARAM]
     scale = translated.emitted.files["scale_then_sum." + ("cu" if target == "cuda" else "hip.cpp")]
-    assert DONE_PARAM not in parameters(scale, "rs2gpu_scale_then_sum_0")
+    assert DONE_PARAM not in entry_points(scale)["rs2gpu_scale_then_sum_0"]
 
 
 def test_the_word_is_stored_after_the_results_behind_a_system_fence(translated) -> None:
-    ptx = compile_cuda(translated.emitted.files["sum_from.cu"], "sum_from.cu", "compute_90").binary
-    body = dict(ENTRY.findall(ptx.decode(errors="replace")))["rs2gpu_sum_from_0"]
+    body = ptx_entries(translated, "sum_from")["rs2gpu_sum_from_0"]
     kinds = ("st.global", "st.volatile.global", "membar.sys", "fence.sc.sys")
     stores = [line.split()[0] for line in body.splitlines() if line.strip().startswith(kinds)]
     # the block's partial, the result in host memory, the fence, the word

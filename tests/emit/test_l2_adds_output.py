@@ -3,13 +3,15 @@ and that NVRTC makes its `y[i] += v` an atomic add whose result is unused, with 
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
-from rs2gpu import pipeline
 from rs2gpu.runtime.hiprtc import compile_hip
-from rs2gpu.runtime.nvrtc import compile_cuda
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the emit tests' helpers
+from generated_code import ptx_entries, translate_source  # noqa: E402
 
 SOURCE = (Path(__file__).parents[1] / "runtime" / "data" / "l2_adds.rs").read_text() + """
 #[kernel]
@@ -59,23 +61,15 @@ pub fn add_next(y: &mut [f64], x: &[f64]) {
     }
 }
 """
-ENTRY = re.compile(r"\.visible \.entry (\w+)\((.*?)^\}", re.S | re.M)
 
 
 @pytest.fixture(scope="module")
 def translated(tmp_path_factory):
-    path = tmp_path_factory.mktemp("l2_adds") / "l2_adds.rs"
-    path.write_text(SOURCE)
-    return pipeline.translate(path)
+    return translate_source(tmp_path_factory.mktemp("l2_adds"), "l2_adds", SOURCE)
 
 
 def l2_adds_of(translated, kernel: str) -> dict | None:
     return translated.emitted.manifest["kernels"][kernel]["launches"][0]["l2_adds"]
-
-
-def ptx_entry(translated, kernel: str, symbol: str) -> str:
-    ptx = compile_cuda(translated.emitted.files[f"{kernel}.cu"], f"{kernel}.cu", "compute_90").binary
-    return dict(ENTRY.findall(ptx.decode(errors="replace")))[symbol]
 
 
 def test_the_manifest_gives_the_symbol_and_the_bytes_each_iteration_touches(translated):
@@ -109,8 +103,8 @@ def test_loops_reading_beside_the_loop_variable_keep_it(translated):
 
 
 def test_nvrtc_makes_the_update_an_atomic_add_whose_result_is_unused_without_a_load_of_y(translated):
-    adds = ptx_entry(translated, "daxpy", "rs2gpu_daxpy_0_l2_adds")
-    general = ptx_entry(translated, "daxpy", "rs2gpu_daxpy_0")
+    adds = ptx_entries(translated, "daxpy")["rs2gpu_daxpy_0_l2_adds"]
+    general = ptx_entries(translated, "daxpy")["rs2gpu_daxpy_0"]
     found = re.findall(r"\batom\.global\.add\.f64\s+(%fd\d+),", adds)
     assert len(found) == 1
     # the old value is never read, so ptxas makes the add a reduction (RED.E.ADD.F64), as it does for

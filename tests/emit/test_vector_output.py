@@ -4,12 +4,15 @@ slice and group, where the general entry point's has one scalar access per slice
 from __future__ import annotations
 
 import re
+import sys
+from pathlib import Path
 
 import pytest
 
-from rs2gpu import pipeline
 from rs2gpu.runtime.hiprtc import compile_hip
-from rs2gpu.runtime.nvrtc import compile_cuda
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the emit tests' helpers
+from generated_code import ptx_entries, translate_source  # noqa: E402
 
 SOURCE = """
 #[kernel]
@@ -112,23 +115,15 @@ pub fn rows_apart(out: &mut [f64], a: &[f64], n: usize, m: usize) {
     }
 }
 """
-ENTRY = re.compile(r"\.visible \.entry (\w+)\((.*?)^\}", re.S | re.M)
 
 
 @pytest.fixture(scope="module")
 def translated(tmp_path_factory):
-    path = tmp_path_factory.mktemp("vector") / "vector.rs"
-    path.write_text(SOURCE)
-    return pipeline.translate(path)
+    return translate_source(tmp_path_factory.mktemp("vector"), "vector", SOURCE)
 
 
 def vector_of(translated, kernel: str) -> dict | None:
     return translated.emitted.manifest["kernels"][kernel]["launches"][0]["vector"]
-
-
-def ptx_entries(translated, kernel: str) -> dict[str, str]:
-    ptx = compile_cuda(translated.emitted.files[f"{kernel}.cu"], f"{kernel}.cu", "compute_90").binary
-    return dict(ENTRY.findall(ptx.decode(errors="replace")))
 
 
 def test_the_manifest_gives_the_width_and_the_slices_whose_alignment_the_host_checks(translated):

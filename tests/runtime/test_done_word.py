@@ -68,7 +68,7 @@ def test_the_last_launch_sets_the_word_after_an_earlier_one(kernels) -> None:
     words, streams = waits(device)
     assert device.scale_then_sum(y, x, 0.25) == rust.scale_then_sum(expected, x, 0.25)
     assert y.tobytes() == expected.tobytes()
-    assert waits(device)[0] == words + 1
+    assert waits(device) == (words + 1, streams)
 
 
 def test_a_call_whose_last_launch_does_not_reduce_waits_for_the_stream(kernels) -> None:
