@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything that needs an NVIDIA GPU, in one run: the GPU tests, compute-sanitizer over the corpus, the
 # call-overhead and transfer bench, the cargo-hook example binary and the Rust API's back-to-back bench (if
-# built), and the benchmark suite.
+# built; beside RAJAPerf's own executable where bench/build_rajaperf.sh built it), and the benchmark suite.
 #   bench/gpu_checks.sh OUT_DIR [extra bench/run.py options]
 # GPU_CHECKS chooses the steps (default: all, in this order): tests,memcheck,racecheck,overhead,cargo,reps,bench.
 # bench/gpu_prepare.sh builds, on a machine with rustc, what a GPU machine without it needs.
@@ -47,8 +47,12 @@ fi
 
 binary=build/rust-reps/rs2gpu-rust-reps
 if wanted reps && [ -x "$binary" ]; then
-    step "python3 bench/rust_reps.py $binary (back to back from Rust, against RAJAPerf's figures)"
-    python3 -P bench/rust_reps.py "$binary" --out "$out" 2>&1 | tee -a "$log" | tail -30 || status=1
+    # RAJAPerf's own executable (bench/build_rajaperf.sh), where carried, runs in turn with the Rust binary
+    rajaperf=()
+    [ -x build/rajaperf/raja-perf.exe ] && rajaperf=(--rajaperf build/rajaperf/raja-perf.exe)
+    step "python3 bench/rust_reps.py $binary ${rajaperf[*]} (back to back from Rust, against RAJAPerf's figures)"
+    python3 -P bench/rust_reps.py "$binary" "${rajaperf[@]}" --out "$out" 2>&1 | tee -a "$log" | tail -34 \
+        || status=1
 fi
 
 if wanted bench; then

@@ -2,16 +2,51 @@
 from __future__ import annotations
 
 from bench.anchor import H200
-from bench.rust_reps import table
+from bench.rajaperf import Figures
+from bench.rust_reps import faster, read_reps, table
+
+
+def cells(rows: list[str], kernel: str) -> list[str]:
+    [row] = [r for r in rows if r.startswith(f"| {kernel} |")]
+    return [cell.strip() for cell in row.strip("|").split("|")]
 
 
 def test_a_streaming_kernel_is_compared_with_base_cuda():
     doubled = 2 * H200["COPY"].base_us
-    [row] = [r for r in table(["# a GPU", f"COPY 1800 {doubled:.2f}"]) if r.startswith("| COPY")]
-    assert row.split(" | ")[-1].rstrip(" |") == "2.00"
+    assert cells(table({"COPY": (1800, doubled)}), "COPY")[-1] == "2.00"
 
 
 def test_a_reduction_is_compared_with_raja_cuda_whose_accumulator_is_device_memory():
     same = H200["DOT"].raja_us
-    [row] = [r for r in table([f"DOT 2000 {same:.2f}"]) if r.startswith("| DOT")]
-    assert row.split(" | ")[-1].rstrip(" |") == "1.00 (RAJA_CUDA)"
+    assert cells(table({"DOT": (2000, same)}), "DOT")[-1] == "1.00 (RAJA_CUDA)"
+
+
+def test_the_binary_prints_comments_then_a_kernel_per_line():
+    comments, figures = read_reps("# NVIDIA H200, 1000000 elements\nEOS 500 5.72\nDOT 2000 13.15\n")
+    assert comments == ["NVIDIA H200, 1000000 elements"]
+    assert figures == {"EOS": (500, 5.72), "DOT": (2000, 13.15)}
+
+
+def test_this_runs_rajaperf_is_the_reference_beside_the_anchors():
+    # RAJAPerf here at 5.0 µs, the Rust call at 5.5: 1.10 against this run, 5.5 / 5.53 against the anchor
+    row = cells(table({"EOS": (500, 5.5)}, {"EOS": Figures(500, 5.0, "block_256", 5.2)}), "EOS")
+    assert row[3:6] == ["5.00", "5.20", "1.10"]
+    assert row[-1] == f"{5.5 / H200['EOS'].base_us:.2f}"
+
+
+def test_the_summary_names_the_largest_ratio_against_each_reference():
+    rows = table({"EOS": (500, 5.5), "ADD": (1000, 4.0)},
+                 {"EOS": Figures(500, 5.0, "block_256", 5.2), "ADD": Figures(1000, 4.0, "block_256", 4.1)})
+    assert "2 kernels; geometric mean Rust / RAJAPerf of this run 1.049; largest 1.10 (EOS)" in rows
+
+
+def test_a_kernel_rajaperf_did_not_run_has_no_ratio_against_this_run():
+    row = cells(table({"EOS": (500, 5.5)}, {}), "EOS")
+    assert row[3:6] == ["–", "–", "–"]
+
+
+def test_each_variant_keeps_its_best_round_with_its_tuning():
+    first = Figures(50, 700.0, "blkatm_direct_256", 21.0)
+    second = Figures(50, 650.0, "blkatm_occgs_256", 22.0)
+    assert faster(first, second) == Figures(50, 650.0, "blkatm_occgs_256", 21.0)
+    assert faster(None, second) == second
