@@ -7,7 +7,7 @@
 # RAJAPERF_SRC is a RAJAPerf checkout with its submodules (blt, tpl/RAJA with tpl/camp and tpl/desul); it is
 # not changed. The build works on a copy of it in BUILD_DIR (default: a new temporary folder), where:
 #   - bench/rajaperf_subset.py keeps only the kernels bench/rust-reps times (about 80 files to compile with
-#     nvcc instead of 550: about 25 minutes on two cores);
+#     nvcc instead of 550: about 6 minutes on two cores);
 #   - CMakeLists.txt asks for C++17 instead of C++14, which CUDA 13's CCCL needs;
 #   - a header included in every compilation gives cudaMemAdvise the device-number form RAJA calls, which
 #     CUDA 13 replaced with a cudaMemLocation.
@@ -19,7 +19,11 @@ if [ $# -lt 1 ] || [ ! -f "$1/CMakeLists.txt" ] || [ ! -d "$1/tpl/RAJA/include" 
 fi
 top=$(git rev-parse --show-toplevel)
 nvcc=$(command -v nvcc) || { echo "error: nvcc is not on PATH" >&2; exit 1; }
-cuda=$(dirname "$(dirname "$(readlink -f "$nvcc")")")
+# the toolkit's root as nvcc itself reports it (nvcc on PATH may be a wrapper script)
+cuda=$(nvcc --dryrun -c -x cu /dev/null -o /dev/null 2>&1 | sed -n 's/^#\$ TOP=//p' | head -1)
+[ -f "$cuda/include/cuda_runtime_api.h" ] || { echo "error: no CUDA toolkit found at '$cuda'" >&2; exit 1; }
+cuda=$(cd "$cuda" && pwd -P)
+nvcc=$cuda/bin/nvcc
 work=${2:-$(mktemp -d -t rajaperf-build-XXXXXX)}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)

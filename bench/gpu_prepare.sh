@@ -6,8 +6,8 @@
 #     sources, so the GPU machine finds them through RS2GPU_CACHE_DIR instead of running cargo;
 #   - build/cargo-hook/rs2gpu-cargo-hook: the cargo-hook example's release binary;
 #   - build/rust-reps/rs2gpu-rust-reps: the back-to-back benchmark of the Rust API (bench/rust_reps.py).
-# build/rajaperf/raja-perf.exe, RAJAPerf's own executable for bench/rust_reps.py --rajaperf, takes about 25 minutes
-# to build, so it is left to bench/build_rajaperf.sh, and kept.
+# build/rajaperf/raja-perf.exe, RAJAPerf's own executable for bench/rust_reps.py --rajaperf, needs a RAJAPerf checkout
+# and a few minutes, so it is left to bench/build_rajaperf.sh, and kept.
 # Then, on the GPU machine, from the repository root (with .whl, .gpu-cache and build carried there):
 #   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
 #   RS2GPU_CACHE_DIR=$PWD/.gpu-cache bench/gpu_checks.sh OUT_DIR

@@ -1,6 +1,6 @@
 """Cut a copy of RAJAPerf's sources down to the kernels bench/rust-reps times, for bench/build_rajaperf.sh.
 
-RAJAPerf builds about 550 files with nvcc, more than an hour on two cores; these kernels need about 80. In the
+RAJAPerf builds about 550 files with nvcc, about an hour on two cores; these kernels need about 80. In the
 copy, RAJAPerf's kernel factory (`getKernelObject` in src/common/RAJAPerfSuite.cpp) returns null for every
 other kernel, and the groups' CMakeLists.txt list only these kernels' sources, with their Base/RAJA
 sequential and CUDA variants. The groups with none of them (polybench, algorithm, comm, the Kokkos ones)
