@@ -50,3 +50,28 @@ def test_each_variant_keeps_its_best_round_with_its_tuning():
     second = Figures(50, 650.0, "blkatm_occgs_256", 22.0)
     assert faster(first, second) == Figures(50, 650.0, "blkatm_occgs_256", 21.0)
     assert faster(None, second) == second
+
+
+def executable(tmp_path, name: str, body: str):
+    """A stand-in for a program that needs a GPU."""
+    path = tmp_path / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_failing_rajaperf_keeps_the_rust_figures_against_the_anchor(tmp_path, capsys):
+    from bench.rust_reps import main
+    binary = executable(tmp_path, "rust-reps", "echo '# a GPU'\necho 'EOS 500 5.53'\n")
+    failing = executable(tmp_path, "raja-perf.exe", "echo 'no CUDA device' >&2\nexit 3\n")
+    assert main([binary, "--rajaperf", failing, "--out", str(tmp_path / "out")]) == 1
+    written = (tmp_path / "out" / "rust-reps.md").read_text().splitlines()
+    assert cells(written, "EOS")[-1] == f"{5.53 / H200['EOS'].base_us:.2f}"
+    assert "this run" not in written[2]  # no columns of a RAJAPerf run that did not happen
+    assert "RAJAPerf" in capsys.readouterr().err
+
+
+def test_a_missing_binary_is_an_error_without_a_traceback(tmp_path, capsys):
+    from bench.rust_reps import main
+    assert main([str(tmp_path / "no-such-binary")]) == 1
+    assert "cannot run" in capsys.readouterr().err
