@@ -90,4 +90,7 @@ def run(executable: str | os.PathLike, kernels: Sequence[str], passes: int = 3) 
             kernels_report = (Path(folder) / KERNELS_REPORT).read_text()
         except FileNotFoundError as missing:
             raise RajaPerfFailed(f"{executable} wrote no {Path(missing.filename).name}:\n{done.stdout[-2000:]}")
-    return read_reports(timing, kernels_report)
+    try:
+        return read_reports(timing, kernels_report)
+    except (KeyError, ValueError, IndexError) as unreadable:  # another RAJAPerf's report format
+        raise RajaPerfFailed(f"cannot read the reports of {executable}: {unreadable!r}") from unreadable

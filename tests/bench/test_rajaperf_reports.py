@@ -77,3 +77,12 @@ def test_rajaperf_that_writes_no_report_is_an_error_that_shows_its_output(tmp_pa
     script = stand_in(tmp_path, "echo 'Suite will not be run now due to bad input.'\n")
     with pytest.raises(rajaperf.RajaPerfFailed, match="bad input"):
         rajaperf.run(script, ["NOT_A_KERNEL"])
+
+
+def test_reports_in_another_format_are_an_error_not_a_traceback(tmp_path):
+    from bench import rajaperf
+    script = stand_in(tmp_path, "echo 'Kernels , Reps' > RAJAPerf-kernels.csv\n"
+                                "printf 'title\\nKernel , Base_CUDA\\nKernel , block_256\\nStream_ADD , 0.1\\n'"
+                                " > RAJAPerf-timing-Minimum.csv\n")
+    with pytest.raises(rajaperf.RajaPerfFailed, match="cannot read the reports"):
+        rajaperf.run(script, ["ADD"])  # the kernels report lists no ADD, so its reps are unknown
