@@ -62,10 +62,13 @@ def main() -> int:
     module = cp.RawModule(path=str(cubin))
     raw = module.get_function(symbol)
     grid = (n + 255) // 256
-    length = np.uint64(n)
+    lengths = triad.entry["launches"][0]["lengths"]  # the slices whose lengths the entry point takes
+    slices = [part for name, array in (("a", a), ("b", b), ("c", c))
+              for part in ((array, np.uint64(n)) if name in lengths else (array,))]
+    raw_args = (*slices, np.float64(2.0), np.uint64(0), np.uint64(n))
 
     def raw_launch():
-        raw((grid,), (256,), (a, length, b, length, c, length, np.float64(2.0), np.uint64(0), np.uint64(n)))
+        raw((grid,), (256,), raw_args)
 
     def generated_call():
         triad(a, b, c, 2.0)

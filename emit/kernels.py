@@ -1,7 +1,7 @@
 """From a `KernelPlan` to the template context of one generated file, and to its manifest entry.
 
 The argument layout decided here is the ABI both sides must agree on: each `&[T]`/`&mut [T]` is a
-pointer followed by a 64-bit length, `&[T; N]` and `&S` are pointers (except the small read-only
+pointer followed by a 64-bit length, the length only in the launches whose code reads it, `&[T; N]` and `&S` are pointers (except the small read-only
 arrays the transfer plan passes by value: their N elements), scalars and structs go by value at their
 exact width, and each launch appends the loop's first index and its iteration count per dimension,
 its number in the call (a `u32`, for a launch that can record a panic or stop on one), the values of the
@@ -62,7 +62,7 @@ def param_abi(p: ir.Binding, restrict: bool, names: LocalNames, by_value: bool =
         out = [{"name": name, "cxx": f"{const}{cxx_type(elem)}*{qualifier} {name}", "role": "pointer",
                 "size": 8, "align": 8}]
         if isinstance(target, SliceType):
-            length = names.length_name(p)
+            length = names.length_parameter(p)
             out.append({"name": length, "cxx": f"const usize {length}", "role": "length", "size": 8, "align": 8})
         return out
     const = "" if p.mutable else "const "  # `mut x: f64` may be assigned in the body
@@ -94,7 +94,7 @@ def parameter_names(fn: ir.Function, reserved=frozenset()) -> LocalNames:
     for p in fn.params:
         names.name(p)
         if isinstance(p.ty, RefType) and isinstance(p.ty.target, SliceType):
-            names.length_name(p)
+            names.length_parameter(p)
     return names
 
 
@@ -234,12 +234,29 @@ def launch_axes(loop: ParallelLoop) -> list[str]:
     return list(reversed(AXES[:len(loop.dims)]))
 
 
+class LengthParameter(str):
+    """The C++ declaration of a slice's length among a launch's parameters, which the launch keeps only
+    where its code reads the length (see `passed_parameters`)."""
+
+    slice: ir.Binding
+
+    def __new__(cls, declaration: str, slice_param: ir.Binding) -> "LengthParameter":
+        self = super().__new__(cls, declaration)
+        self.slice = slice_param
+        return self
+
+
+def passed_parameters(params: list[str], lengths: set[ir.Binding]) -> list[str]:
+    """`params` without the lengths of the slices that are not in `lengths`."""
+    return [str(p) for p in params if not isinstance(p, LengthParameter) or p.slice in lengths]
+
+
 def loop_parameters(plan: KernelPlan, loop: ParallelLoop, names: LocalNames, numbered: bool) -> list[str]:
-    """The C++ parameters of a launch up to its reduction results: the kernel's parameters, each
-    dimension's start and count, the launch's number in the call if `numbered`, then the values of the
-    host loops around it that it reads."""
+    """The C++ parameters of a launch up to its reduction results: the kernel's parameters (each slice's
+    length a `LengthParameter`), each dimension's start and count, the launch's number in the call if
+    `numbered`, then the values of the host loops around it that it reads."""
     by_value = arrays_by_value(plan)
-    params = [a["cxx"] for p in plan.function.params
+    params = [LengthParameter(a["cxx"], p) if a["role"] == "length" else a["cxx"] for p in plan.function.params
               for a in param_abi(p, restrict=True, names=names, by_value=p in by_value)]
     for dim, axis in zip(loop.dims, launch_axes(loop)):
         params += [f"const {cxx_type(dim.index.ty)} rs2gpu_start_{axis}", f"const usize rs2gpu_count_{axis}"]
@@ -335,6 +352,7 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
         proven = covering_context(loop, launch_axes(loop), names, sites, f"{name}_proven", uniform_values(plan),
                                   fast | loop.listed, BLOCK)
         proven["checks"] = sorted(set(proven["checks"]) | preamble.used_sites | helper_sites)
+        proven["lengths_read"] = names.lengths_read
     verify = verify_context(plan, index, loop, sites, reserved) if loop.index_lists and sites is not None else None
     covering = None
     # the lists' checks need the grid-stride loop
@@ -344,7 +362,14 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
         covering = covering_context(loop, launch_axes(loop), names, sites, covering_symbol(plan.name, index),
                                     uniform_values(plan), fast, BLOCK)
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
-    return {"symbol": name, "source": str(loop.span), "variants": variants, "verify": verify, "private": private,
+        covering["lengths_read"] = names.lengths_read
+    # the entry points share one argument buffer: it holds the lengths that any of them reads
+    read = set().union(*(c["lengths_read"] for c in [*variants, private, proven, covering, vector, l2_adds, verify]
+                         if c is not None))
+    for c in [*variants, private, vector, l2_adds, verify]:
+        if c is not None:
+            c["params"] = passed_parameters(c["params"], read)
+    return {"symbol": name, "lengths": [p.name for p in plan.function.params if p in read], "source": str(loop.span), "variants": variants, "verify": verify, "private": private,
             "proven": proven, "covering": covering, "vector": vector, "l2_adds": l2_adds, "guard": variants[0]["guard"],
             "iteration": variants[0]["iteration"],
             "stops": stops, "numbered": numbered,
@@ -422,7 +447,7 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
             "signals_done": signals,
             "loop_open": loop_open, "loop_close": loop_close, "body": body_lines, "before_loop": before_loop,
             "after_loop": after_loop,
-            "checks": sorted(preamble.used_sites | body.used_sites | helper_sites),
+            "checks": sorted(preamble.used_sites | body.used_sites | helper_sites), "lengths_read": names.lengths_read,
             "iteration": ", ".join(names.name(d.index) for d in loop.dims)}
 
 
@@ -465,6 +490,7 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
         verify = context["verify"]
         launches.append({
             "symbol": symbol(plan.name, i), "source": str(loop.span), "stops": context["stops"],
+            "lengths": context["lengths"],
             "covering": _covering_json(plan, context["covering"]),
             "dims": [{"index": d.index.name, "index_type": str(d.index.ty), "axis": axis,
                       "start": host_expr(d.start, consts=consts), "end": host_expr(d.end, consts=consts),

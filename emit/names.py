@@ -51,12 +51,20 @@ class LocalNames:
     def __init__(self, reserved=frozenset()) -> None:
         self._names: dict[object, str] = {}
         self._used: set[str] = set(reserved)  # the C++ names of the crate's helpers, consts and structs
+        self.lengths_read: set = set()
 
     def name(self, binding) -> str:
         return self._unique(id(binding), cxx_name(binding.name))
 
     def length_name(self, binding) -> str:
-        """The name of the length that travels with the slice `binding`."""
+        """The name of the length that travels with the slice `binding`, for code that reads it: the
+        bindings whose lengths were asked for are `lengths_read`, and a launch takes only the lengths its
+        code reads."""
+        self.lengths_read.add(binding)
+        return self.length_parameter(binding)
+
+    def length_parameter(self, binding) -> str:
+        """The same name, for the declaration of the parameter (not a read)."""
         return self._unique(("len", id(binding)), self.name(binding) + "_len")
 
     def _unique(self, key, base: str) -> str:

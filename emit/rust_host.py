@@ -213,12 +213,12 @@ SCALAR_SIZES = {**INT_SIZES, "f32": 4, "f64": 8}
 
 
 def abi_sizes(entry: dict, launch: dict) -> list[int]:
-    """The byte size of each argument of one launch, in the order the kernel takes them: the parameters,
-    each dimension's start and count, the launch's number in the call (when it can record or stop on a
+    """The byte size of each argument of one launch, in the order the kernel takes them: the parameters
+    (a slice's length where the launch reads it), each dimension's start and count, the launch's number in the call (when it can record or stop on a
     panic), whether an earlier launch can have panicked (a launch that stops after a panic), then per
     reduction its seed and the pointers to the blocks' partials and to its result, and the pointer to the
     done word (a launch that sets it)."""
-    sizes = [part["size"] for p in entry["params"] for part in p["abi"]]
+    sizes = [part["size"] for p in entry["params"] for part in launch_abi(p, launch)]
     for dim in launch["dims"]:
         sizes += [INT_SIZES[dim["index_type"]], 8]
     if launch.get("numbered"):
@@ -230,6 +230,12 @@ def abi_sizes(entry: dict, launch: dict) -> list[int]:
     if launch.get("signals_done"):
         sizes.append(8)
     return sizes
+
+
+def launch_abi(p: dict, launch: dict) -> list[dict]:
+    """The arguments parameter `p` becomes in `launch`: its ABI, less a slice's length the launch does not
+    read."""
+    return [part for part in p["abi"] if part["role"] != "length" or p["name"] in launch["lengths"]]
 
 
 def dims_type(launch: dict) -> str:
@@ -399,7 +405,7 @@ class KernelModule:
             body += ["", f"// Launch {index}: the loop at {launch['source']}, one thread per {loops}."]
             body.append(f"let mut {args} = {call}.args({index});")
             for p in self.params:
-                body.append(self._push(args, p))
+                body.append(self._push(args, p, launch))
             body += [f"{args}.dim(&{d});" for d in dims]
             if launch.get("numbered"):
                 body.append(f"{args}.number(); // which launch of the call records a panic")
@@ -439,12 +445,13 @@ class KernelModule:
                 "body": body, "many": len(params) > TOO_MANY_ARGUMENTS,
                 "note": f" ({', '.join(fixed)})" if fixed else ""}
 
-    def _push(self, args: str, p: dict) -> str:
+    def _push(self, args: str, p: dict, launch: dict) -> str:
         name, kind = p["name"], p["kind"]
         if by_value(p):
             return f"{args}.value({name});"
         if kind == "slice":
-            return f"{args}.slice({json_str(name)}, {name})?;"
+            push = "slice" if name in launch["lengths"] else "slice_pointer"
+            return f"{args}.{push}({json_str(name)}, {name})?;"
         if kind == "array":
             return f"{args}.fixed({json_str(name)}, {name}, {p['length']})?;"
         if kind == "struct_ref":
@@ -550,7 +557,7 @@ def vector_source(entry: dict, launch: dict) -> str:
     positions, pointers, offsets = 0, [], []
     offset_of = dict(zip(vector["slices"], vector["offsets"]))
     for p in entry["params"]:
-        for part in p["abi"]:
+        for part in launch_abi(p, launch):
             if p["name"] in offset_of and part["role"] == "pointer":
                 pointers.append(positions)
                 offsets.append(offset_of[p["name"]])

@@ -134,7 +134,7 @@ def verify_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites, rese
                         for c in loop.index_lists)
     return {"symbol": verify_symbol(symbol(plan.name, index)), "params": params, "summary": summary,
             "preamble": emitter.lines, "loop_open": loop_open, "loop_close": loop_close, "body": body.lines,
-            "checks": sorted(emitter.used_sites | body.used_sites)}
+            "checks": sorted(emitter.used_sites | body.used_sites), "lengths_read": names.lengths_read}
 
 
 def _state_read_panic(emitter: BodyEmitter, check: IndexListCheck, names: LocalNames, launch: int,

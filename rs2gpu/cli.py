@@ -134,7 +134,8 @@ def cmd_inspect(args) -> int:
 def _describe_abi(name: str, entry: dict) -> str:
     generic = entry.get("generic")
     of = f", {generic['name']}::<{', '.join(generic['type_args'])}>" if generic else ""
-    lines = [f"== {name} ({entry['source']}{of}) ==", "", "Arguments (in launch order):"]
+    lines = [f"== {name} ({entry['source']}{of}) ==", "",
+             "Arguments (in launch order; a slice's length only in the launches that read it):"]
     lines.append(f"  {'parameter':<14}{'type':<16}{'transfer':<10}{'C++ arguments'}")
     for p in entry["params"]:
         abi = ", ".join(f"{a['name']}: {a['size']} B" for a in p["abi"])
@@ -151,6 +152,9 @@ def _describe_abi(name: str, entry: dict) -> str:
         lines.append(f"  {launch['symbol']}: loop at {launch['source']}, over ({dims})"
                      f"{', reduces ' + red if red else ''}{', updates with atomics ' + scattered if scattered else ''}"
                      f"{', given ' + uniforms if uniforms else ''}")
+        if any(p["kind"] == "slice" for p in entry["params"]):
+            taken = ", ".join(f"`{n}`" for n in launch["lengths"]) or "none (its code reads none)"
+            lines.append(f"    slice lengths it takes: {taken}")
         covering = launch.get("covering")
         if covering:
             block = f", blocks of {' x '.join(map(str, covering['block']))}" if covering["block"] else ""

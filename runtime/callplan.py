@@ -227,8 +227,8 @@ class PackedArguments:
 
 
 def _loop_fields(entry: dict, launch: dict) -> list[tuple]:
-    """The fields of a launch's arguments up to its reduction results: the kernel's parameters, each
-    dimension's start and count, the launch's number in the call (for a launch that can record or stop on
+    """The fields of a launch's arguments up to its reduction results: the kernel's parameters (a slice's
+    length only where the launch's code reads it), each dimension's start and count, the launch's number in the call (for a launch that can record or stop on
     a panic), then the values of the host loops around it that it reads."""
     fields = []
     for p in entry["params"]:
@@ -236,7 +236,8 @@ def _loop_fields(entry: dict, launch: dict) -> list[tuple]:
             if part["role"] == "pointer":
                 fields.append(("pointer", p["name"], "Q", 8, 8))
             elif part["role"] == "length":
-                fields.append(("length", p["name"], "Q", 8, 8))
+                if p["name"] in launch["lengths"]:
+                    fields.append(("length", p["name"], "Q", 8, 8))
             elif p["kind"] == "scalar":
                 fields.append(("scalar", p["name"], PRIM_PACK[p["layout"]["type"]], part["size"], part["align"]))
             elif p["kind"] == "array":  # a small read-only array passed by value: its elements' bytes

@@ -57,8 +57,8 @@ def run_covering(library, entry: dict, args: list, bounds: list[tuple[int, int]]
                                     covering["count_limit"], (MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ))
     values = []
     for p, a in zip(entry["params"], args):
-        if isinstance(a, np.ndarray):
-            values += [a, np.uint64(a.size)]
+        if isinstance(a, np.ndarray):  # a slice: its length only where the launch reads it
+            values += [a, np.uint64(a.size)] if p["name"] in launch["lengths"] else [a]
         else:
             values.append(np.float32(a) if p["type"] == "f32" else np.uint64(a))
     for start, count in zip((s for s, _ in bounds), counts):

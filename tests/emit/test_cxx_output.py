@@ -242,8 +242,8 @@ def test_entry_point_parameters_follow_the_rust_signature(tmp_path: Path) -> Non
     result = translate_crate(tmp_path, EVERY_KIND)
     for name in ("every_kind.cu", "every_kind.hip.cpp"):
         assert entry_points(result.emitted.files[name]) == {"rs2gpu_every_kind_0": [
-            "f32* __restrict__ out", "const usize out_len",          # &mut [f32]: pointer, then length
-            "const f32* __restrict__ inp", "const usize inp_len",    # &[f32]: const pointer, then length
+            "f32* __restrict__ out",        # &mut [f32]: the pointer (its length where the code reads it)
+            "const f32* __restrict__ inp",  # &[f32]: a const pointer; the host proved `inp[i]` in bounds
             "const f64* __restrict__ table",                         # &[f64; 16]: the length is known
             "const Pair* __restrict__ pair",                         # &Pair
             "const Pair by_value", "const u8 n", "const bool flag",  # by value, at their exact width
@@ -347,7 +347,8 @@ pub fn fill<T: Copy>(out: &mut [T], value: T) {
     assert manifest["fill_u16"]["generic"] == {"name": "fill", "type_args": ["u16"]}
     assert manifest["fill_u16"]["rust_path"] == "fill"
     assert [p["type"] for p in manifest["fill_u16"]["params"]] == ["&mut [u16]", "u16"]
-    assert entry_points(result.emitted.files["fill_f32.cu"])["rs2gpu_fill_f32_0"][2] == "const f32 value"
+    assert entry_points(result.emitted.files["fill_f32.cu"])["rs2gpu_fill_f32_0"][:2] == [
+        "f32* __restrict__ out", "const f32 value"]
     compile_everything(result)
 
 
@@ -428,6 +429,42 @@ pub fn lens(a: &mut [f64], a_len: usize) {
     # `a.len()` reads the length argument, the Rust parameter `a_len` its own argument.
     length, user = abi["a"][1], abi["a_len"][0]
     assert re.search(rf"\(\(f64\){user}\) \+ \w+\) \+ \(\(f64\){length}\)", text), text[-600:]
+    compile_everything(result)
+
+
+LENGTHS = """\
+fn total(xs: &[f64]) -> f64 {
+    let mut sum = 0.0;
+    for x in xs {
+        sum += *x;
+    }
+    sum
+}
+
+#[kernel]
+pub fn lengths(out: &mut [f64], a: &[f64], b: &[f64], c: &[f64], idx: &[usize]) {
+    for i in 0..out.len() {
+        out[i] = a[i];
+    }
+    for i in 0..out.len() {
+        out[i] = a[idx[i]] + total(b) + c.len() as f64;
+    }
+}
+"""
+
+
+def test_a_launch_takes_the_lengths_its_code_reads_and_no_others(tmp_path: Path) -> None:
+    result = translate_crate(tmp_path, LENGTHS)
+    launches = result.emitted.manifest["kernels"]["lengths"]["launches"]
+    # the first loop's accesses are proven on the host: no length travels
+    assert launches[0]["lengths"] == []
+    # the second checks `a[idx[i]]` on the device, passes `b` to a helper and reads `c.len()`
+    assert launches[1]["lengths"] == ["a", "b", "c"]
+    for name in ("lengths.cu", "lengths.hip.cpp"):
+        entries = entry_points(result.emitted.files[name])
+        assert [p for p in entries["rs2gpu_lengths_0"] if p.endswith("_len")] == []
+        assert [p for p in entries["rs2gpu_lengths_1"] if p.endswith("_len")] == [
+            "const usize a_len", "const usize b_len", "const usize c_len"]
     compile_everything(result)
 
 

@@ -278,8 +278,10 @@ def test_a_call_reaches_hip_module_launch_kernel_with_the_packed_arguments(abi_t
     # `taps` needs no device memory: its elements are among the arguments.
     out_buf, a_buf, idx_buf = backend.memory
     assert a_buf.array.tobytes() == a.tobytes() and idx_buf.array.tobytes() == idx.tobytes()
-    expected = [struct.pack("<Q", out_buf.ptr), struct.pack("<Q", n), struct.pack("<Q", a_buf.ptr),
-                struct.pack("<Q", n), struct.pack("<Q", idx_buf.ptr), struct.pack("<Q", n),
+    # the lengths of `out` and `a` are not passed: the host proved their accesses in bounds; the body reads
+    # `idx.len()`
+    expected = [struct.pack("<Q", out_buf.ptr), struct.pack("<Q", a_buf.ptr), struct.pack("<Q", idx_buf.ptr),
+                struct.pack("<Q", n),
                 struct.pack("<b", -5), struct.pack("<h", -300), struct.pack("<I", 70000),
                 struct.pack("<Q", 2**40 + 1), struct.pack("<f", 1.5),
                 struct.pack("<B7xdi4x", 7, 2.5, -3), b"\x01", struct.pack("<3h", -2, 9, 300), struct.pack("<Q", 0),
@@ -324,7 +326,7 @@ def test_a_reduction_launch_takes_seeds_by_value_and_kernel_owned_memory_on_a_ca
     # the reductions in the manifest's order, which puts the location reduction first
     assert [r["name"] for r in entry["launches"][0]["reductions"]] == ["low", "total"]
     assert first == [
-        struct.pack("<Q", staged.ptr), struct.pack("<Q", n),                 # a
+        struct.pack("<Q", staged.ptr),                                       # a (no length: the host proved a[i])
         struct.pack("<q", -7),                                               # bias
         struct.pack("<Q", 0), struct.pack("<Q", n),                          # the loop's start and count
         struct.pack("<f", np.finfo(np.float32).max), struct.pack("<Q", 0),   # `low` and `at` start at MAX, 0
@@ -358,7 +360,8 @@ def test_launch_argument_sizes_match_the_code_objects_kernel_arguments(abi_trans
     for kernel in kernels:
         explicit = [a for a in kernel[".args"] if not a[".value_kind"].startswith("hidden_")]
         assert sizes == [a[".size"] for a in explicit], kernel[".name"]
-        assert [a[".value_kind"] for a in explicit[:6]] == ["global_buffer", "by_value"] * 3
+        # the three slices' pointers, then the one length the body reads (`idx.len()`)
+        assert [a[".value_kind"] for a in explicit[:4]] == ["global_buffer"] * 3 + ["by_value"]
     # every value sits at an offset aligned for its type, and none overlaps the next
     aligns = [field[4] for field in lp.fields]
     assert all(off % align == 0 for off, align in zip(offsets, aligns))
