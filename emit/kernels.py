@@ -1,9 +1,9 @@
 """From a `KernelPlan` to the template context of one generated file, and to its manifest entry.
 
 The argument layout decided here is the ABI both sides must agree on: each `&[T]`/`&mut [T]` is a
-pointer followed by a 64-bit length, the length only in the launches whose code reads it, `&[T; N]` and `&S` are pointers (except the small read-only
-arrays the transfer plan passes by value: their N elements), scalars and structs go by value at their
-exact width, and each launch appends the loop's first index and its iteration count per dimension,
+pointer followed by a 64-bit length (the length only in the launches whose code reads it), `&[T; N]`
+and `&S` are pointers (except the small read-only arrays the transfer plan passes by value: their N
+elements), scalars and structs go by value at their exact width, and each launch appends the loop's first index and its iteration count per dimension,
 its number in the call (a `u32`, for a launch that can record a panic or stop on one), the values of the
 host loops around it that it reads, the arguments of its index lists' checks, whether earlier code of
 the call can have panicked (a `bool`, for a launch that stops on one), then per reduction its seed by value and two pointers, to the
@@ -369,7 +369,8 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
     for c in [*variants, private, vector, l2_adds, verify]:
         if c is not None:
             c["params"] = passed_parameters(c["params"], read)
-    return {"symbol": name, "lengths": [p.name for p in plan.function.params if p in read], "source": str(loop.span), "variants": variants, "verify": verify, "private": private,
+    return {"symbol": name, "lengths": [p.name for p in plan.function.params if p in read],
+            "source": str(loop.span), "variants": variants, "verify": verify, "private": private,
             "proven": proven, "covering": covering, "vector": vector, "l2_adds": l2_adds, "guard": variants[0]["guard"],
             "iteration": variants[0]["iteration"],
             "stops": stops, "numbered": numbered,
@@ -447,7 +448,8 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
             "signals_done": signals,
             "loop_open": loop_open, "loop_close": loop_close, "body": body_lines, "before_loop": before_loop,
             "after_loop": after_loop,
-            "checks": sorted(preamble.used_sites | body.used_sites | helper_sites), "lengths_read": names.lengths_read,
+            "checks": sorted(preamble.used_sites | body.used_sites | helper_sites),
+            "lengths_read": names.lengths_read,
             "iteration": ", ".join(names.name(d.index) for d in loop.dims)}
 
 

@@ -214,8 +214,8 @@ SCALAR_SIZES = {**INT_SIZES, "f32": 4, "f64": 8}
 
 def abi_sizes(entry: dict, launch: dict) -> list[int]:
     """The byte size of each argument of one launch, in the order the kernel takes them: the parameters
-    (a slice's length where the launch reads it), each dimension's start and count, the launch's number in the call (when it can record or stop on a
-    panic), whether an earlier launch can have panicked (a launch that stops after a panic), then per
+    (a slice's length where the launch reads it), each dimension's start and count, the launch's number
+    in the call (when it can record or stop on a panic), whether an earlier launch can have panicked (a launch that stops after a panic), then per
     reduction its seed and the pointers to the blocks' partials and to its result, and the pointer to the
     done word (a launch that sets it)."""
     sizes = [part["size"] for p in entry["params"] for part in launch_abi(p, launch)]

@@ -255,6 +255,14 @@ def test_inspect_shows_the_hip_source_and_the_transfer_plan() -> None:
     assert "Launches:" in out and "rs2gpu_triad_0" in out[out.index("Launches:"):]
 
 
+def test_inspect_names_the_slice_lengths_each_launch_takes() -> None:
+    # triad's accesses are all at its loop variable over 0..a.len(): the host proves them, so no length
+    # travels to the device
+    result = rs2gpu("inspect", STREAM, "--kernel", "triad")
+    assert result.returncode == 0, result.stderr
+    assert "    slice lengths it takes: none (its code reads none)" in result.stdout
+
+
 def test_inspect_defaults_to_cuda() -> None:
     result = rs2gpu("inspect", STREAM, "--kernel", "dot")
     assert result.returncode == 0, result.stderr

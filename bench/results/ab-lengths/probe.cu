@@ -47,18 +47,14 @@ extern "C" __global__ void LB add_vcov5(f64* RB c, const f64* RB a, const f64* R
 // ---- TRIAD: a = b + alpha * c
 extern "C" __global__ void LB triad_hand(f64* a, f64* b, f64* c, f64 alpha, long iend) {
   const long i = blockIdx.x * 256 + threadIdx.x; if (i < iend) a[i] = b[i] + alpha * c[i]; }
-extern "C" __global__ void LB triad_vec9(f64* RB a, const usize al, const f64* RB b, const usize bl, const f64* RB c, const usize cl, const f64 alpha, const usize s, const usize n) {
-  const usize g = n / 2;
-  for (usize x = (usize)blockIdx.x * blockDim.x + threadIdx.x; x < g; x += (usize)gridDim.x * blockDim.x) {
-    const usize f = s + x * 2; const l2 vb = *(const l2*)(b + f); const l2 vc = *(const l2*)(c + f); l2 va;
-    va.lane[0] = vb.lane[0] + alpha * vc.lane[0]; va.lane[1] = vb.lane[1] + alpha * vc.lane[1]; *(l2*)(a + f) = va; }
-  for (usize t = g * 2 + (usize)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += (usize)gridDim.x * blockDim.x) { const usize i = s + t; a[i] = b[i] + alpha * c[i]; } }
-extern "C" __global__ void LB triad_vec6(f64* RB a, const f64* RB b, const f64* RB c, const f64 alpha, const usize s, const usize n) {
-  const usize g = n / 2;
-  for (usize x = (usize)blockIdx.x * blockDim.x + threadIdx.x; x < g; x += (usize)gridDim.x * blockDim.x) {
-    const usize f = s + x * 2; const l2 vb = *(const l2*)(b + f); const l2 vc = *(const l2*)(c + f); l2 va;
-    va.lane[0] = vb.lane[0] + alpha * vc.lane[0]; va.lane[1] = vb.lane[1] + alpha * vc.lane[1]; *(l2*)(a + f) = va; }
-  for (usize t = g * 2 + (usize)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += (usize)gridDim.x * blockDim.x) { const usize i = s + t; a[i] = b[i] + alpha * c[i]; } }
+#define TRIAD_VEC_BODY \
+  const usize g = n / 2; \
+  for (usize x = (usize)blockIdx.x * blockDim.x + threadIdx.x; x < g; x += (usize)gridDim.x * blockDim.x) { \
+    const usize f = s + x * 2; const l2 vb = *(const l2*)(b + f); const l2 vc = *(const l2*)(c + f); l2 va; \
+    va.lane[0] = vb.lane[0] + alpha * vc.lane[0]; va.lane[1] = vb.lane[1] + alpha * vc.lane[1]; *(l2*)(a + f) = va; } \
+  for (usize t = g * 2 + (usize)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += (usize)gridDim.x * blockDim.x) { const usize i = s + t; a[i] = b[i] + alpha * c[i]; }
+extern "C" __global__ void LB triad_vec9(f64* RB a, const usize al, const f64* RB b, const usize bl, const f64* RB c, const usize cl, const f64 alpha, const usize s, const usize n) { TRIAD_VEC_BODY }
+extern "C" __global__ void LB triad_vec6(f64* RB a, const f64* RB b, const f64* RB c, const f64 alpha, const usize s, const usize n) { TRIAD_VEC_BODY }
 extern "C" __global__ void LB triad_cov6(f64* RB a, const f64* RB b, const f64* RB c, const f64 alpha, const usize s, const usize n) {
   const u32 t = blockIdx.x * blockDim.x + threadIdx.x; if (t < (u32)n) { const usize i = s + t; a[i] = b[i] + alpha * c[i]; } }
 extern "C" __global__ void LB triad_cov9(f64* RB a, const usize al, const f64* RB b, const usize bl, const f64* RB c, const usize cl, const f64 alpha, const usize s, const usize n) {
