@@ -22,7 +22,7 @@ from rs2gpu.ir.types import TupleType
 from rs2gpu.ir.walk import walk
 
 BLOCK_SIZE = 256
-MANIFEST_VERSION = 4
+MANIFEST_VERSION = 5
 
 
 @dataclass(frozen=True)

@@ -536,8 +536,9 @@ def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics
                         "per axis (capped; for a launch with reductions, at a few blocks per multiprocessor "
                         "in all), threads stride by the grid when a count exceeds it; a launch with a "
                         "covering entry point runs it instead where a grid covers every count (each below "
-                        "count_limit) and the first variant runs, on its block or else the block that launches "
-                        "the fewest idle threads"}
+                        "count_limit; along x, the count plus the entry point's lead of idle threads) and the "
+                        "first variant runs, on its block or else the block that launches the fewest idle "
+                        "threads"}
     if fn.type_args:
         entry["generic"] = {"name": fn.source_name, "type_args": [str(t) for t in fn.type_args]}
     if plan.host_loops:
@@ -562,7 +563,7 @@ def _covering_json(plan: KernelPlan, covering: dict | None) -> dict | None:
     if covering is None:
         return None
     return {"symbol": covering["symbol"], "block": covering["block"], "count_limit": COVERING_LIMIT,
-            "checks": covering["checks"], "records_panics": bool(covering["checks"])}
+            "lead": covering["lead"], "checks": covering["checks"], "records_panics": bool(covering["checks"])}
 
 
 def _vector_json(vector: dict | None) -> dict | None:
@@ -618,7 +619,8 @@ def _proven_json(proven: dict | None, loop: ParallelLoop, consts) -> dict | None
         return None
     lists = [check.list_param.name for check in loop.index_lists] + [r.list_param.name for r in loop.list_reads]
     return {"symbol": proven["symbol"], "checks": proven["checks"], "records_panics": bool(proven["checks"]),
-            "block": proven["block"], "count_limit": COVERING_LIMIT, "lists": list(dict.fromkeys(lists)),
+            "block": proven["block"], "count_limit": COVERING_LIMIT, "lead": proven["lead"],
+            "lists": list(dict.fromkeys(lists)),
             "reads": [{"list": r.list_param.name, "param": r.param.name, "scale": r.scale,
                        "offset": _poly_json(r.offset, consts), "source": str(r.span)} for r in loop.list_reads]}
 

@@ -543,7 +543,8 @@ def covering_source(covering: dict | None) -> str:
         return "None"
     block = ", ".join(str(b) for b in covering["block"] or (0, 0, 0))
     return (f'Some(Covering {{ symbol: "{covering["symbol"]}", block: [{block}], '
-            f'count_limit: {covering["count_limit"]}, records_panics: {str(covering["records_panics"]).lower()} }})')
+            f'count_limit: {covering["count_limit"]}, lead: {covering["lead"]}, '
+            f'records_panics: {str(covering["records_panics"]).lower()} }})')
 
 
 def vector_source(entry: dict, launch: dict) -> str:

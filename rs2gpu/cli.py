@@ -158,7 +158,9 @@ def _describe_abi(name: str, entry: dict) -> str:
         covering = launch.get("covering")
         if covering:
             block = f", blocks of {' x '.join(map(str, covering['block']))}" if covering["block"] else ""
-            lines.append(f"    where a grid covers the nest: {covering['symbol']}, one thread per iteration{block}")
+            lead = covering["lead"]
+            idle = f", after {lead} idle thread{'s' if lead > 1 else ''} (warps from multiples of 32)" if lead else ""
+            lines.append(f"    where a grid covers the nest: {covering['symbol']}, one thread per iteration{block}{idle}")
         for check in launch["checks"]:
             lines.append(f"    checked at launch: the strides of the write at {check['source']} do not overlap")
         for check in launch["bounds"]:

@@ -84,19 +84,20 @@ def launch_geometry(counts: dict[str, int], block_size: int,
 
 class Covering(NamedTuple):
     """An entry point that runs one thread per iteration, on a grid that covers the loop: its function, the
-    block its body needs (None: any), the count every axis must stay below, its symbol and whether it can
-    record a panic."""
+    block its body needs (None: any), the count every axis must stay below, the idle threads its grid starts
+    with along x (`emit.covering.warp_lead`), its symbol and whether it can record a panic."""
 
     function: object
     block: tuple | None
     count_limit: int
+    lead: int
     symbol: str
     records_panics: bool
 
     def geometry(self, counts: dict[str, int]):
         """(grid, block) that covers `counts`, or None when no grid does."""
-        return covering_geometry((counts["x"], counts.get("y", 1), counts.get("z", 1)), len(counts), self.block,
-                                 self.count_limit, (MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ))
+        return covering_geometry((counts["x"] + self.lead, counts.get("y", 1), counts.get("z", 1)), len(counts),
+                                 self.block, self.count_limit, (MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ))
 
 
 def _next_pow2(n: int) -> int:
@@ -300,8 +301,8 @@ class DeviceKernel:
                            for lp in self.plan.launches]
         self._verifiers = [backend.function(self._module, lp.verify.symbol) if lp.verify else None
                            for lp in self.plan.launches]
-        self._covering = [Covering(backend.function(self._module, lp.covering[0]), *lp.covering[1:3], lp.covering[0],
-                                   lp.covering[3]) if lp.covering else None for lp in self.plan.launches]
+        self._covering = [Covering(backend.function(self._module, lp.covering[0]), *lp.covering[1:4], lp.covering[0],
+                                   lp.covering[4]) if lp.covering else None for lp in self.plan.launches]
         self._proven = [Covering(self._functions[k][lp.proven.symbol], *lp.proven_shape, lp.proven.symbol,
                                  lp.proven.records_panics) if lp.proven else None
                         for k, lp in enumerate(self.plan.launches)]

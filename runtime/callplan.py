@@ -326,7 +326,7 @@ class LaunchPlan(PackedArguments):
         proven = launch.get("proven")
         self.proven = Variant(proven["symbol"], proven["records_panics"]) if proven else None
         # it runs one thread per iteration: (the block it needs, the count every axis must stay below)
-        self.proven_shape = (tuple(proven["block"]) if proven["block"] else None, proven["count_limit"]) \
+        self.proven_shape = (tuple(proven["block"]) if proven["block"] else None, proven["count_limit"], proven["lead"]) \
             if proven else None
         # the lists the proven entry point needs verified, those whose order must keep the written indices
         # distinct, and (list, scale, offset, slice) for each index scale * value + offset the proof bounds
@@ -337,9 +337,10 @@ class LaunchPlan(PackedArguments):
                                                      for name, _, offset, param in self._proof_terms])
         self._proofs: dict[tuple, bool] = {}
         covering = launch.get("covering")
-        # (symbol, the block its body needs or None, the count every axis must stay below, whether it can panic)
+        # (symbol, the block its body needs or None, the count every axis must stay below, the idle threads
+        # before x's first iteration, whether it can panic)
         self.covering = (covering["symbol"], tuple(covering["block"]) if covering["block"] else None,
-                         covering["count_limit"], covering["records_panics"]) if covering else None
+                         covering["count_limit"], covering["lead"], covering["records_panics"]) if covering else None
         vector = launch.get("vector")
         # (symbol, iterations per thread, the alignment its accesses need, the slices they are to with the
         # offset of each one's first lane from the loop variable)

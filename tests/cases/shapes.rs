@@ -72,3 +72,11 @@ pub fn subtract_product(y: &mut [f64], x: &[f64], z: &[f64]) {
         y[i] -= x[i] * z[i];
     }
 }
+
+/// TRIDIAG_ELIM's loop: from 1, storing at its variable, reading the element before.
+#[kernel]
+pub fn eliminate(xout: &mut [f64], xin: &[f64], y: &[f64], z: &[f64]) {
+    for i in 1..xout.len() {
+        xout[i] = z[i] * (y[i] - xin[i - 1]);
+    }
+}

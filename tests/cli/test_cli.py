@@ -263,6 +263,14 @@ def test_inspect_names_the_slice_lengths_each_launch_takes() -> None:
     assert "    slice lengths it takes: none (its code reads none)" in result.stdout
 
 
+def test_inspect_names_the_idle_threads_that_align_a_covering_grid() -> None:
+    # tridiag_elim stores xout[i] for i in 1..: one idle thread puts iteration i on thread i
+    result = rs2gpu("inspect", EXAMPLE / "src" / "lcals.rs", "--kernel", "tridiag_elim")
+    assert result.returncode == 0, result.stderr
+    assert ("rs2gpu_tridiag_elim_0_covering, one thread per iteration, blocks of 256 x 1 x 1, after 1 idle thread "
+            "(warps from multiples of 32)") in result.stdout
+
+
 def test_inspect_defaults_to_cuda() -> None:
     result = rs2gpu("inspect", STREAM, "--kernel", "dot")
     assert result.returncode == 0, result.stderr

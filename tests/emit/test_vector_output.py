@@ -106,6 +106,22 @@ pub fn transpose(out: &mut [f64], a: &[f64], n: usize) {
 }
 
 #[kernel]
+pub fn eliminate(xout: &mut [f64], xin: &[f64], y: &[f64]) {
+    for i in 1..xout.len() {
+        xout[i] = y[i] - xin[i - 1];
+    }
+}
+
+#[kernel]
+pub fn dot_next(a: &[f64], b: &[f64]) -> f64 {
+    let mut sum = 0.0;
+    for i in 0..a.len() {
+        sum += a[i] * b[i + 1];
+    }
+    sum
+}
+
+#[kernel]
 pub fn rows_apart(out: &mut [f64], a: &[f64], n: usize, m: usize) {
     for k in 1..m - 1 {
         for j in 1..n - 1 {
@@ -139,6 +155,8 @@ def test_the_manifest_gives_the_width_and_the_slices_whose_alignment_the_host_ch
     ("skip_negative", "a `continue` would skip the lanes after it"),
     ("quotient", "the division checks its divisor on the device"),
     ("transpose", "a[i * n + j] steps by n along the innermost loop"),
+    ("eliminate", "lanes of xin in step with xout's would read past xin's end, so it would read each element "
+                  "on its own: the covering entry point reads it as a hand-written kernel does"),
 ])
 def test_loops_without_a_vector_entry_point(translated, kernel, why):
     assert vector_of(translated, kernel) is None, why
@@ -159,6 +177,14 @@ def test_reads_at_two_offsets_take_one_16_byte_load_and_one_8_byte_load_per_grou
     assert len(re.findall(r"ld\.global\.nc\.f64", vector)) == 5
     # the head is a constant of the kernel, so the compiler keeps the groups' store whole
     assert len(re.findall(r"st\.global\.v2\.f64", vector)) == 1
+
+
+def test_a_reduction_reads_a_slice_out_of_step_element_by_element(translated):
+    # b[i + 1] alone: b's lanes in step with a's would read b[n + 1] in the last group; a reduction has no
+    # covering entry point, so its vector form keeps its groups and reads b one element at a time
+    assert vector_of(translated, "dot_next")["slices"] == ["a"]
+    vector = ptx_entries(translated, "dot_next")["rs2gpu_dot_next_0_vector"]
+    assert len(re.findall(r"ld\.global\.nc\.v2\.f64", vector)) == 1
 
 
 def test_stored_slices_out_of_step_have_no_vector_entry_point(translated):

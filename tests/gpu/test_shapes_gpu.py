@@ -102,3 +102,19 @@ def test_f32_product_from_an_initial_value_is_rustcs_bit_for_bit(shapes, m, n, p
     cpu.matmul_from_bias(want, a, b, m, n, p, 0.1)
     cuda.matmul_from_bias(got, a, b, m, n, p, 0.1)
     assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("n", [2, 33, 256, 257, 1_000_003])
+def test_a_loop_from_one_on_warps_aligned_to_its_stores_matches_rustc(shapes, n) -> None:
+    import cupy as cp
+
+    cpu, cuda = shapes
+    rng = np.random.default_rng(n)
+    z, y, xin = rng.standard_normal(n), rng.standard_normal(n), rng.standard_normal(n - 1)
+    want = np.full(n, -1.0)
+    cpu.eliminate(want, xin, y, z)
+    got = cp.full(n, -1.0)
+    cuda.eliminate(got, cp.asarray(xin), cp.asarray(y), cp.asarray(z))
+    # one idle thread first, so that thread t runs iteration t: at n = 257 it and the 256 iterations take two blocks
+    assert cuda.eliminate.last_variants == ["rs2gpu_eliminate_0_covering"]
+    assert cp.asnumpy(got).tobytes() == want.tobytes()

@@ -366,32 +366,32 @@ def test_a_head_of_127_f32_iterations_covers_loops_shorter_than_it(kernels, n: i
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 1000, 1001])
-def test_a_slice_read_at_one_offset_out_of_step_is_read_element_by_element(kernels, n: int) -> None:
+def test_a_loop_reading_a_slice_out_of_step_with_its_stores_runs_one_thread_per_iteration(kernels, n: int) -> None:
     rust, device = kernels
-    # y[i + 1] only, y exactly n + 1 long: lanes in step with x's would load y[n + 1] in the last group, so
-    # each lane's y[i + 1] is read on its own; y's address does not matter then (8 bytes off the grid)
-    source = device.next_of.source
-    assert "rs2gpu_load_lanes<2>(y" not in source and "y[(rs2gpu_first_x + 1)]" in source
-    assert device.next_of.entry["launches"][0]["vector"]["slices"] == ["x"]
+    # y[i + 1] only, y exactly n + 1 long: lanes in step with x's would load y[n + 1] in the last group, and
+    # a group would read each lane's y[i + 1] on its own; the covering entry point reads one per thread
+    assert device.next_of.entry["launches"][0]["vector"] is None
     ys = values(n + 2, 17)
     y = ys[1:]
-    assert y.ctypes.data % 16 == 8
     expected, x = np.zeros(n), np.zeros(n)
     rust.next_of(expected, y)
     device.next_of(EmulatedDeviceArray(x), EmulatedDeviceArray(y))
-    assert device.next_of.last_variants == ["rs2gpu_next_of_0_vector"]
+    assert device.next_of.last_variants == ["rs2gpu_next_of_0_covering"]
     assert x.tobytes() == expected.tobytes()
 
 
-@pytest.mark.parametrize("n", [2, 3, 4, 1000, 1001])
-def test_a_loop_from_one_reading_the_element_before_loads_it_on_its_own(kernels, n: int) -> None:
+@pytest.mark.parametrize("n", [2, 3, 4, 255, 256, 257, 1000, 1001])
+def test_a_loop_from_one_storing_at_its_variable_starts_its_warps_at_multiples_of_32(kernels, n: int) -> None:
     rust, device = kernels
-    # TRIDIAG_ELIM's shape: xin[i - 1] only, xin exactly as long as the loop reads (n - 1 elements)
+    # TRIDIAG_ELIM's shape: xin[i - 1] only, xin exactly as long as the loop reads (n - 1 elements). Its
+    # covering grid starts with one idle thread, so thread t runs i = t; n = 256 fills one block, 257 takes two
+    launch = device.eliminate.entry["launches"][0]
+    assert launch["vector"] is None and launch["covering"]["lead"] == 1
     z, y, xin = values(n, 18), values(n, 19), values(n - 1, 20)
     expected, xout = np.full(n, -1.0), np.full(n, -1.0)
     rust.eliminate(expected, xin, y, z)
     device.eliminate(xout, xin, y, z)
-    assert device.eliminate.last_variants == ["rs2gpu_eliminate_0_vector"]
+    assert device.eliminate.last_variants == ["rs2gpu_eliminate_0_covering"]
     assert xout.tobytes() == expected.tobytes()
 
 
