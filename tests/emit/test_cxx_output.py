@@ -751,12 +751,12 @@ def test_nests_and_loops_indexing_beside_their_variable_have_a_covering_entry_po
     assert kernels["flat"]["launches"][0]["covering"] is None  # it indexes at `i` only: nothing to spare
     # a single loop runs on rows of the block size, as its grid-stride entry point does
     assert kernels["shifted"]["launches"][0]["covering"] == {
-        "symbol": "rs2gpu_shifted_0_covering", "block": [256, 1, 1], "count_limit": 2**31, "checks": [],
+        "symbol": "rs2gpu_shifted_0_covering", "block": [256, 1, 1], "count_limit": 2**31, "lead": 0, "checks": [],
         "records_panics": False}
     assert kernels["summed"]["launches"][0]["covering"] is None  # its threads combine many iterations
     covering = kernels["product_plus_one"]["launches"][0]["covering"]
     assert covering == {"symbol": "rs2gpu_product_plus_one_0_covering", "block": None, "count_limit": 2**31,
-                        "checks": [], "records_panics": False}  # every access is checked on the host
+                        "lead": 0, "checks": [], "records_panics": False}  # every access is checked on the host
     for name in ("product_plus_one.cu", "product_plus_one.hip.cpp"):
         assert list(entry_points(result.emitted.files[name])) == ["rs2gpu_product_plus_one_0",
                                                                    "rs2gpu_product_plus_one_0_covering"]
