@@ -329,11 +329,15 @@ class DeviceKernel:
         self._returned = self._readback.returned_reader(entry.get("returns"))
         self._call = threading.Lock()  # one call at a time uses the readback area and the partials
         self._decided: dict[tuple, _Decided] = {}
-        # calls may repeat (see `_repeat`) where no launch verifies index lists or runs in a host loop, and
-        # each one's arguments are pointers, lengths, scalars, loop bounds and reductions whose seeds the
-        # repeat path computes; the binding is compiled at the first call that may repeat
-        self._repeatable = all(lp.repeat_values is not None and lp.repeat_seeds is not None and lp.verify is None
+        # calls may repeat (see `_repeat`) where no launch runs in a host loop or checks index lists it has
+        # no proven entry point for, and each one's arguments are pointers, lengths, scalars, loop bounds,
+        # reductions whose seeds the repeat path computes and the list checks' arguments the proven entry
+        # point does not read; the binding is compiled at the first call that may repeat
+        self._repeatable = all(lp.repeat_values is not None and lp.repeat_seeds is not None
+                               and (lp.proven is not None or (lp.verify is None and not lp.index_lists))
                                for lp in self.plan.launches) and self.plan.schedule is None
+        self._repeat_scratch = [{**pointers, **lp.unchecked_lists}
+                                for pointers, lp in zip(self._readback.pointers, self.plan.launches)]
         self._repeat_binding = None
         self.repeats = 0  # the calls that took the repeat path
 
@@ -374,7 +378,9 @@ class DeviceKernel:
             device_type = self.backend.device_array_type()
             if device_type is None:
                 return None
-            bind = compile_repeat_binding(self.plan, device_type, c_contiguous_of(device_type), self._ordinal)
+            backend, ordinal = self.backend, self._ordinal
+            bind = compile_repeat_binding(self.plan, device_type, c_contiguous_of(device_type), ordinal,
+                                          lambda verified: verified.device_pointer(backend, ordinal))
             if bind is None:
                 self._repeatable = False
                 return None
@@ -389,21 +395,25 @@ class DeviceKernel:
             variant, space = decided.variants[index], decided.spaces.get(index)
             if variant is None or variant.records_panics or space is None or not all(space[1].values()):
                 return None
+            proven = variant is lp.proven  # the host proved the checks through its index lists
+            if lp.index_lists and not proven:
+                return None
             vector = self._vector[index] if variant is lp.variants[0] else None
             found = decided.shapes.get((index, vector is not None and lp.vector_fits(space[0], ptrs)))
             seeds = lp.repeat_seeds(ptrs, lengths)
-            if found is None or seeds is None or (found[3] == "covering" and self._covering[index].records_panics):
+            covering = self._proven[index] if proven else self._covering[index]
+            if found is None or seeds is None or (found[3] == "covering" and covering.records_panics):
                 return None
-            launches.append((index, lp, variant, space, found, seeds))
+            launches.append((index, lp, variant, space, found, seeds, covering))
         with self._call:
             self._readback.clear_done()
             self.last_variants = []
-            for number, (index, lp, variant, (starts, counts), (function, grid, block, shape), seeds) \
+            for number, (index, lp, variant, (starts, counts), (function, grid, block, shape), seeds, covering) \
                     in enumerate(launches, 1):
                 self._pack_and_launch(lp, function, grid, block,
                                       lp.repeat_values(ptrs, lengths, scalars, starts, counts, number, seeds,
-                                                       self._readback.pointers[index]))
-                self.last_variants.append(self._covering[index].symbol if shape == "covering"
+                                                       self._repeat_scratch[index]))
+                self.last_variants.append(covering.symbol if shape == "covering"
                                           else _shaped_symbol(lp, shape) or variant.symbol)
             reductions = returned = None
             if self._readback.has_results:  # the launches' last blocks write them into host memory
@@ -425,7 +435,7 @@ class DeviceKernel:
         """Everything the host decides before any device work, launch after launch (see `_check_launch`),
         but for the launches whose checks read the values of a host loop around them: the host checks
         those in every iteration of the loop. The variant of each launch checked here (None for those)."""
-        key = self.plan.decision_key(bound.env) if self.plan.decision_key is not None else None
+        key = self.plan.decision_key(bound) if self.plan.decision_key is not None else None
         decided = self._decided.get(key) if key is not None else None
         if decided is None:
             decided = _Decided([None if lp.per_step else self._check_launch(index, bound)

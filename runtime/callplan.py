@@ -20,6 +20,7 @@ from rs2gpu.runtime.bounds import (compile_ranges, first_out_of_bounds, may_leav
                                    simple_source)
 from rs2gpu.runtime.errors import KernelPanic, RaceError
 from rs2gpu.runtime.hostexpr import Environment, HostPanic, evaluate
+from rs2gpu.runtime.indexlist import IndexList
 from rs2gpu.runtime.listwindows import read_window
 
 WINDOWS_KEPT = 64  # the read windows a launch keeps, for as many different parameter values and lengths
@@ -542,18 +543,19 @@ def _compile_window_inputs(windows: list) -> Callable[[Environment], tuple]:
 
 
 def decision_inputs(entry: dict) -> tuple[list[str], list[str]] | None:
-    """The integer parameters and preamble values the launches' bounds and checks name, beside the slices'
-    lengths: what a call's host checks, entry-point choice and launch shapes read; None where those
-    decisions read anything else: a host loop's values, index lists, struct fields, elements, or floats
-    (whose key would not tell -0.0 from 0.0)."""
+    """The integer parameters and preamble values the launches' bounds, checks and index-list positions
+    and proofs name, beside the slices' lengths and the facts of the verified lists the proofs take
+    (`verified_lists`): what a call's host checks, entry-point choice and launch shapes read; None where
+    those decisions read anything else: a host loop's values, struct fields, elements, or floats (whose
+    key would not tell -0.0 from 0.0)."""
     launches = entry["launches"]
-    if any("loop" in step for step in entry.get("schedule", ())) \
-            or any(launch.get("index_lists") or launch.get("proven") for launch in launches):
+    if any("loop" in step for step in entry.get("schedule", ())):
         return None
     params = {p["name"]: p for p in entry["params"]}
     local_types = {local["name"]: local["type"] for local in entry["preamble"]}
     names: dict[str, set] = {"param": set(), "local": set()}
-    if not _note_reads([[launch.get(key) for key in ("dims", "checks", "bounds", "guarded_bounds")]
+    if not _note_reads([[launch.get(key) for key in ("dims", "checks", "bounds", "guarded_bounds", "index_lists",
+                                                     "proven")]
                         for launch in launches], names):
         return None
     integer = set(PRIM_PACK) - {"f32", "f64"}
@@ -563,27 +565,36 @@ def decision_inputs(entry: dict) -> tuple[list[str], list[str]] | None:
     return sorted(names["param"]), sorted(names["local"])
 
 
-def _decision_key(entry: dict) -> Callable[[Environment], tuple] | None:
-    """`key(env)`: the values a call's host checks, entry-point choice and launch shapes read, as one
-    generated expression (every slice's length, then the integer parameters and preamble values of
-    `decision_inputs`), so that a backend decides once per key; None where those decisions read anything
-    else."""
+def verified_lists(entry: dict) -> list[str]:
+    """The index lists whose facts a launch's proof takes (see `LaunchPlan.lists_proven`), in a fixed order."""
+    return sorted({name for launch in entry["launches"] for name in (launch.get("proven") or {}).get("lists", ())})
+
+
+def _decision_key(entry: dict) -> Callable[[BoundArgs], tuple] | None:
+    """`key(bound)`: the values a call's host checks, entry-point choice and launch shapes read, as one
+    generated expression (every slice's length, the integer parameters and preamble values of
+    `decision_inputs`, then the facts of each of the `verified_lists`, None for a plain array), so that a
+    backend decides once per key; None where those decisions read anything else."""
     inputs = decision_inputs(entry)
     if inputs is None:
         return None
-    parts = [f"env.lengths[{p['name']!r}], " for p in entry["params"] if "elem" in p]
-    parts += [f"env.params[{name!r}], " for name in inputs[0]]
-    parts += [f"env.locals[{name!r}], " for name in inputs[1]]
-    return eval(f"lambda env: ({''.join(parts)})", {})  # noqa: S307 - from the manifest's names only
+    parts = [f"bound.env.lengths[{p['name']!r}], " for p in entry["params"] if "elem" in p]
+    parts += [f"bound.env.params[{name!r}], " for name in inputs[0]]
+    parts += [f"bound.env.locals[{name!r}], " for name in inputs[1]]
+    # facts are values: lists of the same least and greatest value and order prove the same, and a key holds
+    # no list (nor its device copy) alive
+    parts += [f"getattr(bound.arrays[{name!r}].verified, 'facts', None), " for name in verified_lists(entry)]
+    return eval(f"lambda bound: ({''.join(parts)})", {})  # noqa: S307 - from the manifest's names only
 
 
-def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callable,
-                           ordinal: int) -> Callable[[tuple], tuple | None] | None:
+def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callable, ordinal: int,
+                           list_pointer: Callable[[IndexList], int]) -> Callable[[tuple], tuple | None] | None:
     """For a kernel whose calls can repeat (see `DeviceKernel._repeat`): `bind(args)`, the positional
     arguments of a call checked as the general path would find them, or None where it would not (or would
-    raise): every slice an array of `device_type` on device `ordinal`, of its dtype and C-contiguous, every
-    scalar a `bool`, a `float` for an f64 or an `int` in its type's range, and no slice a call writes
-    overlapping another argument. It returns (pointers, lengths, scalars, decision key) by name, the key as
+    raise): every slice an array of `device_type` on device `ordinal`, of its dtype and C-contiguous, but
+    each of the `verified_lists` an `IndexList` of its dtype (at `list_pointer(list)`, its copy on the
+    device), every scalar a `bool`, a `float` for an f64 or an `int` in its type's range, and no slice a
+    call writes overlapping another argument. It returns (pointers, lengths, scalars, decision key) by name, the key as
     `CallPlan.decision_key` makes it; the scalars hold the bytes of each array passed by value (a numpy
     array, as the general path takes it). None where a call cannot repeat: a struct parameter, an array on
     the device or of structs, an f32, a result computed from the preamble (`_result_repeats`), a host loop,
@@ -596,13 +607,19 @@ def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callab
             or not _result_repeats(entry):
         return None
     preamble = {local["name"]: local["expr"] for local in entry["preamble"]}
-    names = {"T": device_type, "C": contiguous}
+    lists = verified_lists(entry)
+    names = {"T": device_type, "C": contiguous, "L": IndexList, "P": list_pointer}
     lines = ["def bind(args):", f"    if len(args) != {len(plan.params)}:", "        return None",
              f"    {', '.join(f'a{p.index}' for p in plan.params)}{',' if len(plan.params) == 1 else ''} = args"]
     ptrs, lengths, scalars = [], [], []
     for p in plan.params:
         a = f"a{p.index}"
-        if p.kind == "slice" and p.dtype is not None:
+        if p.name in lists:
+            names[f"D{p.index}"] = p.dtype
+            lines += [f"    if type({a}) is not L or {a}.dtype != D{p.index}:", "        return None"]
+            ptrs.append(f"{p.name!r}: P({a})")
+            lengths.append(f"{p.name!r}: len({a})")
+        elif p.kind == "slice" and p.dtype is not None:
             names[f"D{p.index}"] = p.dtype
             lines += [f"    if type({a}) is not T or {a}.dtype != D{p.index} or not C({a}):", "        return None",
                       f"    m{p.index} = {a}.data", f"    if m{p.index}.device_id != {ordinal}:", "        return None"]
@@ -629,8 +646,9 @@ def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callab
             return None
     by_value = {p.name for p in plan.params if p.transfer == "value"}
     lines += [f"    ptrs = {{{', '.join(ptrs)}}}", f"    lengths = {{{', '.join(lengths)}}}"]
-    # a by-value array is host memory, which `ArrayArg.overlaps` never finds overlapping a device array
-    for m, o in [(m, o) for m, o in plan.alias_pairs if o not in by_value]:  # byte ranges, as it compares them
+    # a by-value array is host memory, which `ArrayArg.overlaps` never finds overlapping a device array, and
+    # a verified list's copy on the device is its own; the others compare byte ranges, as it does
+    for m, o in [(m, o) for m, o in plan.alias_pairs if o not in by_value and o not in lists]:
         sm, so = plan.by_name[m].dtype.itemsize, plan.by_name[o].dtype.itemsize
         lines += [f"    if lengths[{m!r}] and lengths[{o!r}] and ptrs[{m!r}] < ptrs[{o!r}] + lengths[{o!r}] * {so} "
                   f"and ptrs[{o!r}] < ptrs[{m!r}] + lengths[{m!r}] * {sm}:", "        return None"]
@@ -644,6 +662,7 @@ def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callab
             key.append(f"a{plan.by_name[expr['param']].index}")
         else:
             return None
+    key += [f"a{plan.by_name[name].index}.facts" for name in lists]
     lines.append(f"    return ptrs, lengths, {{{', '.join(scalars)}}}, ({', '.join(key)},)")
     exec("\n".join(lines), names)  # noqa: S102 - the source is built above from the manifest's names only
     return names["bind"]
@@ -699,17 +718,21 @@ def _compile_alignment(width: int, alignment: int, slices: tuple) -> Callable[[d
 
 
 REPEAT_FIELDS = {"pointer", "length", "scalar", "array", "start", "count", "seed", "partials", "result", "done",
-                 "stop", "launch"}
+                 "stop", "launch", "unordered", "stamp", "window_low", "window_width"}
 
 
 def _compile_repeat_values(fields: list) -> Callable:
     """`values(ptrs, lengths, scalars, starts, counts, launch, seeds, scratch)`: the launch arguments in
     buffer order for a repeat call, whose launches follow none that can record a panic (so `stop` is
-    false); `seeds` as `repeat_seeds` gives them, `scratch` the reductions' device memory (`readback.py`)."""
+    false); `seeds` as `repeat_seeds` gives them, `scratch` the reductions' device memory (`readback.py`)
+    and, for a launch through index lists, which runs its proven entry point, the arguments of the list
+    checks it does not read (`LaunchPlan.unchecked_lists`)."""
     getters = {"pointer": "ptrs[{!r}]", "length": "lengths[{!r}]", "scalar": "scalars[{!r}]",
                "array": "scalars[{!r}]", "start": "starts[{!r}]", "count": "counts[{!r}]", "seed": "seeds[{!r}]",
                "partials": "scratch[('partials', {!r})]", "result": "scratch[('result', {!r})]",
-               "done": "scratch[('done', {!r})]", "stop": "False", "launch": "launch"}
+               "done": "scratch[('done', {!r})]", "stop": "False", "launch": "launch",
+               "unordered": "scratch[('unordered', {!r})]", "stamp": "scratch[('stamp', {!r})]",
+               "window_low": "scratch[('window_low', {!r})]", "window_width": "scratch[('window_width', {!r})]"}
     items = ", ".join(getters[kind].format(name) for kind, name, *_ in fields)
     return eval(f"lambda ptrs, lengths, scalars, starts, counts, launch, seeds, scratch: ({items},)",  # noqa: S307
                 {})

@@ -90,3 +90,29 @@ def test_a_verified_list_with_a_zone_past_the_mesh_panics_as_rust_does(cuda_kern
         cuda_kernels.zonal_accumulation_3d(*verified)
     assert (got.value.message, got.value.location) == (expected.value.message, expected.value.location)
     assert cuda_kernels.zonal_accumulation_3d.last_variants == ["rs2gpu_zonal_accumulation_3d_0"]
+
+
+@pytest.mark.parametrize("kernel", LISTED)
+def test_repeated_calls_through_a_verified_zone_list_skip_the_general_path_and_give_rustcs_bits(
+        cuda_kernels, cpu_kernels, kernel):
+    import cupy as cp
+
+    name = BY_NAME[kernel].rust
+    entry = cuda_kernels.manifest["kernels"][name]
+    gpu_kernel = getattr(cuda_kernels, name)
+    lists = {at: a for at, a in enumerate(arguments(kernel, entry, 200_000, 10, True))
+             if isinstance(a, rs2gpu.IndexList)}
+    before = gpu_kernel.repeats
+    for seed in (10, 11, 12):  # new data on the same mesh in every call
+        want = arguments(kernel, entry, 200_000, seed, False)
+        device = [cp.asarray(a) if isinstance(a, np.ndarray) else a for a in want]
+        for at, verified in lists.items():
+            assert verified.numpy().tobytes() == want[at].tobytes()  # the mesh's zones
+            device[at] = verified
+        getattr(cpu_kernels, name)(*want)
+        gpu_kernel(*device)
+        assert gpu_kernel.last_variants == [f"rs2gpu_{name}_0_proven"]
+        for w, g in zip(want, device):
+            if isinstance(g, cp.ndarray):
+                assert w.tobytes() == cp.asnumpy(g).tobytes()
+    assert gpu_kernel.repeats - before >= 2  # the first call of this mesh decides

@@ -134,7 +134,7 @@ def test_an_integer_preamble_value_computed_from_a_float_is_part_of_the_key(kern
     rust, device = kernels
     # `let n = x as usize`: the key holds n itself, exactly
     plan = CallPlan("fill_counted", device.fill_counted.entry)
-    assert plan.decision_key(plan.bind((np.zeros(8), 3.5), {}, True).env) == (8, 3)
+    assert plan.decision_key(plan.bind((np.zeros(8), 3.5), {}, True)) == (8, 3)
     for x in (3.5, 3.9, 7.0, 3.5):
         expected, a = np.zeros(8), np.zeros(8)
         rust.fill_counted(expected, x)
@@ -157,7 +157,7 @@ def test_the_key_holds_every_length_and_the_integer_parameters_the_bounds_name(k
     _, device = kernels
     plan = CallPlan("scale_from", device.scale_from.entry)
     bound = plan.bind((np.zeros(10), np.zeros(12), 4), {}, True)
-    assert plan.decision_key(bound.env) == (10, 12, 4)
+    assert plan.decision_key(bound) == (10, 12, 4)
     plan = CallPlan("triad", device.triad.entry)
     bound = plan.bind((np.zeros(3), np.zeros(4), np.zeros(5), 2.0), {}, True)
-    assert plan.decision_key(bound.env) == (3, 4, 5)  # alpha names no bound
+    assert plan.decision_key(bound) == (3, 4, 5)  # alpha names no bound

@@ -225,3 +225,85 @@ def test_a_host_call_does_not_copy_a_verified_list_again(kernels):
     device.first_gathers(np.zeros(3), a, idx)
     assert [t.param for t in device.first_gathers.last_transfers] == ["a", "out"]
     assert device.first_gathers.last_variants == ["rs2gpu_first_gathers_0_proven"]
+
+
+# ---------------------------------------------------------------- repeat calls
+
+
+def device_grid(jp: int, rows: int, seed: int):
+    """`grid`'s nodal values as a device array, the zones, and a device array for the zonal results."""
+    x, zones = grid(jp, rows, seed)
+    return EmulatedDeviceArray(x), zones, EmulatedDeviceArray(np.full(x.size, -1.0))
+
+
+def rust_corners(rust, x: EmulatedDeviceArray, zones: np.ndarray, jp: int) -> np.ndarray:
+    want = np.full(x.size, -1.0)
+    rust.corners(want, x.array, zones, jp)
+    return want
+
+
+def test_a_call_like_an_earlier_one_through_a_verified_list_repeats_it_and_gives_rustcs_result(kernels):
+    rust, device = kernels
+    x, zones, out = device_grid(24, 20, 7)
+    verified = IndexList(zones)
+    device.corners(out, x, verified, 24)
+    repeats = device.corners.repeats
+    x, _, out = device_grid(24, 20, 8)  # other values, the same lengths
+    device.corners(out, x, verified, 24)
+    assert device.corners.repeats == repeats + 1
+    assert device.corners.last_variants == ["rs2gpu_corners_0_proven"]
+    assert out.array.view(np.uint64).tolist() == rust_corners(rust, x, zones, 24).view(np.uint64).tolist()
+
+
+def test_another_list_of_the_same_facts_repeats_the_call_of_the_first(kernels):
+    rust, device = kernels
+    x, zones, out = device_grid(24, 20, 9)
+    device.corners(out, x, IndexList(zones), 24)
+    repeats = device.corners.repeats
+    other = zones.copy()
+    other[22] = other[21] + 1  # zone 22 starts row 1; the last column of row 0 keeps the list rising
+    assert (IndexList(other).low, IndexList(other).high) == (zones[0], zones[-1])
+    device.corners(out, x, IndexList(other), 24)
+    assert device.corners.repeats == repeats + 1
+    assert np.array_equal(out.array, rust_corners(rust, x, other, 24))
+
+
+def test_a_list_with_a_repeat_after_one_without_is_a_race(kernels):
+    _, device = kernels
+    x, zones, out = device_grid(24, 20, 10)
+    device.corners(out, x, IndexList(zones), 24)
+    zones[9] = zones[2]
+    with pytest.raises(RaceError, match="positions 2 and 9"):
+        device.corners(out, x, IndexList(zones), 24)
+
+
+def test_a_list_with_a_value_out_of_range_after_one_in_range_panics_as_rust_does(kernels):
+    rust, device = kernels
+    x, zones, out = device_grid(24, 20, 11)
+    device.corners(out, x, IndexList(zones), 24)
+    zones[-1] = x.size - 24  # `x[i + jp]` reads one past the end
+    want = panic_of(lambda: rust.corners(np.zeros(x.size), x.array, zones, 24))
+    assert panic_of(lambda: device.corners(out, x, IndexList(zones), 24)) == want
+
+
+def test_a_plain_device_array_after_a_verified_list_is_checked_on_the_device(kernels):
+    rust, device = kernels
+    x, zones, out = device_grid(24, 20, 12)
+    device.corners(out, x, IndexList(zones), 24)
+    repeats, waits = device.corners.repeats, device.backend.synchronizations
+    device.corners(out, x, EmulatedDeviceArray(zones), 24)
+    assert device.corners.repeats == repeats
+    assert device.backend.synchronizations > waits  # for the verdict of the loop's checks
+    assert device.corners.last_variants == ["rs2gpu_corners_0"]
+    assert np.array_equal(out.array, rust_corners(rust, x, zones, 24))
+
+
+def test_the_decision_key_holds_a_verified_list_s_facts_and_none_for_a_plain_array(kernels):
+    _, device = kernels
+    plan = device.corners.plan
+    x, zones = grid(8, 6, 13)
+    verified = IndexList(zones)
+    assert plan.decision_key(plan.bind((np.zeros(x.size), x, verified, 8), {}, True)) \
+        == (x.size, x.size, zones.size, 8, verified.facts)
+    assert plan.decision_key(plan.bind((np.zeros(x.size), x, zones, 8), {}, True)) \
+        == (x.size, x.size, zones.size, 8, None)
