@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 from bench.kernels import Kernel
+from rs2gpu.ir.abi import EntryKind, Launch
 
 ROOT = Path(__file__).resolve().parents[1]
 CRATE = ROOT / "examples" / "rajaperf"
@@ -30,17 +31,13 @@ def compile_baselines(arch: str) -> tuple[dict[str, bytes], dict[str, str]]:
     return cubins, errors
 
 
-def covered_symbol(launch: dict, verified_lists: bool = False) -> str:
+def covered_symbol(launch: Launch, verified_lists: bool = False) -> str:
     """The entry point the table's sizes launch: with `verified_lists`, the proven one where the launch has
     one (the table's zone lists rise and stay in range); else the covering one where the launch has one
     (every count of the table fits it); else the vector one where it has one (the table's arrays are
     whole allocations, aligned, and those loops start at 0)."""
-    if verified_lists and launch.get("proven"):
-        return launch["proven"]["symbol"]
-    for shape in ("covering", "vector"):
-        if launch.get(shape):
-            return launch[shape]["symbol"]
-    return launch["symbol"]
+    kinds = ((EntryKind.PROVEN,) if verified_lists else ()) + (EntryKind.COVERING, EntryKind.VECTOR)
+    return next((launch.entry(kind) for kind in kinds if launch.entry(kind)), launch.general).symbol
 
 
 def registers(resources: dict, symbols: list[str]) -> tuple[str, int]:

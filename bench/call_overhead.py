@@ -51,7 +51,7 @@ def main() -> int:
 
     k = rs2gpu.load(ROOT / "examples" / "rajaperf", backend="cuda")
     triad = k.triad
-    symbol = triad.entry["launches"][0]["symbol"]
+    symbol = triad.entry.launches[0].general.symbol
     sync = cp.cuda.Device().synchronize
 
     n = args.small
@@ -62,7 +62,7 @@ def main() -> int:
     module = cp.RawModule(path=str(cubin))
     raw = module.get_function(symbol)
     grid = (n + 255) // 256
-    lengths = triad.entry["launches"][0]["lengths"]  # the slices whose lengths the entry point takes
+    lengths = triad.entry.launches[0].lengths  # the slices whose lengths the entry point takes
     slices = [part for name, array in (("a", a), ("b", b), ("c", c))
               for part in ((array, np.uint64(n)) if name in lengths else (array,))]
     raw_args = (*slices, np.float64(2.0), np.uint64(0), np.uint64(n))

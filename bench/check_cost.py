@@ -30,6 +30,13 @@ if str(ROOT) not in sys.path:
 
 CRATE = ROOT / "examples" / "rajaperf"
 
+from rs2gpu.ir.abi import EntryKind  # noqa: E402
+
+# the entry points whose checks the table counts, by the role the table names them with (the covering,
+# vector and L2-adds entry points run the general one's body, with its checks)
+ROLES = {EntryKind.GENERAL: "default", EntryKind.CHECKED: "checked", EntryKind.VERIFY: "verify",
+         EntryKind.PRIVATE: "private", EntryKind.PROVEN: "proven"}
+
 
 @dataclass(frozen=True)
 class Cost:
@@ -60,10 +67,10 @@ def measure(crate: Path = CRATE, arch: str = "sm_90", kernels: list[str] | None 
     translation = pipeline.translate(crate, ("cuda",))
     bare = emit_crate(translation.checked, ("cuda",), device_checks=False)
     costs, times = [], []
-    for name, entry in translation.emitted.manifest["kernels"].items():
+    for name, entry in translation.emitted.abi.kernels.items():
         if kernels and name not in kernels:
             continue
-        file = entry["files"]["cuda"]
+        file = entry.files["cuda"]
         started = time.perf_counter()
         binary = compile_cuda(translation.emitted.files[file], file, arch).binary
         middle = time.perf_counter()
@@ -71,22 +78,15 @@ def measure(crate: Path = CRATE, arch: str = "sm_90", kernels: list[str] | None 
         times.append(CompileTimes(name, middle - started, time.perf_counter() - middle))
         regs, sass = kernel_resources(binary), sass_instructions(binary)
         bare_regs, bare_sass = kernel_resources(bare_binary), sass_instructions(bare_binary)
-        for launch, bare_launch in zip(entry["launches"], bare.manifest["kernels"][name]["launches"]):
-            plain = launch["symbol"]
-            roles = [(v["symbol"], "default" if k == 0 else "checked", len(v["checks"]))
-                     for k, v in enumerate(launch["variants"])]
-            if launch["verify"]:
-                roles.append((launch["verify"]["symbol"], "verify", len(launch["verify"]["checks"])))
-            if launch.get("private"):
-                roles.append((launch["private"]["symbol"], "private", len(launch["private"]["checks"])))
-            if launch.get("proven"):
-                roles.append((launch["proven"]["symbol"], "proven", len(launch["proven"]["checks"])))
+        for launch, bare_launch in zip(entry.launches, bare.abi.kernels[name].launches):
+            plain = launch.general.symbol
+            roles = [(e.symbol, ROLES[e.kind], len(e.checks)) for e in launch.entry_points if e.kind in ROLES]
             for symbol, role, checks in roles:
                 compared = role != "verify"
                 # the private one against the same shared-memory copy without checks, the proven one (one thread
                 # per iteration) against the loop's covering entry point without checks
-                bare_symbol = symbol if role == "private" else bare_launch["covering"]["symbol"] if role == "proven" \
-                    else plain
+                bare_symbol = symbol if role == "private" \
+                    else bare_launch.entry(EntryKind.COVERING).symbol if role == "proven" else plain
                 costs.append(Cost(name, symbol, role, checks, regs[symbol].registers, sass[symbol],
                                   bare_regs[bare_symbol].registers if compared else None,
                                   bare_sass[bare_symbol] if compared else None))

@@ -14,6 +14,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rs2gpu.ir.abi import KernelABI
+
 MAX_ROUNDS = 12
 _KERNEL_ATTRIBUTE = re.compile(rb"#\s*\[\s*(?:rs2gpu\s*::\s*)?kernel\b")
 _SUPPORT_DEPENDENCY = re.compile(r'(rs2gpu\s*=\s*\{[^}]*path\s*=\s*)"[^"]*"')
@@ -37,7 +39,7 @@ class Item:
 @dataclass
 class Corpus:
     root: Path                                             # the crate copy that translates and compiles
-    kernels: dict[str, dict] = field(default_factory=dict)  # manifest entries of the kernels that made it
+    kernels: dict[str, KernelABI] = field(default_factory=dict)  # the ABI of each kernel that made it
     sources: dict[str, str] = field(default_factory=dict)   # generated CUDA, by file name
     written: set[str] = field(default_factory=set)          # every #[kernel] of the original crate
     failures: dict[str, str] = field(default_factory=dict)  # left-out kernel -> why
@@ -143,11 +145,11 @@ def prepare(crate: Path, workdir: Path, arch: str | None = "sm_90", log=print) -
         if rejected:
             places = []
             for kernel, reason in rejected.items():
-                file, line = emitted.manifest["kernels"][kernel]["source"].rsplit(":", 2)[:2]
+                file, line = emitted.abi.kernels[kernel].source.rsplit(":", 2)[:2]
                 places.append((file, int(line), reason))
             _leave_out(corpus, texts, files, places)
             continue
-        corpus.kernels = dict(emitted.manifest["kernels"])
+        corpus.kernels = dict(emitted.abi.kernels)
         corpus.sources = dict(emitted.files)
         if corpus.failures:
             log(f"corpus: {len(corpus.kernels)} kernels translated, {len(corpus.failures)} left out")
@@ -182,10 +184,10 @@ def _compile_all(emitted, arch: str) -> dict[str, str]:
     cache_dir = config.cache_dir()
     cache = BinaryCache(cache_dir / "kernels" if cache_dir else None)
     rejected = {}
-    for name, entry in emitted.manifest["kernels"].items():
-        file = entry["files"]["cuda"]
+    for name, entry in emitted.abi.kernels.items():
+        file = entry.files["cuda"]
         try:
-            cached_compile_cuda(cache, emitted.files[file], file, arch, entry["fast_math"])
+            cached_compile_cuda(cache, emitted.files[file], file, arch, entry.fast_math)
         except GpuCompileError as e:
             first = next((line for line in e.log.splitlines() if "error" in line), e.summary)
             rejected[name] = f"NVRTC rejects the generated CUDA: {first.strip()}"
@@ -199,7 +201,7 @@ def generated_binary(corpus: Corpus, rust_name: str, arch: str = "sm_90") -> byt
     from rs2gpu.runtime.nvrtc import cached_compile_cuda
 
     entry = corpus.kernels[rust_name]
-    file = entry["files"]["cuda"]
+    file = entry.files["cuda"]
     cache_dir = config.cache_dir()
     cache = BinaryCache(cache_dir / "kernels" if cache_dir else None)
-    return cached_compile_cuda(cache, corpus.sources[file], file, arch, entry["fast_math"])[0]
+    return cached_compile_cuda(cache, corpus.sources[file], file, arch, entry.fast_math)[0]

@@ -77,7 +77,7 @@ def dry_run(args, pairs, workdir: Path) -> tuple[list[Row], dict, list]:
 
                 entry = corpus.kernels[k.rust]
                 binary = corpus_module.generated_binary(corpus, k.rust, arch)
-                entry_points = [covered_symbol(lp, bool(k.verified_lists)) for lp in entry["launches"]]
+                entry_points = [covered_symbol(lp, bool(k.verified_lists)) for lp in entry.launches]
                 row.regs_gen, row.frame_gen = registers(kernel_resources(binary), entry_points)
                 call = harness.generated_caller(k, entry, sides.gen, small, getattr(cpu, k.rust) if cpu else None)
                 checks.append("generated arguments bind")

@@ -284,7 +284,6 @@ class EmulatedBackend(DeviceBackend):
     `word_waits` those for a launch's done word."""
 
     name = "cuda"
-    block_size = 256
 
     def __init__(self, workdir: Path, multiprocessors: int = 1, reverse: bool = False, l2_bytes: int = 0) -> None:
         self.workdir = Path(workdir)
@@ -373,8 +372,8 @@ class EmulatedKernels:
         if name.startswith("_") or name in ("backend", "translation"):
             raise AttributeError(name)
         if name not in self._kernels:
-            entry = self.translation.emitted.manifest["kernels"][name]
-            file = entry["files"]["cuda"]
+            entry = self.translation.emitted.abi.kernels[name]
+            file = entry.files["cuda"]
             self._kernels[name] = DeviceKernel(self.backend, name, entry, self.translation.emitted.files[file], file)
         return self._kernels[name]
 

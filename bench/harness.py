@@ -11,6 +11,7 @@ import numpy as np
 
 from bench.data import POISON_F64, POISON_I32, POISON_I64, Rand
 from bench.kernels import Kernel
+from rs2gpu.ir.abi import KernelABI, Layout, ParamKind, Transfer
 
 _PRIM = {"bool": "?", "i8": "i1", "i16": "i2", "i32": "i4", "i64": "i8", "isize": "i8", "u8": "u1", "u16": "u2",
          "u32": "u4", "u64": "u8", "usize": "u8", "f32": "f4", "f64": "f8"}
@@ -58,25 +59,25 @@ def _scalar(value, rust_type: str):
     return int(value)
 
 
-def _struct(layout: dict, v: dict, d: dict) -> dict:
+def _struct(layout: Layout, v: dict, d: dict) -> dict:
     out = {}
-    for f in layout["fields"]:
-        out[f["name"]] = _struct(f, v, d) if "fields" in f else _scalar(_lookup(f["name"], v, d), f["type"])
+    for f in layout.fields:
+        out[f.name] = _struct(f.layout, v, d) if f.layout.is_struct else _scalar(_lookup(f.name, v, d), f.layout.type)
     return out
 
 
-def generated_arguments(entry: dict, v: dict, d: dict, verified: tuple = ()) -> tuple:
+def generated_arguments(entry: KernelABI, v: dict, d: dict, verified: tuple = ()) -> tuple:
     """The generated kernel's arguments, by parameter name, from the side's data and the dims. Integer arrays
     are reinterpreted to the Rust element type when only the signedness differs (i64 zone lists as usize);
     the lists named in `verified` become verified lists (`rs2gpu.IndexList`)."""
     import rs2gpu
 
     args = []
-    for p in entry["params"]:
-        kind, name = p["kind"], p["name"]
-        if kind in ("slice", "array"):
+    for p in entry.params:
+        kind, name = p.kind, p.name
+        if kind in (ParamKind.SLICE, ParamKind.ARRAY):
             array = _lookup(name, v, d)
-            elem = p["elem"].get("type")
+            elem = p.layout.type
             if elem not in _PRIM:
                 raise BindError(f"parameter `{name}`: slices of {elem} are not supported by the bench")
             want = np.dtype(_PRIM[elem])
@@ -84,20 +85,21 @@ def generated_arguments(entry: dict, v: dict, d: dict, verified: tuple = ()) -> 
                 if array.dtype.kind in "iu" and want.kind in "iu" and array.dtype.itemsize == want.itemsize:
                     array = array.view(want)
                 else:
-                    raise BindError(f"parameter `{name}` is {p['type']} but the table's array holds {array.dtype}")
-            if kind == "array" and array.size != p["length"]:
-                raise BindError(f"parameter `{name}` is {p['type']} but the table's array has {array.size} elements")
-            if p["transfer"] == "value":
+                    raise BindError(f"parameter `{name}` is {p.rust_type} but the table's array holds {array.dtype}")
+            if kind == ParamKind.ARRAY and array.size != p.length:
+                raise BindError(f"parameter `{name}` is {p.rust_type} but the table's array has {array.size} "
+                                f"elements")
+            if p.transfer == Transfer.VALUE:
                 # it travels in the launch arguments: a host copy, made once, as the hand-written side
                 # copies its constant-memory coefficients once
                 array = _on_host(array)
             args.append(rs2gpu.IndexList(array) if name in verified else array)
-        elif kind == "scalar":
-            args.append(_scalar(_lookup(name, v, d), p["type"]))
-        elif kind == "struct":
-            args.append(_struct(p["layout"], v, d))
+        elif kind == ParamKind.SCALAR:
+            args.append(_scalar(_lookup(name, v, d), p.rust_type))
+        elif kind == ParamKind.STRUCT:
+            args.append(_struct(p.layout, v, d))
         else:
-            raise BindError(f"parameter `{name}` ({p['type']}, {kind}) is not supported by the bench")
+            raise BindError(f"parameter `{name}` ({p.rust_type}, {kind.value}) is not supported by the bench")
     return tuple(args)
 
 

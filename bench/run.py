@@ -157,7 +157,7 @@ def run_row(ctx: GpuContext, k: Kernel, label: str, factor: float, seed: int) ->
         if gen_fn is not None:
             verified = args.verified_lists and bool(k.verified_lists)
             row.regs_gen, row.frame_gen = registers(kernel_resources(gen_fn.binary),
-                                                    [covered_symbol(launch, verified) for launch in entry["launches"]])
+                                                    [covered_symbol(launch, verified) for launch in entry.launches])
     except Exception as e:  # noqa: BLE001 - registers are informative only
         row.extra["registers"] = f"{type(e).__name__}: {e}"
     if k.source not in ctx.modules:

@@ -37,9 +37,9 @@ def main() -> int:
     kernels = rs2gpu.load(ROOT / "examples" / "rajaperf", backend="cuda")
     failures = 0
     for k in KERNELS:
-        if k.rust not in kernels.manifest["kernels"]:
+        if k.rust not in kernels.abi.kernels:
             continue
-        entry = kernels.manifest["kernels"][k.rust]
+        entry = kernels.abi.kernels[k.rust]
         dims = k.dims(size)
         for xp in (cp, np):
             for verified in dict.fromkeys((k.verified_lists, ())):

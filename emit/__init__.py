@@ -1,4 +1,4 @@
-"""Checked IR → text: one C++ file per kernel and target, and the crate's manifest.
+"""Checked IR → text: one C++ file per kernel and target, and the crate's ABI (`ir.abi.CrateABI`).
 
 `emit_crate(checked, targets)` renders every kernel for every dialect in `targets` through the same
 templates; the vendor preludes and the `Dialect` table are the only places the targets differ.
@@ -11,24 +11,22 @@ from importlib import resources
 import jinja2
 from functools import lru_cache
 
-from rs2gpu.emit.cxx_types import PRIM_CXX
 from rs2gpu.emit.dialect import DIALECTS, Dialect
-from rs2gpu.emit.kernels import (PanicSites, global_names, helper_context, launch_context, manifest_entry,
-                                 records_panics, result_words, struct_context, tuple_context)
+from rs2gpu.emit.abi import kernel_abi
+from rs2gpu.emit.kernels import (PanicSites, global_names, helper_context, launch_context, records_panics,
+                                 result_words, struct_context, tuple_context)
 from rs2gpu.emit.consts import const_context
 from rs2gpu.ir import nodes as ir
+from rs2gpu.ir.abi import BLOCK_SIZE, CrateABI
 from rs2gpu.ir.plan import CheckedCrate, HostLoop, KernelPlan
-from rs2gpu.ir.types import TupleType
+from rs2gpu.ir.types import PRIMITIVES, PrimType, TupleType
 from rs2gpu.ir.walk import walk
-
-BLOCK_SIZE = 256
-MANIFEST_VERSION = 5
 
 
 @dataclass(frozen=True)
 class EmittedCrate:
     files: dict[str, str]   # file name → text, e.g. "triad.cu"
-    manifest: dict
+    abi: CrateABI           # what the host side needs of every kernel; `manifest.json` is its JSON form
 
 
 def _environment() -> jinja2.Environment:
@@ -50,17 +48,16 @@ def environment() -> jinja2.Environment:
 
 def _int_types() -> list[dict]:
     from rs2gpu.emit.cxx_types import int_literal
-    from rs2gpu.ir.types import INT_BITS, PrimType
 
     out = []
-    for name, bits in INT_BITS.items():
-        ty = PrimType(name)
-        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if ty.is_signed else (0, (1 << bits) - 1)
-        out.append({"name": PRIM_CXX[name], "bits": bits, "carrier": "u64" if bits == 64 else "u32",
-                    "unsigned": PRIM_CXX["u" + name[1:]] if name != "isize" else "usize",
-                    "min": int_literal(lo, ty), "max": int_literal(hi, ty)})
-    # isize/usize are the same C++ types as i64/u64: one specialization each
-    return [t for t in out if t["name"] not in ("isize", "usize")]
+    for p in PRIMITIVES.values():
+        # isize/usize are the same C++ types as i64/u64: one specialization each
+        if not p.is_int or p.name in ("isize", "usize"):
+            continue
+        ty = PrimType(p.name)
+        out.append({"name": p.name, "bits": p.bits, "carrier": "u64" if p.bits == 64 else "u32",
+                    "unsigned": "u" + p.name[1:], "min": int_literal(p.min, ty), "max": int_literal(p.max, ty)})
+    return out
 
 
 def reachable_helpers(crate: ir.Crate, *roots) -> list[ir.Function]:
@@ -194,11 +191,9 @@ def emit_crate(checked: CheckedCrate, targets: tuple[str, ...] = ("cuda", "hip")
             file_name = plan.name + dialect.file_suffix
             files[file_name] = render_kernel(context, dialect, version)
             names[target] = file_name
-        kernels[plan.name] = manifest_entry(plan, names, shared.const_defs, sites.sites,
-                                            context["kernel"]["launches"], shared.reserved)
-    manifest = {"manifest_version": MANIFEST_VERSION, "rs2gpu_version": version, "crate": checked.crate.name,
-                "block_size": BLOCK_SIZE, "targets": list(targets), "kernels": kernels}
-    return EmittedCrate(files, manifest)
+        kernels[plan.name] = kernel_abi(plan, names, shared.const_defs, sites.sites, context["kernel"]["launches"],
+                                        shared.reserved)
+    return EmittedCrate(files, CrateABI(checked.crate.name, version, tuple(targets), kernels))
 
 
-__all__ = ["emit_crate", "EmittedCrate", "render_kernel", "BLOCK_SIZE"]
+__all__ = ["emit_crate", "EmittedCrate", "render_kernel"]

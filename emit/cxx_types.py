@@ -5,10 +5,6 @@ import math
 
 from rs2gpu.ir.types import ArrayType, PrimType, RefType, SliceType, StructType, TupleType, Type
 
-# The prelude declares these typedefs, so generated code reads like the Rust it came from.
-PRIM_CXX = {"bool": "bool", "i8": "i8", "i16": "i16", "i32": "i32", "i64": "i64", "isize": "isize",
-            "u8": "u8", "u16": "u16", "u32": "u32", "u64": "u64", "usize": "usize", "f32": "f32", "f64": "f64"}
-
 
 def tuple_struct_name(ty: TupleType) -> str:
     return "rs2gpu_tuple_" + "_".join(_token(t) for t in ty.elems)
@@ -30,7 +26,7 @@ def cxx_type(ty: Type) -> str:
     from rs2gpu.emit.names import cxx_name
 
     if isinstance(ty, PrimType):
-        return PRIM_CXX[ty.name]
+        return ty.name  # the prelude declares every primitive's Rust name as a typedef
     if isinstance(ty, StructType):
         return cxx_name(ty.name)
     if isinstance(ty, ArrayType):
@@ -46,7 +42,7 @@ def cxx_type(ty: Type) -> str:
 
 def int_literal(value: int, ty: PrimType) -> str:
     """An integer constant of exactly type `ty` (INT_MIN-style values need the subtraction form)."""
-    name = PRIM_CXX[ty.name]
+    name = ty.name
     if ty.bits == 64:
         if ty.is_signed:
             if value == -(1 << 63):

@@ -1,35 +1,27 @@
-"""From a `KernelPlan` to the template context of one generated file, and to its manifest entry.
+"""From a `KernelPlan` to the template context of one generated file: its helpers, and per launch its
+entry points (see `ir.abi.EntryKind`), each with its C++ parameters and body.
 
-The argument layout decided here is the ABI both sides must agree on: each `&[T]`/`&mut [T]` is a
-pointer followed by a 64-bit length (the length only in the launches whose code reads it), `&[T; N]`
-and `&S` are pointers (except the small read-only arrays the transfer plan passes by value: their N
-elements), scalars and structs go by value at their exact width, and each launch appends the loop's first index and its iteration count per dimension,
-its number in the call (a `u32`, for a launch that can record a panic or stop on one), the values of the
-host loops around it that it reads, the arguments of its index lists' checks, whether earlier code of
-the call can have panicked (a `bool`, for a launch that stops on one), then per reduction its seed by value and two pointers, to the
-blocks' partial results and to the result (a min/max-location reduction: both seeds, the partials of
-(value, location) pairs, and a pointer to each result), and last, for the launch that ends its call and
-reduces (`signals_done`), the pointer to the word it sets once its results are written.
+The argument layout decided here is the ABI both sides must agree on; `ir.abi.Launch` states it, and
+`emit.abi` builds that statement from these contexts.
 """
 from __future__ import annotations
 
 import math
 
-from rs2gpu.emit.covering import (COVERING_LIMIT, covering_context, covering_pays, has_covering_form,
+from rs2gpu.emit.covering import (covering_context, covering_pays, has_covering_form,
                                   index_declaration)
 from rs2gpu.emit.cxx_stmt import ITERATION, LAUNCH_NUMBER, BodyEmitter, iteration_declaration
 from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_struct_name
-from rs2gpu.emit.hostexpr import host_expr
 from rs2gpu.emit.names import LocalNames, cxx_name
-from rs2gpu.emit.privatize import capacity, private_lines, private_name, private_scatter
+from rs2gpu.emit.privatize import private_lines, private_name, private_scatter
 from rs2gpu.emit.l2_adds import l2_adds_plan
-from rs2gpu.emit.vector import (VECTOR_BYTES, VectorPlan, head_end, nest_vector_lines, tail_start, vector_lines,
+from rs2gpu.emit.vector import (VectorPlan, head_end, nest_vector_lines, tail_start, vector_lines,
                                vector_plan)
-from rs2gpu.emit.verify import check_lists_in_loop, read_windows, verify_context
+from rs2gpu.emit.verify import check_lists_in_loop, verify_context
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.plan import HostLoop, KernelPlan, ParallelLoop, Reduction, Scatter, is_host_evaluable
-from rs2gpu.ir.types import (ArrayType, PrimType, RefType, SliceType, StructType, TupleType, Type, align_of,
-                             size_of)
+from rs2gpu.ir.abi import BLOCK_SIZE, EntryKind
+from rs2gpu.ir.plan import HostLoop, KernelPlan, ParallelLoop, Reduction, Scatter
+from rs2gpu.ir.types import ArrayType, PrimType, RefType, SliceType, StructType, TupleType, align_of, size_of
 from rs2gpu.ir.walk import walk
 
 OP_NAMES = {"+": "add", "*": "mul", "min": "min", "max": "max", "&": "and", "|": "or", "^": "xor"}
@@ -115,9 +107,6 @@ def helper_context(fn: ir.Function, sites: PanicSites | None = None, reserved=fr
             "sites": sorted(emitter.used_sites), "checks": checks}
 
 
-BLOCK = 256  # threads per block; the block reductions and the runtime's launch geometry rely on it
-
-
 def identity(r: Reduction) -> str:
     """The value a thread's private accumulator starts from: combining with it changes nothing."""
     ty: PrimType = r.binding.ty
@@ -142,7 +131,7 @@ def element_seed(plan: KernelPlan, r: Reduction) -> ir.Index | None:
     an index the host computes without reading elements; else None. The launch's last block reads that
     element on the device, at the address the host passes after checking the index: read on the host, it
     would make the call wait for the device before the launch."""
-    init = _seed(plan, r.binding)
+    init = seed_expr(plan, r.binding)
     if not (isinstance(init, ir.Index) and isinstance(init.base, ir.Var) and init.base.binding.kind == "param"):
         return None
     ty = init.base.binding.ty
@@ -166,8 +155,8 @@ def _reduction_context(plan: KernelPlan, r: Reduction, names: LocalNames, params
         params += [seed_param, f"{ty}* __restrict__ rs2gpu_partials_{name}", f"{ty}* __restrict__ rs2gpu_result_{name}"]
         op = f"rs2gpu_op_{OP_NAMES[r.op]}()"
         return {"declarations": [f"{ty} {name} = {start};"],
-                "block": f"rs2gpu_reduce_block<{BLOCK}>(rs2gpu_partials_{name}, {name}, {op});",
-                "grid": f"rs2gpu_reduce_grid<{BLOCK}>(rs2gpu_result_{name}, rs2gpu_partials_{name}, {start}, "
+                "block": f"rs2gpu_reduce_block<{BLOCK_SIZE}>(rs2gpu_partials_{name}, {name}, {op});",
+                "grid": f"rs2gpu_reduce_grid<{BLOCK_SIZE}>(rs2gpu_result_{name}, rs2gpu_partials_{name}, {start}, "
                         f"{seed}, {op});"}
     loc, loc_ty = names.name(r.location), cxx_type(r.location.ty)
     pair = f"rs2gpu_located<{ty}, {loc_ty}>"
@@ -178,9 +167,9 @@ def _reduction_context(plan: KernelPlan, r: Reduction, names: LocalNames, params
                f"{loc_ty}* __restrict__ rs2gpu_result_{loc}"]
     flags = f"{str(r.op == 'minloc').lower()}, {str(r.first).lower()}"
     return {"declarations": [f"{ty} {name} = {start};", f"{loc_ty} {loc} = {no_location};"],
-            "block": f"rs2gpu_reduce_block<{BLOCK}>(rs2gpu_partials_{name}, {pair}{{{name}, {loc}}}, "
+            "block": f"rs2gpu_reduce_block<{BLOCK_SIZE}>(rs2gpu_partials_{name}, {pair}{{{name}, {loc}}}, "
                      f"rs2gpu_op_location<{flags}>());",
-            "grid": f"rs2gpu_reduce_grid_location<{BLOCK}, {flags}>(rs2gpu_result_{name}, rs2gpu_result_{loc}, "
+            "grid": f"rs2gpu_reduce_grid_location<{BLOCK_SIZE}, {flags}>(rs2gpu_result_{name}, rs2gpu_result_{loc}, "
                     f"rs2gpu_partials_{name}, {pair}{{{start}, {no_location}}}, {seed}, rs2gpu_seed_{loc});"}
 
 
@@ -314,11 +303,6 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
     return context
 
 
-def records_panics(context: dict) -> bool:
-    """Whether some code of a launch (its entry points, its verification) can record a panic."""
-    return any(v["checks"] for v in context["variants"]) or context["verify"] is not None
-
-
 def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: PanicSites | None,
                     helper_sites: set[int], reserved, stops: bool, numbered: bool) -> dict:
     name = symbol(plan.name, index)
@@ -350,7 +334,7 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
         names = parameter_names(plan.function, reserved)
         preamble = _preamble(plan, loop, names, sites)
         proven = covering_context(loop, launch_axes(loop), names, sites, f"{name}_proven", uniform_values(plan),
-                                  fast | loop.listed, BLOCK)
+                                  fast | loop.listed, BLOCK_SIZE)
         proven["checks"] = sorted(set(proven["checks"]) | preamble.used_sites | helper_sites)
         proven["lengths_read"] = names.lengths_read
     verify = verify_context(plan, index, loop, sites, reserved) if loop.index_lists and sites is not None else None
@@ -360,7 +344,7 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
         names = parameter_names(plan.function, reserved)
         _preamble(plan, loop, names, sites)  # the same names as the variants', given out in the same order
         covering = covering_context(loop, launch_axes(loop), names, sites, covering_symbol(plan.name, index),
-                                    uniform_values(plan), fast, BLOCK)
+                                    uniform_values(plan), fast, BLOCK_SIZE)
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
         covering["lengths_read"] = names.lengths_read
     # the entry points share one argument buffer: it holds the lengths that any of them reads
@@ -369,12 +353,48 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
     for c in [*variants, private, vector, l2_adds, verify]:
         if c is not None:
             c["params"] = passed_parameters(c["params"], read)
-    return {"symbol": name, "lengths": [p.name for p in plan.function.params if p in read],
-            "source": str(loop.span), "variants": variants, "verify": verify, "private": private,
-            "proven": proven, "covering": covering, "vector": vector, "l2_adds": l2_adds, "guard": variants[0]["guard"],
-            "iteration": variants[0]["iteration"],
-            "stops": stops, "numbered": numbered,
+    general = variants[0]
+    entries = [entry_context(EntryKind.GENERAL, general)]
+    if len(variants) > 1:
+        entries.append(entry_context(EntryKind.CHECKED, variants[1]))
+    for kind, context in ((EntryKind.PRIVATE, private), (EntryKind.VECTOR, vector), (EntryKind.L2_ADDS, l2_adds)):
+        if context is not None:
+            entries.append(entry_context(kind, context))
+    for kind, shaped in ((EntryKind.COVERING, covering), (EntryKind.PROVEN, proven)):
+        if shaped is not None:  # the first variant's arguments and preamble, on a grid that covers the loop
+            entries.append(entry_context(kind, shaped, params=general["params"], guard=general["guard"],
+                                         preamble=general["preamble"], body=shaped["lines"]))
+    if verify is not None:
+        entries.append(entry_context(EntryKind.VERIFY, verify, records_panics=True))
+    order = list(EntryKind)
+    entries.sort(key=lambda e: order.index(e["kind"]))
+    return {"lengths": [p.name for p in plan.function.params if p in read], "source": str(loop.span),
+            "entries": entries, "iteration": general["iteration"], "stops": stops, "numbered": numbered,
             "host_loops": [f"`{h.var.name}` at {h.span}" for h in host_loops_around(plan.schedule, index) or ()]}
+
+
+ENTRY_PARTS = ("guard", "preamble", "reductions", "before_loop", "loop_open", "body", "loop_close", "after_loop")
+
+
+def entry_context(kind: EntryKind, context: dict, records_panics: bool | None = None, **parts) -> dict:
+    """The template context of one entry point: its kind, its symbol and parameters, the parts of its body
+    (`ENTRY_PARTS`, any of them empty) and what the ABI says of it (`context` keeps the rest: its plan,
+    block shape, lead). `records_panics`: whether its code can record a panic (by default, where it checks
+    something)."""
+    out = {**context, **{part: [] for part in ENTRY_PARTS if part not in context}, **parts, "kind": kind}
+    out["records_panics"] = bool(context["checks"]) if records_panics is None else records_panics
+    out.setdefault("signals_done", False)
+    return out
+
+
+def records_panics(context: dict) -> bool:
+    """Whether some code of a launch (its entry points, its verification) can record a panic."""
+    return any(e["records_panics"] for e in context["entries"])
+
+
+def launch_entry(context: dict, kind: EntryKind) -> dict | None:
+    """The template context of the entry point of `kind` of a launch, if it has one."""
+    return next((e for e in context["entries"] if e["kind"] == kind), None)
 
 
 def host_loops_around(schedule, index: int, around: tuple[HostLoop, ...] = ()) -> tuple[HostLoop, ...] | None:
@@ -443,7 +463,7 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
     before_loop, after_loop = [], []
     if private is not None:
         before_loop, after_loop = private_lines(private, names, body.length_of(ir.Var(private.param, loop.span)),
-                                                BLOCK)
+                                                BLOCK_SIZE)
     return {"symbol": name, "params": params, "preamble": preamble.lines, "reductions": reductions, "guard": guard,
             "signals_done": signals,
             "loop_open": loop_open, "loop_close": loop_close, "body": body_lines, "before_loop": before_loop,
@@ -471,227 +491,12 @@ def needed_preamble(preamble: tuple[ir.Let, ...], used: set) -> list[ir.Let]:
     return [let for let in preamble if let.binding in needed]
 
 
-def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics: list[dict], emitted: list[dict],
-                   reserved=frozenset()) -> dict:
-    """The kernel's manifest entry; `emitted` are its launches' template contexts (their entry points and
-    the panic sites each contains)."""
-    fn = plan.function
-    params = []
-    names = parameter_names(fn, reserved)
-    by_value = arrays_by_value(plan)
-    for pp in plan.params:
-        p = pp.binding
-        abi = param_abi(p, True, names, by_value=p in by_value)
-        entry = {"name": p.name, "type": str(p.ty), "transfer": pp.transfer, "reason": pp.reason,
-                 "abi": [{k: a[k] for k in ("name", "role", "size", "align")} for a in abi]}
-        entry.update(_param_kind(p.ty))
-        params.append(entry)
-    reduction_bindings = {b for loop in plan.loops for r in loop.reductions for b in (r.binding, r.location) if b}
-    launches = []
-    for i, (loop, context) in enumerate(zip(plan.loops, emitted)):
-        verify = context["verify"]
-        launches.append({
-            "symbol": symbol(plan.name, i), "source": str(loop.span), "stops": context["stops"],
-            "lengths": context["lengths"],
-            "covering": _covering_json(plan, context["covering"]),
-            "dims": [{"index": d.index.name, "index_type": str(d.index.ty), "axis": axis,
-                      "start": host_expr(d.start, consts=consts), "end": host_expr(d.end, consts=consts),
-                      "inclusive": d.inclusive} for d, axis in zip(loop.dims, launch_axes(loop))],
-            "reductions": [_reduction_json(plan, r, consts) for r in loop.reductions],
-            "scatters": [{"target": s.param.name, "op": s.op, "sources": [str(u.assign.span) for u in s.updates]}
-                         for s in loop.scatters],
-            "checks": [{"poly": _poly_json(check.terms, consts), "source": str(check.span)}
-                       for check in loop.launch_checks],
-            "bounds": [_bounds_json(b, consts) for b in loop.bounds],
-            "guarded_bounds": [_bounds_json(b, consts) for b in loop.guarded_bounds],
-            "variants": [{"symbol": v["symbol"], "checks": v["checks"], "records_panics": bool(v["checks"])}
-                         for v in context["variants"]],
-            "numbered": context["numbered"],
-            "signals_done": signals_done(plan, i),
-            "index_lists": [_index_list_json(c, consts) for c in loop.index_lists],
-            "verify": None if verify is None else {"symbol": verify["symbol"], "checks": verify["checks"],
-                                                   "records_panics": True},
-            "private": _private_json(context["private"], loop),
-            "proven": _proven_json(context["proven"], loop, consts),
-            "vector": _vector_json(context["vector"]),
-            "l2_adds": _l2_adds_json(context["l2_adds"]),
-        })
-        if loop.uniforms:
-            launches[-1]["uniforms"] = [{"name": b.name, "type": str(b.ty)} for b in loop.uniforms]
-    preamble = []
-    host_values: set = set()
-    for let in plan.preamble:
-        if let.init is not None and is_host_evaluable(let.init, host_values):
-            preamble.append({"name": let.binding.name, "type": str(let.binding.ty),
-                             "expr": host_expr(let.init, consts=consts), "source": str(let.span)})
-            host_values.add(let.binding)
-    result = None
-    if plan.result is not None:
-        result = {"type": str(fn.ret), "expr": host_expr(plan.result, reduction_bindings, consts)}
-    entry = {"source": str(fn.span), "rust_path": fn.rust_path, "files": files, "fast_math": fn.fast_math, "params": params,
-            "preamble": preamble, "launches": launches, "returns": result, "panics": panics,
-            "result_words": result_words(plan),
-            "geometry": "one thread per iteration of each parallel loop; a loop nest of up to three dimensions "
-                        "maps its innermost loop to x; blocks of block_size threads, grid = ceil(count / block) "
-                        "per axis (capped; for a launch with reductions, at a few blocks per multiprocessor "
-                        "in all), threads stride by the grid when a count exceeds it; a launch with a "
-                        "covering entry point runs it instead where a grid covers every count (each below "
-                        "count_limit; along x, the count plus the entry point's lead of idle threads) and the "
-                        "first variant runs, on its block or else the block that launches the fewest idle "
-                        "threads"}
-    if fn.type_args:
-        entry["generic"] = {"name": fn.source_name, "type_args": [str(t) for t in fn.type_args]}
-    if plan.host_loops:
-        entry["schedule"] = [_schedule_json(step, consts) for step in plan.schedule]
-    return entry
-
-
-def _schedule_json(step, consts) -> dict:
-    """A launch (`{"launch": index}`) or a host loop, with the `let`s the host evaluates in it."""
-    if isinstance(step, int):
-        return {"launch": step}
-    locals_ = [{"name": let.binding.name, "type": str(let.binding.ty), "expr": host_expr(let.init, consts=consts),
-                "source": str(let.span)} for let in step.host_lets]
-    return {"loop": {"var": step.var.name, "type": str(step.var.ty), "start": host_expr(step.start, consts=consts),
-                     "end": host_expr(step.end, consts=consts), "inclusive": step.inclusive, "source": str(step.span),
-                     "locals": locals_, "body": [_schedule_json(s, consts) for s in step.body]}}
-
-
-def _covering_json(plan: KernelPlan, covering: dict | None) -> dict | None:
-    """The covering entry point of a launch, if it has one: its symbol, the block shape its body needs
-    (None: any block), and the panic sites it contains."""
-    if covering is None:
-        return None
-    return {"symbol": covering["symbol"], "block": covering["block"], "count_limit": COVERING_LIMIT,
-            "lead": covering["lead"], "checks": covering["checks"], "records_panics": bool(covering["checks"])}
-
-
-def _vector_json(vector: dict | None) -> dict | None:
-    """The vector entry point of a launch, if it has one (see `emit.vector`): its symbol, how many
-    iterations a thread runs at once, the slices whose groups of lanes the host must find 16-byte aligned
-    and the offset of each slice's first lane in the first group from the loop's start (the head
-    included). A nest's rows test their own alignment, so it names no slices; its entry point runs one
-    thread per group of a row, on a grid that covers them: every count, x's in groups, below `count_limit`."""
-    if vector is None:
-        return None
-    plan = vector["plan"]
-    tested = () if plan.rows_checked else plan.aligned  # a nest's rows test their own
-    out = {"symbol": vector["symbol"], "width": plan.width, "alignment": VECTOR_BYTES,
-           "slices": [s.slice.name for s in tested], "offsets": [plan.head + plan.first_offset(s) for s in tested]}
-    if plan.rows_checked:  # one thread per group, on a grid that covers them (each count below the limit)
-        out["count_limit"] = COVERING_LIMIT
-    return out
-
-
-def _l2_adds_json(l2_adds: dict | None) -> dict | None:
-    """The L2-adds entry point of a launch, if it has one (see `emit.l2_adds`): its symbol and the bytes of
-    slice elements an iteration touches, from which the host tells whether the loop's data fit in the L2."""
-    if l2_adds is None:
-        return None
-    return {"symbol": l2_adds["symbol"], "bytes_per_iteration": l2_adds["plan"].bytes_per_iteration}
-
-
-def entry_points(launch: dict) -> list[str]:
-    """Every `extern "C"` symbol a manifest launch may run: its variants, its index-list verification, its
-    covering, private, proven, vector and L2-adds entry points."""
-    return [v["symbol"] for v in launch["variants"]] + ([launch["verify"]["symbol"]] if launch["verify"] else []) \
-        + [launch[kind]["symbol"] for kind in ("covering", "private", "proven", "vector", "l2_adds")
-           if launch.get(kind)]
-
-
-def _private_json(private: dict | None, loop: ParallelLoop) -> dict | None:
-    """The private entry point (see `emit.privatize`): the host runs it when the target's length is at
-    most `capacity`."""
-    if private is None:
-        return None
-    scatter = private_scatter(loop)
-    return {"symbol": private["symbol"], "checks": private["checks"], "records_panics": bool(private["checks"]),
-            "target": scatter.param.name, "capacity": capacity(scatter)}
-
-
-def _proven_json(proven: dict | None, loop: ParallelLoop, consts) -> dict | None:
-    """The entry point without the checks of indices read from index lists, one thread per iteration: the
-    host runs it when every list they come from is a verified list (`rs2gpu.IndexList`) whose range keeps
-    them in bounds and whose order keeps the indices written through it distinct (the loop's
-    `index_lists`), the other variants' choice is the first one, and a grid of `block`s covers the loop
-    (every count below `count_limit`). `reads` are the accesses of the loop's `list_reads`."""
-    if proven is None:
-        return None
-    lists = [check.list_param.name for check in loop.index_lists] + [r.list_param.name for r in loop.list_reads]
-    return {"symbol": proven["symbol"], "checks": proven["checks"], "records_panics": bool(proven["checks"]),
-            "block": proven["block"], "count_limit": COVERING_LIMIT, "lead": proven["lead"],
-            "lists": list(dict.fromkeys(lists)),
-            "reads": [{"list": r.list_param.name, "param": r.param.name, "scale": r.scale,
-                       "offset": _poly_json(r.offset, consts), "source": str(r.span)} for r in loop.list_reads]}
-
-
-def _index_list_json(check, consts) -> dict:
-    """A write through an index list: where the list is read, the index written, the access whose bounds
-    its check raises, the reads through the list in Rust's order, and their groups, whose windows the host
-    computes for each call and passes in this order (see `emit.verify`)."""
-    return {"list": check.list_param.name, "position": _poly_json(check.position, consts), "scale": check.scale,
-            "offset": _poly_json(check.offset, consts), "target": check.target.name, "source": str(check.span),
-            "bounds": None if check.bounds is None else str(check.bounds),
-            "gathers": [{"param": g.param.name, "source": str(g.span)} for g in check.gathers],
-            "windows": [{"param": param.name, "scale": scale,
-                         "offsets": [_poly_json(g.offset, consts) for g in gathers]}
-                        for param, scale, gathers in read_windows(check)]}
-
-
-def _bounds_json(check, consts) -> dict:
-    form = check.form
-    loops = [{"start": _poly_json(loop.start, consts), "end": _poly_json(loop.end, consts),
-              "inclusive": loop.inclusive, "type": str(loop.ty), "coefficient": _poly_json(loop.coefficient, consts),
-              "at": list(loop.at)} for loop in form.loops]
-    index = {"rest": _poly_json(form.rest, consts), "axes": [_poly_json(a, consts) for a in form.axes],
-             "loops": loops, "at": list(form.at)}
-    return {"param": check.param.name, "low": _poly_json(check.low, consts), "high": _poly_json(check.high, consts),
-            "extents": [_poly_json(e, consts) for e in check.extents], "source": str(check.span),
-            "exact": [[_poly_json(bound, consts), low, high] for bound, low, high in check.exact], "index": index}
-
-
-def _reduction_json(plan: KernelPlan, r: Reduction, consts) -> dict:
-    out = {"name": r.binding.name, "type": str(r.binding.ty), "op": r.op,
-           "init": host_expr(_seed(plan, r.binding), consts=consts)}
-    if element_seed(plan, r) is not None:  # the launch takes the address of the element `init` reads
-        out["seed_on_device"] = True
-    if r.location is not None:
-        out.update({"location": r.location.name, "location_type": str(r.location.ty), "first": r.first,
-                    "location_init": host_expr(_seed(plan, r.location), consts=consts)})
-    return out
-
-
-def _poly_json(terms, consts) -> list:
-    """Σ coefficient · Π factors, each factor a host expression (evaluated with exact integers)."""
-    return [[coefficient, [host_expr(f, consts=consts) for f in factors]] for coefficient, factors in terms]
-
-
-def _seed(plan: KernelPlan, binding) -> ir.Expr:
+def seed_expr(plan: KernelPlan, binding) -> ir.Expr:
+    """The value a reduction (or its location) starts from: its `let`'s initializer."""
     for stmt in plan.function.body.stmts:
         if isinstance(stmt, ir.Let) and stmt.binding is binding:
             return stmt.init
     raise KeyError(binding.name)
-
-
-def _param_kind(ty: Type) -> dict:
-    if isinstance(ty, RefType):
-        target = ty.target
-        if isinstance(target, SliceType):
-            return {"kind": "slice", "mutable": ty.mutable, "elem": _layout(target.elem)}
-        if isinstance(target, ArrayType):
-            return {"kind": "array", "mutable": ty.mutable, "length": target.length, "elem": _layout(target.elem)}
-        return {"kind": "struct_ref", "mutable": ty.mutable, "elem": _layout(target)}
-    return {"kind": "scalar" if isinstance(ty, PrimType) else "struct", "layout": _layout(ty)}
-
-
-def _layout(ty: Type) -> dict:
-    out = {"type": str(ty), "size": size_of(ty), "align": align_of(ty)}
-    if isinstance(ty, StructType):
-        out["fields"] = [{"name": f.name, "offset": f.offset, **_layout(f.ty)} for f in ty.fields]
-    if isinstance(ty, ArrayType):
-        out["elem"] = _layout(ty.elem)
-        out["length"] = ty.length
-    return out
 
 
 def struct_context(ty: StructType) -> dict:

@@ -1,4 +1,4 @@
-"""The manifest → the typed Rust module of the Cargo hook (`rs2gpu_kernels.rs` and its runtime).
+"""The kernel ABI → the typed Rust module of the Cargo hook (`rs2gpu_kernels.rs` and its runtime).
 
 For each kernel `k(a: &mut [f64], b: &[f64], alpha: f64)` the module has
 
@@ -7,7 +7,7 @@ For each kernel `k(a: &mut [f64], b: &[f64], alpha: f64)` the module has
     pub fn ranges::k_0(a_len: usize) -> Result<Dim<usize>, RangeError>
 
 `k` stages host data as the transfer plan says, `k_on` launches on data already on the GPU, and
-`ranges::k_<n>` computes launch n's iteration space from the loop bounds, with the manifest's host
+`ranges::k_<n>` computes launch n's iteration space from the loop bounds, with the ABI's host
 expressions translated into Rust here (so Rust evaluates them with its own semantics). The runtime
 files (`Gpu`, `DeviceBuffer`, the driver loader) are fixed text from the templates.
 """
@@ -17,20 +17,20 @@ import math
 from dataclasses import dataclass, field
 
 from rs2gpu.emit import environment
+from rs2gpu.ir.abi import (ArgRole, BoundsCheck, CrateABI, EntryKind, EntryPoint, HostLet, KernelABI, Launch,
+                           Layout, Param, ParamKind, Poly, Transfer, host_exprs)
+from rs2gpu.ir.types import PRIMITIVES
 
 MODULE_FILE = "rs2gpu_kernels.rs"
 RUNTIME_TEMPLATES = {"rs2gpu_runtime.rs": "rust_runtime.j2", "rs2gpu_driver.rs": "rust_driver.j2"}
-INT_TYPES = frozenset({"i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize"})
-INT_SIZES = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "isize": 8, "u8": 1, "u16": 2, "u32": 4, "u64": 8, "usize": 8}
-INT_LIMITS = {t: (-(1 << (8 * s - 1)), (1 << (8 * s - 1)) - 1) if t.startswith("i") else (0, (1 << (8 * s)) - 1)
-              for t, s in INT_SIZES.items()}
+INT_TYPES = frozenset(p.name for p in PRIMITIVES.values() if p.is_int)
 ARITHMETIC = {"+": "wrapping_add", "-": "wrapping_sub", "*": "wrapping_mul"}
 TOO_MANY_ARGUMENTS = 7  # clippy's default limit
 LINE_WIDTH = 110
 
 
 class RustEmitError(ValueError):
-    """The manifest holds something the Rust module cannot express (a bug in rs2gpu)."""
+    """The ABI holds something the Rust module cannot express (a bug in rs2gpu)."""
 
 
 @dataclass
@@ -63,7 +63,7 @@ class Scope:
 
 
 class HostExpr:
-    """Renders one manifest host expression (see `emit/hostexpr.py`) as Rust with the same meaning:
+    """Renders one host expression (see `emit/hostexpr.py`) as Rust with the same meaning:
     wrapping integer arithmetic, masked shifts, panicking division, `as` casts, Rust's float min/max."""
 
     def __init__(self, scope: Scope) -> None:
@@ -136,8 +136,7 @@ def literal(value, ty: str) -> tuple[str, bool]:
         return ("true" if value else "false"), True
     if ty in INT_TYPES:
         value = int(value)
-        lo, hi = INT_LIMITS[ty]
-        if value == lo and value < 0:
+        if value == PRIMITIVES[ty].min and value < 0:
             return f"{ty}::MIN", True
         return f"{value}{ty}", value >= 0
     number = float(value)
@@ -150,7 +149,8 @@ def literal(value, ty: str) -> tuple[str, bool]:
 
 
 def references(e, kind: str) -> list[str]:
-    """The names `e` refers to as `kind` ("param", "len", "local", "reduction"), first use first."""
+    """The names the host expressions in `e` (an expression, or ABI objects and sequences holding them)
+    refer to as `kind` ("param", "len", "local", "reduction", "element"), first use first."""
     out: list[str] = []
 
     def visit(x) -> None:
@@ -163,43 +163,44 @@ def references(e, kind: str) -> list[str]:
             for value in x:
                 visit(value)
 
-    visit(e)
+    for expr in host_exprs(e):
+        visit(expr)
     return list(dict.fromkeys(out))
 
 
-def needed_locals(preamble: list[dict], exprs: list) -> list[dict]:
+def needed_locals(preamble: tuple[HostLet, ...], exprs) -> list[HostLet]:
     """The preamble `let`s that `exprs` read, directly or through other `let`s, in order."""
     needed = set(references(exprs, "local"))
     for let in reversed(preamble):
-        if let["name"] in needed:
-            needed |= set(references(let["expr"], "local"))
-    known = {let["name"] for let in preamble}
+        if let.name in needed:
+            needed |= set(references(let.expr, "local"))
+    known = {let.name for let in preamble}
     missing = needed - known
     if missing:
         raise RustEmitError(f"host expression reads `{sorted(missing)[0]}`, which the host cannot compute")
-    return [let for let in preamble if let["name"] in needed]
+    return [let for let in preamble if let.name in needed]
 
 
 # ------------------------------------------------------------------ types
 
 
 class Types:
-    """Rust spellings of the manifest's layouts; `#[repr(C)]` structs by their path in the crate."""
+    """Rust spellings of the ABI's layouts; `#[repr(C)]` structs by their path in the crate."""
 
     def __init__(self, struct_paths: dict[str, str]) -> None:
         self.struct_paths = struct_paths
-        self.structs: dict[str, dict] = {}  # path → layout, every struct met, nested ones included
+        self.structs: dict[str, Layout] = {}  # path → layout, every struct met, nested ones included
 
-    def of(self, layout: dict) -> str:
-        if "fields" in layout:
-            path = self.struct_paths.get(layout["type"], f"crate::{layout['type']}")
+    def of(self, layout: Layout) -> str:
+        if layout.is_struct:
+            path = self.struct_paths.get(layout.type, f"crate::{layout.type}")
             self.structs.setdefault(path, layout)
-            for f in layout["fields"]:
-                self.of(f)
+            for f in layout.fields:
+                self.of(f.layout)
             return path
-        if "elem" in layout:
-            return f"[{self.of(layout['elem'])}; {layout['length']}]"
-        return layout["type"]
+        if layout.elem is not None:
+            return f"[{self.of(layout.elem)}; {layout.length}]"
+        return layout.type
 
 
 # ------------------------------------------------------------------ one kernel
@@ -209,142 +210,140 @@ def static_name(kernel: str) -> str:
     return kernel.upper()
 
 
-SCALAR_SIZES = {**INT_SIZES, "f32": 4, "f64": 8}
-
-
-def abi_sizes(entry: dict, launch: dict) -> list[int]:
+def abi_sizes(entry: KernelABI, launch: Launch) -> list[int]:
     """The byte size of each argument of one launch, in the order the kernel takes them: the parameters
     (a slice's length where the launch reads it), each dimension's start and count, the launch's number
     in the call (when it can record or stop on a panic), whether an earlier launch can have panicked (a launch that stops after a panic), then per
     reduction its seed and the pointers to the blocks' partials and to its result, and the pointer to the
     done word (a launch that sets it)."""
-    sizes = [part["size"] for p in entry["params"] for part in launch_abi(p, launch)]
-    for dim in launch["dims"]:
-        sizes += [INT_SIZES[dim["index_type"]], 8]
-    if launch.get("numbered"):
+    sizes = [part.size for p in entry.params for part in launch_abi(p, launch)]
+    for dim in launch.dims:
+        sizes += [PRIMITIVES[dim.index_type].size, 8]
+    if launch.numbered:
         sizes.append(4)
-    if launch.get("stops"):
+    if launch.stops:
         sizes.append(1)
-    for r in launch["reductions"]:
-        sizes += [SCALAR_SIZES[r["type"]], 8, 8]
-    if launch.get("signals_done"):
+    for r in launch.reductions:
+        sizes += [PRIMITIVES[r.type].size, 8, 8]
+    if launch.signals_done:
         sizes.append(8)
     return sizes
 
 
-def launch_abi(p: dict, launch: dict) -> list[dict]:
-    """The arguments parameter `p` becomes in `launch`: its ABI, less a slice's length the launch does not
+def launch_abi(p: Param, launch: Launch) -> list:
+    """The arguments parameter `p` becomes in `launch`: its parts, less a slice's length the launch does not
     read."""
-    return [part for part in p["abi"] if part["role"] != "length" or p["name"] in launch["lengths"]]
+    return [part for part in p.parts if part.role != ArgRole.LENGTH or p.name in launch.lengths]
 
 
-def dims_type(launch: dict) -> str:
-    types = [f"Dim<{d['index_type']}>" for d in launch["dims"]]
+def dims_type(launch: Launch) -> str:
+    types = [f"Dim<{d.index_type}>" for d in launch.dims]
     return types[0] if len(types) == 1 else f"({', '.join(types)})"
 
 
 class KernelModule:
     """The Rust text of one kernel's functions."""
 
-    def __init__(self, name: str, entry: dict, types: Types) -> None:
+    def __init__(self, name: str, entry: KernelABI, types: Types) -> None:
         self.name = name
         self.entry = entry
         self.static = static_name(name)
-        self.params = entry["params"]
+        self.params = entry.params
         self.types = types
         self.refused = f".map_err(|e| {self.static}.refused(e))?"
 
     # -------------------------------------------------------------- signatures
 
-    def host_type(self, p: dict) -> str:
-        kind = p["kind"]
-        mut = "mut " if p.get("mutable") else ""
-        if kind == "slice":
-            return f"&{mut}[{self.types.of(p['elem'])}]"
-        if kind == "array":
-            return f"&{mut}[{self.types.of(p['elem'])}; {p['length']}]"
-        if kind == "struct_ref":
-            return f"&{mut}{self.types.of(p['elem'])}"
-        return self.types.of(p["layout"])
+    def host_type(self, p: Param) -> str:
+        mut = "mut " if p.mutable else ""
+        if p.kind == ParamKind.SLICE:
+            return f"&{mut}[{self.types.of(p.layout)}]"
+        if p.kind == ParamKind.ARRAY:
+            return f"&{mut}[{self.types.of(p.layout)}; {p.length}]"
+        if p.kind == ParamKind.STRUCT_REF:
+            return f"&{mut}{self.types.of(p.layout)}"
+        return self.types.of(p.layout)
 
-    def device_type(self, p: dict) -> str:
+    def device_type(self, p: Param) -> str:
         if by_value(p):  # travels in the launch arguments: the host array itself
             return self.host_type(p)
-        if p["kind"] in ("slice", "array", "struct_ref"):
-            mut = "mut " if p.get("mutable") else ""
-            return f"&{mut}DeviceBuffer<{self.types.of(p['elem'])}>"
-        return self.types.of(p["layout"])
+        if p.in_memory:
+            mut = "mut " if p.mutable else ""
+            return f"&{mut}DeviceBuffer<{self.types.of(p.layout)}>"
+        return self.types.of(p.layout)
 
     def returns(self) -> str:
-        return self.entry["returns"]["type"] if self.entry["returns"] else "()"
+        return self.entry.returns.type if self.entry.returns else "()"
 
     # -------------------------------------------------------------- ranges::<kernel>_<n>
 
-    def range_function(self, index: int, launch: dict, conditional: bool = False) -> dict:
+    def range_function(self, index: int, launch: Launch, conditional: bool = False) -> dict:
         """`ranges::<kernel>_<index>`: the launch's iteration space after the host's checks of its
         unconditional accesses; with `conditional`, `ranges::<kernel>_<index>_in_bounds` instead: whether
         every access the loop makes only under a condition stays in bounds too."""
-        bounds = launch.get("guarded_bounds" if conditional else "bounds", [])
-        exprs = [[d["start"], d["end"]] for d in launch["dims"]] + [[] if conditional else launch["checks"]]
-        exprs += [b["index"] for b in bounds]  # (a bound's own "param" names its slice)
-        lets = needed_locals(self.entry["preamble"], exprs)
-        used = references([exprs, [let["expr"] for let in lets]], "param")
-        lengths = references([exprs, [let["expr"] for let in lets], [{"len": b["param"]} for b in bounds]], "len")
-        names = Names({p["name"] for p in self.params} | {let["name"] for let in lets})
+        bounds = launch.guarded_bounds if conditional else launch.bounds
+        checks = () if conditional else launch.stride_checks
+        exprs = [launch.dims, checks, [b.index for b in bounds]]
+        lets = needed_locals(self.entry.preamble, exprs)
+        used = references([exprs, lets], "param")
+        lengths = references([exprs, lets, [{"len": b.param} for b in bounds]], "len")
+        names = Names({p.name for p in self.params} | {let.name for let in lets})
         length_names = {p: names.fresh(f"{p}_len") for p in lengths}
         arguments = []  # (what the caller passes: "len" or "param", the kernel parameter, the Rust parameter)
         for p in self.params:
-            if p["name"] in lengths:
-                arguments.append(("len", p["name"], f"{length_names[p['name']]}: usize"))
-            if p["name"] in used:
-                arguments.append(("param", p["name"], f"{p['name']}: {self.host_type(p)}"))
+            if p.name in lengths:
+                arguments.append(("len", p.name, f"{length_names[p.name]}: usize"))
+            if p.name in used:
+                arguments.append(("param", p.name, f"{p.name}: {self.host_type(p)}"))
         inputs = [declaration for _, _, declaration in arguments]
-        scope = Scope({p: p for p in used}, length_names, {let["name"]: let["name"] for let in lets}, {}, "?")
+        scope = Scope({p: p for p in used}, length_names, {let.name: let.name for let in lets}, {}, "?")
         render = HostExpr(scope).render
-        body = [f"let {let['name']}: {let['type']} = {render(let['expr'])};" for let in lets]
-        def poly(terms: list) -> str:
+        body = [f"let {let.name}: {let.type} = {render(let.expr)};" for let in lets]
+
+        def poly(terms: Poly) -> str:
             """Σ coefficient · Π factors in i128: plain arithmetic when linear (no overflow: each factor is
             at most 64 bits), `runtime::poly` (checked) when a term multiplies factors."""
-            if any(len(factors) > 1 for _, factors in terms):
-                items = ", ".join(f"({c}, &[{', '.join(f'runtime::wide({render(f)})' for f in factors)}])"
-                                  for c, factors in terms)
+            if any(len(t.factors) > 1 for t in terms):
+                items = ", ".join(f"({t.coefficient}, &[{', '.join(f'runtime::wide({render(f)})' for f in t.factors)}])"
+                                  for t in terms)
                 return f"runtime::poly(&[{items}])?"
-            constant = sum(c for c, factors in terms if not factors)
+            constant = sum(t.coefficient for t in terms if not t.factors)
             text = ""
-            for c, factors in terms:
-                if factors:
-                    term = f"runtime::wide({render(factors[0])})"
+            for t in terms:
+                if t.factors:
+                    c = t.coefficient
+                    term = f"runtime::wide({render(t.factors[0])})"
                     term = term if abs(c) == 1 else f"{abs(c)} * {term}"
                     text += (f"-{term}" if c < 0 else term) if not text else (f" - {term}" if c < 0 else f" + {term}")
             if not text:
                 return str(constant)
             return text if constant == 0 else f"{text} {'-' if constant < 0 else '+'} {abs(constant)}"
 
-        for check in [] if conditional else launch["checks"]:
-            body.append(f"runtime::require_disjoint({poly(check['poly'])}, {json_str(check['source'])})?;")
+        for check in checks:
+            body.append(f"runtime::require_disjoint({poly(check.poly)}, {json_str(check.source)})?;")
         dims, spans = [], []
-        for d in launch["dims"]:
-            var = names.fresh(d["index"])
+        for d in launch.dims:
+            var = names.fresh(d.index)
             dims.append(var)
-            body.append(f"let {var} = ({render(d['start'])}, {render(d['end'])});")
-            count = f"runtime::wide({var}.1) - runtime::wide({var}.0){' + 1' if d['inclusive'] else ''}"
+            body.append(f"let {var} = ({render(d.start)}, {render(d.end)});")
+            count = f"runtime::wide({var}.1) - runtime::wide({var}.0){' + 1' if d.inclusive else ''}"
             spans.append(f"(runtime::wide({var}.0), ({count}).max(0))")
-        accesses = [self.host_access(b, length_names[b["param"]], poly) for b in bounds]
-        loops = ", ".join(f"`{d['index']}`" for d in launch["dims"])
+        accesses = [self.host_access(b, length_names[b.param], poly) for b in bounds]
+        loops = ", ".join(f"`{d.index}`" for d in launch.dims)
         if conditional:
             body.append(f"Ok(runtime::first_out_of_bounds(&[{', '.join(accesses)}], &[{', '.join(spans)}]).is_ok())")
             name, returns = f"{self.name}_{index}_in_bounds", "bool"
             doc = (f"Whether every access that launch {index} of `{self.name}` (the loop over {loops} at "
-                   f"{launch['source']}) makes only under a condition stays in bounds.")
+                   f"{launch.source}) makes only under a condition stays in bounds.")
         else:
             if bounds:
                 body.append("// the accesses every iteration makes: Rust's panic names the first one out of bounds")
                 body.append(f"runtime::first_out_of_bounds(&[{', '.join(accesses)}], &[{', '.join(spans)}])?;")
-            for var, d in zip(dims, launch["dims"]):
-                body.append(f"let {var} = runtime::range({var}.0, {var}.1, {'true' if d['inclusive'] else 'false'})?;")
+            for var, d in zip(dims, launch.dims):
+                body.append(f"let {var} = runtime::range({var}.0, {var}.1, {'true' if d.inclusive else 'false'})?;")
             body.append(f"Ok({dims[0]})" if len(dims) == 1 else f"Ok(({', '.join(dims)}))")
             name, returns = f"{self.name}_{index}", dims_type(launch)
-            doc = f"Launch {index} of `{self.name}`: the loop over {loops} at {launch['source']}."
+            doc = f"Launch {index} of `{self.name}`: the loop over {loops} at {launch.source}."
         return {"name": name, "signature": signature(name, inputs, f"Result<{returns}, RangeError>", "    "),
                 "body": body,
                 "arguments": [(kind, param) for kind, param, _ in arguments],
@@ -352,234 +351,234 @@ class KernelModule:
                 "doc": doc}
 
     @staticmethod
-    def host_access(check: dict, length: str, poly) -> str:
-        """A bounds check of the manifest as the runtime's `HostAccess`."""
-        index = check["index"]
+    def host_access(check: BoundsCheck, length: str, poly) -> str:
+        """A host-checked access as the runtime's `HostAccess`."""
+        index = check.index
         loops = []
-        for lp in index["loops"]:  # Rust computes the bounds in the loop variable's type
-            start, end = (f"runtime::wide(({poly(lp[key])}) as {lp['type']})" for key in ("start", "end"))
-            extent = f"({end} - {start}{' + 1' if lp['inclusive'] else ''}).max(0)"
-            loops.append(f"runtime::AccessLoop {{ extent: {extent}, coefficient: {poly(lp['coefficient'])}, "
-                         f"start: {start}, at: {place(lp['at'])} }}")
+        for lp in index.loops:  # Rust computes the bounds in the loop variable's type
+            start, end = (f"runtime::wide(({poly(bound)}) as {lp.type})" for bound in (lp.start, lp.end))
+            extent = f"({end} - {start}{' + 1' if lp.inclusive else ''}).max(0)"
+            loops.append(f"runtime::AccessLoop {{ extent: {extent}, coefficient: {poly(lp.coefficient)}, "
+                         f"start: {start}, at: {place(lp.at)} }}")
         loops = ", ".join(loops)
-        return (f"runtime::HostAccess {{ len: {length}, rest: {poly(index['rest'])}, "
-                f"axes: &[{', '.join(poly(a) for a in index['axes'])}], loops: &[{loops}], at: {place(index['at'])}, "
-                f"source: {json_str(check['source'])} }}")
+        return (f"runtime::HostAccess {{ len: {length}, rest: {poly(index.rest)}, "
+                f"axes: &[{', '.join(poly(a) for a in index.axes)}], loops: &[{loops}], at: {place(index.at)}, "
+                f"source: {json_str(check.source)} }}")
 
     # -------------------------------------------------------------- <kernel>_on
 
     def device_function(self) -> dict:
         entry = self.entry
-        launches = entry["launches"]
-        seeds = [[r["init"] for r in launch["reductions"]] for launch in launches]
-        result = entry["returns"]["expr"] if entry["returns"] else None
-        lets = needed_locals(entry["preamble"], [seeds, result])
-        names = Names({p["name"] for p in self.params} | {let["name"] for let in lets})
+        launches = entry.launches
+        seeds = [[r.init for r in launch.reductions] for launch in launches]
+        result = entry.returns.expr if entry.returns else None
+        lets = needed_locals(entry.preamble, [seeds, result])
+        names = Names({p.name for p in self.params} | {let.name for let in lets})
         gpu = names.fresh("gpu")
         kernel = names.fresh("kernel")
         args = names.fresh("args")
-        scope = Scope({p["name"]: p["name"] for p in self.params},
-                      {p["name"]: f"{p['name']}.len()" for p in self.params if p["kind"] == "slice"},
-                      {let["name"]: let["name"] for let in lets}, {}, self.refused)
+        scope = Scope({p.name: p.name for p in self.params},
+                      {p.name: f"{p.name}.len()" for p in self.params if p.kind == ParamKind.SLICE},
+                      {let.name: let.name for let in lets}, {}, self.refused)
         body = []
         ranges = []
         in_bounds = {}  # per launch with a variant that checks its conditional accesses: whether they stay in bounds
         for index, launch in enumerate(launches):
             spec = self.range_function(index, launch)
-            dims = [names.fresh(d["index"]) for d in launch["dims"]]
+            dims = [names.fresh(d.index) for d in launch.dims]
             pattern = dims[0] if len(dims) == 1 else f"({', '.join(dims)})"
             body.append(f"let {pattern} = ranges::{spec['name']}({', '.join(spec['call_args'])}){self.refused};")
             ranges.append(dims)
-            if len(launch["variants"]) > 1:
+            if launch.entry(EntryKind.CHECKED):
                 spec = self.range_function(index, launch, conditional=True)
                 in_bounds[index] = names.fresh("in_bounds")
                 body.append(f"let {in_bounds[index]} = ranges::{spec['name']}({', '.join(spec['call_args'])})"
                             f"{self.refused};")
-        body += [f"let {let['name']}: {let['type']} = {HostExpr(scope).render(let['expr'])};" for let in lets]
+        body += [f"let {let.name}: {let.type} = {HostExpr(scope).render(let.expr)};" for let in lets]
         call = names.fresh("call")
         body += [f"let {kernel} = {gpu}.kernel(&{self.static})?;", f"let mut {call} = {kernel}.call({gpu});"]
-        results: list[tuple[int, dict]] = []  # (result word, reduction), in launch order
+        results: list[tuple[int, object]] = []  # (result word, reduction), in launch order
         for index, (launch, dims) in enumerate(zip(launches, ranges)):
-            loops = ", ".join(d["index"] for d in launch["dims"])
-            loops = f"({loops})" if len(launch["dims"]) > 1 else f"`{loops}`"
-            body += ["", f"// Launch {index}: the loop at {launch['source']}, one thread per {loops}."]
+            loops = ", ".join(d.index for d in launch.dims)
+            loops = f"({loops})" if len(launch.dims) > 1 else f"`{loops}`"
+            body += ["", f"// Launch {index}: the loop at {launch.source}, one thread per {loops}."]
             body.append(f"let mut {args} = {call}.args({index});")
             for p in self.params:
                 body.append(self._push(args, p, launch))
             body += [f"{args}.dim(&{d});" for d in dims]
-            if launch.get("numbered"):
+            if launch.numbered:
                 body.append(f"{args}.number(); // which launch of the call records a panic")
             if index in in_bounds:
                 body.append(f"{args}.conditional_in_bounds({in_bounds[index]}); // then its checks are left out")
-            if launch.get("stops"):
-                # whether an earlier launch's variant that checks everything can record a panic decides
+            if launch.stops:
+                # whether an earlier launch's entry point that checks everything can record a panic decides
                 # whether this one must look at the panic record first
-                may_stop = any(earlier["variants"][-1]["records_panics"] for earlier in launches[:index])
+                may_stop = any(earlier.last_resort.records_panics for earlier in launches[:index])
                 body.append(f"{args}.value(&{str(may_stop).lower()}); // an earlier launch can have panicked")
-            for r in launch["reductions"]:
-                seed = HostExpr(scope).render(r["init"])
-                body.append(f"{args}.reduction::<{r['type']}>(&{seed}); "
-                            f"// `{r['name']}` starts here and combines by `{r['op']}`")
+            for r in launch.reductions:
+                seed = HostExpr(scope).render(r.init)
+                body.append(f"{args}.reduction::<{r.type}>(&{seed}); "
+                            f"// `{r.name}` starts here and combines by `{r.op}`")
                 results.append((len(results), r))
             body.append(f"{args}.launch()?;")
         reductions: dict[str, str] = {}
-        if entry.get("panics") or results:
-            what = " and ".join(w for w, needed in (("the panic the device recorded", entry.get("panics")),
+        if entry.panics or results:
+            what = " and ".join(w for w, needed in (("the panic the device recorded", entry.panics),
                                                     ("the results", results)) if needed)
             body += ["", f"// Wait for the launches, reading back {what} with one copy."]
             readback = names.fresh("results")
             body.append(f"let {readback} = {call}.finish()?;" if results else f"{call}.finish()?;")
             for word, r in results:
-                value = names.fresh(r["name"])
-                reductions[r["name"]] = value
-                body.append(f"let {value}: {r['type']} = {readback}.value({word});")
+                value = names.fresh(r.name)
+                reductions[r.name] = value
+                body.append(f"let {value}: {r.type} = {readback}.value({word});")
         if result is None:
             body.append("Ok(())")
         else:
             result_scope = Scope(scope.params, scope.lengths, scope.locals, reductions, self.refused)
             body.append(f"Ok({HostExpr(result_scope).render(result)})")
-        params = [f"{gpu}: &Gpu"] + [f"{p['name']}: {self.device_type(p)}" for p in self.params]
-        fixed = [f"`{p['name']}` must hold {p.get('length', 1)} element{'s' if p.get('length', 1) != 1 else ''}"
-                 for p in self.params if p["kind"] in ("array", "struct_ref") and not by_value(p)]
+        params = [f"{gpu}: &Gpu"] + [f"{p.name}: {self.device_type(p)}" for p in self.params]
+        fixed = [f"`{p.name}` must hold {p.length or 1} element{'s' if (p.length or 1) != 1 else ''}"
+                 for p in self.params if p.kind in (ParamKind.ARRAY, ParamKind.STRUCT_REF) and not by_value(p)]
         return {"name": f"{self.name}_on", "signature": signature(f"{self.name}_on", params, f"Result<{self.returns()}, Error>"),
                 "body": body, "many": len(params) > TOO_MANY_ARGUMENTS,
                 "note": f" ({', '.join(fixed)})" if fixed else ""}
 
-    def _push(self, args: str, p: dict, launch: dict) -> str:
-        name, kind = p["name"], p["kind"]
+    def _push(self, args: str, p: Param, launch: Launch) -> str:
+        name, kind = p.name, p.kind
         if by_value(p):
             return f"{args}.value({name});"
-        if kind == "slice":
-            push = "slice" if name in launch["lengths"] else "slice_pointer"
+        if kind == ParamKind.SLICE:
+            push = "slice" if name in launch.lengths else "slice_pointer"
             return f"{args}.{push}({json_str(name)}, {name})?;"
-        if kind == "array":
-            return f"{args}.fixed({json_str(name)}, {name}, {p['length']})?;"
-        if kind == "struct_ref":
+        if kind == ParamKind.ARRAY:
+            return f"{args}.fixed({json_str(name)}, {name}, {p.length})?;"
+        if kind == ParamKind.STRUCT_REF:
             return f"{args}.fixed({json_str(name)}, {name}, 1)?;"
         return f"{args}.value(&{name});"
 
     # -------------------------------------------------------------- <kernel>
 
     def host_function(self) -> dict:
-        names = Names({p["name"] for p in self.params})
+        names = Names({p.name for p in self.params})
         gpu = names.fresh("gpu")
         body, call, downloads = [], [gpu], []
         for p in self.params:
-            name, kind = p["name"], p["kind"]
-            if kind not in ("slice", "array", "struct_ref") or by_value(p):
+            name, kind = p.name, p.kind
+            if not p.in_memory or by_value(p):
                 call.append(name)
                 continue
             staged = names.fresh(f"{name}_dev")
-            mutable = p.get("mutable")
-            whole = f"std::slice::from_ref({name})" if kind == "struct_ref" else name
-            if p["transfer"] == "out":
-                length = {"slice": f"{name}.len()", "array": str(p.get("length")), "struct_ref": "1"}[kind]
+            mutable = p.mutable
+            whole = f"std::slice::from_ref({name})" if kind == ParamKind.STRUCT_REF else name
+            if p.transfer == Transfer.OUT:
+                length = {ParamKind.SLICE: f"{name}.len()", ParamKind.ARRAY: str(p.length),
+                          ParamKind.STRUCT_REF: "1"}[kind]
                 body.append(f"let mut {staged} = DeviceBuffer::zeroed({gpu}, {length})?; "
                             f"// the kernel writes all of `{name}`: not uploaded")
             else:
                 body.append(f"let {'mut ' if mutable else ''}{staged} = DeviceBuffer::from_slice({gpu}, {whole})?;")
             call.append(f"&mut {staged}" if mutable else f"&{staged}")
-            if p["transfer"] in ("out", "inout"):
-                target = f"std::slice::from_mut({name})" if kind == "struct_ref" else name
+            if p.transfer in (Transfer.OUT, Transfer.INOUT):
+                target = f"std::slice::from_mut({name})" if kind == ParamKind.STRUCT_REF else name
                 downloads.append(f"{staged}.download({target})?;")
         invocation = f"{self.name}_on({', '.join(call)})"
         if not downloads:
-            body.append(invocation if self.entry["returns"] else f"{invocation}?;")
-            if not self.entry["returns"]:
+            body.append(invocation if self.entry.returns else f"{invocation}?;")
+            if not self.entry.returns:
                 body.append(f"{gpu}.synchronize()")
         else:
             result = names.fresh("result")
-            body.append(f"let {result} = {invocation}?;" if self.entry["returns"] else f"{invocation}?;")
+            body.append(f"let {result} = {invocation}?;" if self.entry.returns else f"{invocation}?;")
             body += downloads
-            body.append(f"Ok({result})" if self.entry["returns"] else "Ok(())")
-        params = [f"{gpu}: &Gpu"] + [f"{p['name']}: {self.host_type(p)}" for p in self.params]
+            body.append(f"Ok({result})" if self.entry.returns else "Ok(())")
+        params = [f"{gpu}: &Gpu"] + [f"{p.name}: {self.host_type(p)}" for p in self.params]
         return {"name": self.name, "signature": signature(self.name, params, f"Result<{self.returns()}, Error>"), "body": body,
                 "many": len(params) > TOO_MANY_ARGUMENTS}
 
     def context(self) -> dict:
         entry = self.entry
-        transfers = []
-        for p in self.params:
-            if p["kind"] in ("slice", "array", "struct_ref"):
-                transfers.append(f"`{p['name']}` {p['transfer']}")
+        transfers = [f"`{p.name}` {p.transfer.value}" for p in self.params if p.in_memory]
         return {
-            "name": self.name, "static": self.static, "source": entry["source"], "rust_path": entry["rust_path"],
-            "file": entry["files"]["cuda"], "fast_math": "true" if entry["fast_math"] else "false",
-            # a loop whose conditional accesses the host may find out of bounds has a variant that checks
-            # them, the one this module launches unless the host finds them in bounds; the covering and the
-            # vector entry points run the first variant's body
-            "launches": [{"symbol": launch["variants"][-1]["symbol"], "source": launch["source"],
-                          "records_panics": str(launch["variants"][-1]["records_panics"]).lower(),
+            "name": self.name, "static": self.static, "source": entry.source, "rust_path": entry.rust_path,
+            "file": entry.files["cuda"], "fast_math": "true" if entry.fast_math else "false",
+            # a loop whose conditional accesses the host may find out of bounds has an entry point that
+            # checks them, the one this module launches unless the host finds them in bounds; the covering
+            # and the vector entry points run the general one's body
+            "launches": [{"symbol": launch.last_resort.symbol, "source": launch.source,
+                          "records_panics": str(launch.last_resort.records_panics).lower(),
                           "unchecked": unchecked_source(launch),
                           "arguments": ", ".join(str(s) for s in abi_sizes(entry, launch)),
-                          "covering": covering_source(launch.get("covering")),
+                          "covering": covering_source(launch.entry(EntryKind.COVERING)),
                           "vector": vector_source(entry, launch),
-                          "l2_adds": l2_adds_source(launch.get("l2_adds")),
-                          "reductions": len(launch["reductions"]),
-                          "signals_done": str(bool(launch.get("signals_done"))).lower()}
-                         for launch in entry["launches"]],
-            "result_words": entry["result_words"],
-            "ranges": [spec for i, launch in enumerate(entry["launches"])
+                          "l2_adds": l2_adds_source(launch.entry(EntryKind.L2_ADDS)),
+                          "reductions": len(launch.reductions),
+                          "signals_done": str(launch.signals_done).lower()}
+                         for launch in entry.launches],
+            "result_words": entry.result_words,
+            "ranges": [spec for i, launch in enumerate(entry.launches)
                        for spec in [self.range_function(i, launch)]
-                       + ([self.range_function(i, launch, conditional=True)] if len(launch["variants"]) > 1 else [])],
-            "panics": [{"site": p["site"], "kind": p["kind"], "source": p["source"]} for p in entry.get("panics", [])],
+                       + ([self.range_function(i, launch, conditional=True)] if launch.entry(EntryKind.CHECKED)
+                          else [])],
+            "panics": [{"site": p.site, "kind": p.kind, "source": p.source} for p in entry.panics],
             "device": self.device_function(), "host": self.host_function(),
             "transfers": ", ".join(transfers) or "none",
         }
 
 
-def unchecked_source(launch: dict) -> str:
-    """The `Option<Unchecked>` of a launch with a variant that checks its conditional accesses: the first
-    variant, without those checks."""
-    if len(launch["variants"]) == 1:
+def unchecked_source(launch: Launch) -> str:
+    """The `Option<Unchecked>` of a launch with an entry point that checks its conditional accesses: the
+    general one, without those checks."""
+    if launch.entry(EntryKind.CHECKED) is None:
         return "None"
-    first = launch["variants"][0]
-    return f'Some(Unchecked {{ symbol: "{first["symbol"]}", records_panics: {str(first["records_panics"]).lower()} }})'
+    general = launch.general
+    return f'Some(Unchecked {{ symbol: "{general.symbol}", records_panics: {str(general.records_panics).lower()} }})'
 
 
-def covering_source(covering: dict | None) -> str:
+def covering_source(covering: EntryPoint | None) -> str:
     """The `Option<Covering>` of a launch's covering entry point."""
     if covering is None:
         return "None"
-    block = ", ".join(str(b) for b in covering["block"] or (0, 0, 0))
-    return (f'Some(Covering {{ symbol: "{covering["symbol"]}", block: [{block}], '
-            f'count_limit: {covering["count_limit"]}, lead: {covering["lead"]}, '
-            f'records_panics: {str(covering["records_panics"]).lower()} }})')
+    grid = covering.grid
+    block = ", ".join(str(b) for b in grid.block or (0, 0, 0))
+    return (f'Some(Covering {{ symbol: "{covering.symbol}", block: [{block}], '
+            f'count_limit: {grid.count_limit}, lead: {grid.lead}, '
+            f'records_panics: {str(covering.records_panics).lower()} }})')
 
 
-def vector_source(entry: dict, launch: dict) -> str:
+def vector_source(entry: KernelABI, launch: Launch) -> str:
     """The `Option<Vector>` of a launch's vector entry point: which of its arguments are the pointers to
     check for alignment, the offset of each one's first lane from the loop variable, which is the loop's
     first index (the first after the parameters'), and for a nest the limit of the counts its covering
     grid allows."""
-    vector = launch.get("vector")
+    vector = launch.entry(EntryKind.VECTOR)
     if vector is None:
         return "None"
     positions, pointers, offsets = 0, [], []
-    offset_of = dict(zip(vector["slices"], vector["offsets"]))
-    for p in entry["params"]:
+    offset_of = {s.slice: s.offset for s in vector.vector.aligned}
+    for p in entry.params:
         for part in launch_abi(p, launch):
-            if p["name"] in offset_of and part["role"] == "pointer":
+            if p.name in offset_of and part.role == ArgRole.POINTER:
                 pointers.append(positions)
-                offsets.append(offset_of[p["name"]])
+                offsets.append(offset_of[p.name])
             positions += 1
-    count_limit = f'Some({vector["count_limit"]})' if "count_limit" in vector else "None"
-    return (f'Some(Vector {{ symbol: "{vector["symbol"]}", width: {vector["width"]}, '
+    count_limit = f"Some({vector.grid.count_limit})" if vector.grid is not None else "None"
+    return (f'Some(Vector {{ symbol: "{vector.symbol}", width: {vector.vector.width}, '
             f'pointers: &[{", ".join(map(str, pointers))}], offsets: &[{", ".join(map(str, offsets))}], '
             f'start: {positions}, count_limit: {count_limit} }})')
 
 
-def l2_adds_source(l2_adds: dict | None) -> str:
+def l2_adds_source(l2_adds: EntryPoint | None) -> str:
     """The `Option<L2Adds>` of a launch's L2-adds entry point."""
     if l2_adds is None:
         return "None"
-    return (f'Some(L2Adds {{ symbol: "{l2_adds["symbol"]}", '
-            f'bytes_per_iteration: {l2_adds["bytes_per_iteration"]} }})')
+    return (f'Some(L2Adds {{ symbol: "{l2_adds.symbol}", '
+            f'bytes_per_iteration: {l2_adds.l2_adds.bytes_per_iteration} }})')
 
 
-def by_value(p: dict) -> bool:
+def by_value(p: Param) -> bool:
     """A `&[T; N]` the kernel takes in its launch arguments (see the transfer plan)."""
-    return p["kind"] == "array" and p["transfer"] == "value"
+    return p.kind == ParamKind.ARRAY and p.transfer == Transfer.VALUE
 
 
 def signature(name: str, params: list[str], returns: str, indent: str = "") -> list[str]:
@@ -590,21 +589,21 @@ def signature(name: str, params: list[str], returns: str, indent: str = "") -> l
     return [f"{indent}pub fn {name}(", *[f"{indent}    {p}," for p in params], f"{indent}) -> {returns} {{"]
 
 
-def place(at: list[int]) -> str:
+def place(at: tuple[int, int]) -> str:
     """A (line, column) of the evaluation order as one number, as the runtime compares them."""
     return f"{at[0] << 32 | at[1]}"
 
 
-def unsupported(entry: dict) -> str | None:
+def unsupported(entry: KernelABI) -> str | None:
     """Why the Rust module cannot launch this kernel yet (None when it can)."""
-    if "schedule" in entry:
+    if entry.schedule is not None:
         return "a host loop around its parallel loops"
-    for launch in entry["launches"]:
-        if any("location" in r for r in launch["reductions"]):
+    for launch in entry.launches:
+        if any(r.location is not None for r in launch.reductions):
             return "a min/max-location reduction"
-        if launch.get("index_lists"):
+        if launch.index_lists:
             return "writes through an index list"
-    if references(entry, "element"):
+    if references([entry.preamble, entry.launches, entry.returns], "element"):
         return "a value read from a slice before the loop"
     return None
 
@@ -619,17 +618,18 @@ def json_str(text: str) -> str:
 # ------------------------------------------------------------------ the module
 
 
-def render_rust_module(manifest: dict, struct_paths: dict[str, str] | None = None, version: str = "0") -> dict[str, str]:
-    """The files of the Rust module for `manifest`'s kernels: `rs2gpu_kernels.rs` and its runtime.
+def render_rust_module(crate: CrateABI, struct_paths: dict[str, str] | None = None,
+                       version: str = "0") -> dict[str, str]:
+    """The files of the Rust module for `crate`'s kernels: `rs2gpu_kernels.rs` and its runtime.
 
     `struct_paths` maps each `#[repr(C)]` struct's name to its path in the crate (default `crate::Name`).
     """
-    if "cuda" not in manifest["targets"]:
+    if "cuda" not in crate.targets:
         raise RustEmitError("the Rust module launches the CUDA kernels: translate with the cuda target")
     types = Types(struct_paths or {})
     kernels = []
     functions: dict[str, str] = {}
-    for name, entry in manifest["kernels"].items():
+    for name, entry in crate.kernels.items():
         if unsupported(entry):
             continue
         module = KernelModule(name, entry, types)
@@ -639,13 +639,13 @@ def render_rust_module(manifest: dict, struct_paths: dict[str, str] | None = Non
                 raise RustEmitError(f"kernels `{functions[fn]}` and `{name}` would both define `{fn}`; rename one")
             functions[fn] = name
         kernels.append(context)
-    structs = [{"path": path, "size": layout["size"], "align": layout["align"], "name": layout["type"]}
+    structs = [{"path": path, "size": layout.size, "align": layout.align, "name": layout.type}
                for path, layout in types.structs.items()]
     env = environment()
-    context = {"version": version, "crate": manifest["crate"], "kernels": kernels, "structs": structs,
-               "block_size": manifest["block_size"], "module_file": MODULE_FILE,
-               "reductions": any(launch["reductions"] for k in manifest["kernels"].values() if not unsupported(k)
-                                 for launch in k["launches"])}
+    context = {"version": version, "crate": crate.crate, "kernels": kernels, "structs": structs,
+               "block_size": crate.block_size, "module_file": MODULE_FILE,
+               "reductions": any(launch.reductions for k in crate.kernels.values() if not unsupported(k)
+                                 for launch in k.launches)}
     files = {MODULE_FILE: env.get_template("rust_kernels.j2").render(context)}
     for file, template in RUNTIME_TEMPLATES.items():
         files[file] = env.get_template(template).render(context)

@@ -11,18 +11,73 @@ from typing import Union
 
 
 @dataclass(frozen=True, slots=True)
+class Primitive:
+    """The facts about one primitive scalar type that every room needs: its width and kind, the C++
+    typedef the generated code declares for it, the numpy type code of its elements and the `struct`
+    format code of its bytes (both little-endian, as every GPU and host rs2gpu runs on)."""
+
+    name: str       # Rust's name, also the typedef the kernels' C++ prelude declares
+    bits: int
+    kind: str       # "bool" | "signed" | "unsigned" | "float"
+    dtype: str      # numpy's type code
+    pack: str       # the `struct` module's format code
+
+    @property
+    def size(self) -> int:
+        return self.bits // 8
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in ("signed", "unsigned")
+
+    @property
+    def min(self) -> int:
+        """The least value of an integer type."""
+        return -(1 << (self.bits - 1)) if self.kind == "signed" else 0
+
+    @property
+    def max(self) -> int:
+        """The greatest value of an integer type."""
+        return (1 << (self.bits - 1)) - 1 if self.kind == "signed" else (1 << self.bits) - 1
+
+
+# The one table of primitive types: every other room reads it (C++ spellings, numpy dtypes, packing).
+PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
+    Primitive("bool", 8, "bool", "?", "?"),
+    Primitive("i8", 8, "signed", "i1", "b"),
+    Primitive("i16", 16, "signed", "i2", "h"),
+    Primitive("i32", 32, "signed", "i4", "i"),
+    Primitive("i64", 64, "signed", "i8", "q"),
+    Primitive("isize", 64, "signed", "i8", "q"),
+    Primitive("u8", 8, "unsigned", "u1", "B"),
+    Primitive("u16", 16, "unsigned", "u2", "H"),
+    Primitive("u32", 32, "unsigned", "u4", "I"),
+    Primitive("u64", 64, "unsigned", "u8", "Q"),
+    Primitive("usize", 64, "unsigned", "u8", "Q"),
+    Primitive("f32", 32, "float", "f4", "f"),
+    Primitive("f64", 64, "float", "f8", "d"),
+)}
+INT_BITS = {p.name: p.bits for p in PRIMITIVES.values() if p.is_int}
+PRIM_NAMES = frozenset(PRIMITIVES)
+
+
+@dataclass(frozen=True, slots=True)
 class PrimType:
-    """A Rust primitive scalar: bool, i8..i64, u8..u64, isize, usize, f32, f64."""
+    """A Rust primitive scalar: bool, i8..i64, u8..u64, isize, usize, f32, f64 (see `PRIMITIVES`)."""
 
     name: str
 
     @property
+    def primitive(self) -> Primitive:
+        return PRIMITIVES[self.name]
+
+    @property
     def is_float(self) -> bool:
-        return self.name in ("f32", "f64")
+        return PRIMITIVES[self.name].kind == "float"
 
     @property
     def is_int(self) -> bool:
-        return self.name in INT_BITS
+        return PRIMITIVES[self.name].is_int
 
     @property
     def is_bool(self) -> bool:
@@ -30,19 +85,15 @@ class PrimType:
 
     @property
     def is_signed(self) -> bool:
-        return self.name.startswith("i") or self.is_float
+        return PRIMITIVES[self.name].kind in ("signed", "float")
 
     @property
     def bits(self) -> int:
-        if self.is_bool:
-            return 8
-        if self.is_float:
-            return int(self.name[1:])
-        return INT_BITS[self.name]
+        return PRIMITIVES[self.name].bits
 
     @property
     def size(self) -> int:
-        return self.bits // 8
+        return PRIMITIVES[self.name].size
 
     @property
     def align(self) -> int:
@@ -51,12 +102,6 @@ class PrimType:
     def __str__(self) -> str:
         return self.name
 
-
-INT_BITS = {
-    "i8": 8, "i16": 16, "i32": 32, "i64": 64, "isize": 64,
-    "u8": 8, "u16": 16, "u32": 32, "u64": 64, "usize": 64,
-}
-PRIM_NAMES = frozenset(INT_BITS) | {"bool", "f32", "f64"}
 
 BOOL = PrimType("bool")
 F32 = PrimType("f32")

@@ -25,11 +25,11 @@ def support_crate_path() -> Path:
 __all__ = ["CompileFailed", "__version__", "support_crate_path"]
 
 
-def load(path, backend: str = "auto", device: int = 0, block_size: int = 256):
+def load(path, backend: str = "auto", device: int = 0):
     """Translate the kernels under `path` and return a module of callable kernels; see `rs2gpu.api.load`."""
     from rs2gpu.api import load as _load
 
-    return _load(path, backend, device, block_size)
+    return _load(path, backend, device)
 
 
 from rs2gpu.runtime.errors import AliasError, KernelPanic, LaunchError, RaceError  # noqa: E402

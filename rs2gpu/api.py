@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rs2gpu import config, pipeline, support_crate_path
+from rs2gpu.ir.abi import CrateABI
 from rs2gpu.runtime.cache import BinaryCache
 from rs2gpu.runtime.dispatch import group_instances
 from rs2gpu.runtime.errors import ToolchainUnavailable
@@ -24,12 +25,12 @@ BACKENDS = ("cuda", "hip", "cpu")
 class KernelModule:
     """The kernels of one crate on one backend, as attributes."""
 
-    def __init__(self, backend: str, kernels: dict, manifest: dict, sources: dict[str, str]) -> None:
+    def __init__(self, backend: str, kernels: dict, crate: CrateABI, sources: dict[str, str]) -> None:
         self.backend = backend
-        self.manifest = manifest
+        self.abi = crate
         self.sources = sources  # generated file name → C++ text (GPU backends)
         # a generic kernel under its Rust name, choosing among its instantiations (also there by their names)
-        self._kernels = {**kernels, **group_instances(kernels, manifest)}
+        self._kernels = {**kernels, **group_instances(kernels, crate)}
         for name, kernel in self._kernels.items():
             setattr(self, name, kernel)
 
@@ -50,7 +51,7 @@ class KernelModule:
             backend.synchronize()
 
 
-def load(path, backend: str = "auto", device: int = 0, block_size: int = 256) -> KernelModule:
+def load(path, backend: str = "auto", device: int = 0) -> KernelModule:
     """Translate the kernels under `path` (a .rs file, a crate's src/, or a crate folder) and prepare
     them to run on `backend`: "cuda", "hip", "cpu" (the Rust itself, built by rustc), or "auto"."""
     path = Path(path)
@@ -68,18 +69,18 @@ def load(path, backend: str = "auto", device: int = 0, block_size: int = 256) ->
     if backend == "cuda":
         from rs2gpu.runtime.cuda import CudaBackend
 
-        device_backend = CudaBackend(binaries, device, block_size)
+        device_backend = CudaBackend(binaries, device)
     else:
         from rs2gpu.runtime.hip import HipBackend
 
-        device_backend = HipBackend(binaries, device, block_size)
+        device_backend = HipBackend(binaries, device)
     from rs2gpu.runtime.base import DeviceKernel
 
     kernels = {}
-    for name, entry in emitted.manifest["kernels"].items():
-        file_name = entry["files"][backend]
+    for name, entry in emitted.abi.kernels.items():
+        file_name = entry.files[backend]
         kernels[name] = DeviceKernel(device_backend, name, entry, emitted.files[file_name], file_name)
-    module = KernelModule(backend, kernels, emitted.manifest, emitted.files)
+    module = KernelModule(backend, kernels, emitted.abi, emitted.files)
     module.device_backend = device_backend
     return module
 
@@ -92,13 +93,13 @@ def _load_cpu(path: Path, translation, cache_dir: Path | None) -> KernelModule:
     from rs2gpu.runtime.cpu import CpuKernel, CpuLibrary
 
     root, package, single_file = crate_location(path)
-    library = CpuLibrary(root, package, single_file, translation.crate.sources, translation.emitted.manifest,
+    library = CpuLibrary(root, package, single_file, translation.crate.sources, translation.emitted.abi,
                          cache_dir or Path(tempfile.mkdtemp(prefix="rs2gpu-cpu-")), support_crate_path())
     handle = ctypes.CDLL(str(library.build()))
     source_root = root if root is not None else single_file.parent
     kernels = {name: CpuKernel(handle, name, entry, source_root)
-               for name, entry in translation.emitted.manifest["kernels"].items()}
-    module = KernelModule("cpu", kernels, translation.emitted.manifest, {})
+               for name, entry in translation.emitted.abi.kernels.items()}
+    module = KernelModule("cpu", kernels, translation.emitted.abi, {})
     module.library_path = library.path
     return module
 

@@ -172,8 +172,8 @@ def generate(crate_dir: Path, out_dir: Path) -> pipeline.Translation:
 
     result = pipeline.translate(crate_dir, pipeline.ALL_TARGETS)
     emitted = result.emitted
-    rust = render_rust_module(emitted.manifest, struct_paths(crate_dir), __version__)
-    pipeline.write_outputs(EmittedCrate({**emitted.files, **rust}, emitted.manifest), out_dir)
+    rust = render_rust_module(emitted.abi, struct_paths(crate_dir), __version__)
+    pipeline.write_outputs(EmittedCrate({**emitted.files, **rust}, emitted.abi), out_dir)
     return result
 
 
@@ -200,7 +200,7 @@ def run_build_script(crate_dir: Path, out_dir: Path, stdout: TextIO = sys.stdout
                 print(f"cargo::warning={line}", file=stdout)
     from rs2gpu.emit.rust_host import unsupported
 
-    for name, entry in result.emitted.manifest["kernels"].items():
+    for name, entry in result.emitted.abi.kernels.items():
         reason = unsupported(entry)
         if reason:
             print(f"cargo::warning=kernel `{name}` uses {reason}, which the generated Rust API cannot launch yet: "

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rs2gpu import __version__, pipeline, support_crate_path
 from rs2gpu.emit.dialect import DIALECTS
+from rs2gpu.ir.abi import BLOCK_SIZE, EntryKind, EntryPoint, KernelABI, Launch, ParamKind, to_json
 from rs2gpu.ir.codes import CODES, explain
 from rs2gpu.ir.diagnostics import CompileFailed, render
 
@@ -81,7 +82,7 @@ def cmd_translate(args) -> int:
     if not args.quiet:
         kernels = result.checked.kernels
         for plan in kernels:
-            files = ", ".join(result.emitted.manifest["kernels"][plan.name]["files"].values())
+            files = ", ".join(result.emitted.abi.kernels[plan.name].files.values())
             print(f"   Translated {plan.name} ({len(plan.loops)} launch{'es' if len(plan.loops) != 1 else ''}) "
                   f"-> {files}")
         print(f"    Finished {len(kernels)} kernel{'s' if len(kernels) != 1 else ''} of `{result.crate.name}` "
@@ -111,18 +112,18 @@ def cmd_inspect(args) -> int:
     except CompileFailed as err:
         _failure_summary(err, f"translate `{path}`")
         return EXIT_USER_ERROR
-    manifest = result.emitted.manifest["kernels"]
-    if args.kernel not in manifest:
-        instances = sorted(k for k, e in manifest.items() if e.get("generic", {}).get("name") == args.kernel)
+    kernels = result.emitted.abi.kernels
+    if args.kernel not in kernels:
+        instances = sorted(k for k, e in kernels.items() if e.generic and e.generic.name == args.kernel)
         if instances:
             raise UsageError(f"`{args.kernel}` is generic: inspect one of its instantiations, "
                              f"{', '.join(instances)}")
-        known = ", ".join(sorted(manifest)) or "none"
+        known = ", ".join(sorted(kernels)) or "none"
         raise UsageError(f"no kernel named `{args.kernel}` in {path} (kernels: {known})")
-    entry = manifest[args.kernel]
-    source = result.emitted.files[entry["files"][args.target]]
+    entry = kernels[args.kernel]
+    source = result.emitted.files[entry.files[args.target]]
     if args.json:
-        print(json.dumps(entry, indent=2))
+        print(json.dumps(to_json(entry), indent=2))
         return EXIT_OK
     from rs2gpu.highlight import highlight
 
@@ -131,67 +132,89 @@ def cmd_inspect(args) -> int:
     return EXIT_OK
 
 
-def _describe_abi(name: str, entry: dict) -> str:
-    generic = entry.get("generic")
-    of = f", {generic['name']}::<{', '.join(generic['type_args'])}>" if generic else ""
-    lines = [f"== {name} ({entry['source']}{of}) ==", "",
+# What each kind of entry point is, and when the host runs it (see `ir.abi.EntryKind`).
+ENTRY_KINDS = {
+    EntryKind.PRIVATE: "each block updates a copy of the scatter target in shared memory; runs where the target "
+                       "has at most {private.capacity} elements",
+    EntryKind.PROVEN: "one thread per iteration without the index-list checks; runs where every list is a verified "
+                      "list (rs2gpu.IndexList) whose values prove them, and a grid covers the loop",
+    EntryKind.L2_ADDS: "its f64 `+=`/`-=` as atomic adds in the L2; runs where the loop's data "
+                       "({l2_adds.bytes_per_iteration} B per iteration) fit in the L2",
+    EntryKind.VECTOR: "{vector.width} iterations per thread with 16-byte accesses; runs where the slices' first lanes "
+                      "are aligned",
+    EntryKind.COVERING: "one thread per iteration; runs where a grid covers the nest",
+    EntryKind.GENERAL: "each thread strides over the iterations; runs otherwise",
+    EntryKind.CHECKED: "the same loop checking its conditional accesses on the device; runs otherwise",
+    EntryKind.VERIFY: "verifies the index lists the loop writes through; runs after the loop",
+}
+
+
+def _describe_entry(e: EntryPoint, launch: Launch) -> str:
+    text = ENTRY_KINDS[e.kind].format(private=e.private, l2_adds=e.l2_adds, vector=e.vector)
+    if e.kind == EntryKind.GENERAL and launch.entry(EntryKind.CHECKED):
+        text = text.replace("runs otherwise", "runs where the host found every conditional access in bounds")
+    grid = e.grid
+    if grid is not None:
+        text += f", blocks of {' x '.join(map(str, grid.block))}" if grid.block else ""
+        text += f", after {grid.lead} idle thread{'s' if grid.lead > 1 else ''} (warps from multiples of 32)" \
+            if grid.lead else ""
+    checks = len(e.checks)
+    return f"{e.symbol} ({e.kind.value}): {text}; {checks} device check{'s' if checks != 1 else ''}" \
+        + (" (the call waits for them)" if e.records_panics else "")
+
+
+def _describe_abi(name: str, entry: KernelABI) -> str:
+    generic = entry.generic
+    of = f", {generic.name}::<{', '.join(generic.type_args)}>" if generic else ""
+    lines = [f"== {name} ({entry.source}{of}) ==", "",
              "Arguments (in launch order; a slice's length only in the launches that read it):"]
     lines.append(f"  {'parameter':<14}{'type':<16}{'transfer':<10}{'C++ arguments'}")
-    for p in entry["params"]:
-        abi = ", ".join(f"{a['name']}: {a['size']} B" for a in p["abi"])
-        lines.append(f"  {p['name']:<14}{p['type']:<16}{p['transfer']:<10}{abi}")
+    for p in entry.params:
+        parts = ", ".join(f"{a.name}: {a.size} B" for a in p.parts)
+        lines.append(f"  {p.name:<14}{p.rust_type:<16}{p.transfer.value:<10}{parts}")
     lines += ["", "Transfer plan:"]
-    for p in entry["params"]:
-        lines.append(f"  {p['name']}: {p['transfer']} ({p['reason']})")
-    lines += ["", "Launches:"]
-    for launch in entry["launches"]:
-        red = ", ".join(f"{r['name']} ({r['op']})" for r in launch["reductions"])
-        scattered = ", ".join(f"{s['target']} ({s['op']})" for s in launch.get("scatters", ()))
-        dims = " x ".join(f"{d['index']}: {d['index_type']}" for d in launch["dims"])
-        uniforms = ", ".join(f"`{u['name']}`" for u in launch.get("uniforms", ()))
-        lines.append(f"  {launch['symbol']}: loop at {launch['source']}, over ({dims})"
+    for p in entry.params:
+        lines.append(f"  {p.name}: {p.transfer.value} ({p.reason})")
+    lines += ["", f"Launches (blocks of {BLOCK_SIZE} threads; the host runs the first entry point whose condition "
+                  "holds):"]
+    for index, launch in enumerate(entry.launches):
+        red = ", ".join(f"{r.name} ({r.op})" for r in launch.reductions)
+        scattered = ", ".join(f"{s.target} ({s.op})" for s in launch.scatters)
+        dims = " x ".join(f"{d.index}: {d.index_type}" for d in launch.dims)
+        uniforms = ", ".join(f"`{u.name}`" for u in launch.uniforms)
+        lines.append(f"  launch {index}: loop at {launch.source}, over ({dims})"
                      f"{', reduces ' + red if red else ''}{', updates with atomics ' + scattered if scattered else ''}"
                      f"{', given ' + uniforms if uniforms else ''}")
-        if any(p["kind"] == "slice" for p in entry["params"]):
-            taken = ", ".join(f"`{n}`" for n in launch["lengths"]) or "none (its code reads none)"
+        if any(p.kind == ParamKind.SLICE for p in entry.params):
+            taken = ", ".join(f"`{n}`" for n in launch.lengths) or "none (its code reads none)"
             lines.append(f"    slice lengths it takes: {taken}")
-        covering = launch.get("covering")
-        if covering:
-            block = f", blocks of {' x '.join(map(str, covering['block']))}" if covering["block"] else ""
-            lead = covering["lead"]
-            idle = f", after {lead} idle thread{'s' if lead > 1 else ''} (warps from multiples of 32)" if lead else ""
-            lines.append(f"    where a grid covers the nest: {covering['symbol']}, one thread per iteration{block}{idle}")
-        for check in launch["checks"]:
-            lines.append(f"    checked at launch: the strides of the write at {check['source']} do not overlap")
-        for check in launch["bounds"]:
-            lines.append(f"    checked at launch: `{check['param']}` at {check['source']} stays in bounds")
-        if len(launch["variants"]) > 1:
-            where = ", ".join(f"`{c['param']}` at {c['source']}" for c in launch["guarded_bounds"])
-            lines.append(f"    conditional accesses checked at launch ({where}): if one can leave its slice, "
-                         f"{launch['variants'][1]['symbol']} runs instead and checks them on the device")
-        for lists in launch["index_lists"]:
-            lines.append(f"    index list `{lists['list']}` (writes `{lists['target']}` at {lists['source']}): "
-                         f"verified distinct on the device by {launch['verify']['symbol']} before the loop")
-        device = launch["variants"][0]["checks"]
-        lines.append(f"    device checks: {len(device)}" + (" (the call waits for them)" if device else ""))
-    lines.append(f"  geometry: {entry['geometry']}")
-    if "schedule" in entry:
+        for check in launch.stride_checks:
+            lines.append(f"    checked at launch: the strides of the write at {check.source} do not overlap")
+        for check in launch.bounds:
+            lines.append(f"    checked at launch: `{check.param}` at {check.source} stays in bounds")
+        if launch.guarded_bounds:
+            where = ", ".join(f"`{c.param}` at {c.source}" for c in launch.guarded_bounds)
+            lines.append(f"    conditional accesses checked at launch: {where}")
+        for lists in launch.index_lists:
+            lines.append(f"    index list `{lists.list}` (writes `{lists.target}` at {lists.source}): its values "
+                         f"must be distinct")
+        lines += [f"    {_describe_entry(e, launch)}" for e in launch.entry_points]
+    if entry.schedule is not None:
         lines += ["", "Schedule (host loops run on the host; the data stays on the device):"]
-        lines += _describe_schedule(entry["schedule"], entry["launches"], "  ")
-    if entry["returns"]:
-        lines.append(f"Returns: {entry['returns']['type']}")
+        lines += _describe_schedule(entry.schedule, "  ")
+    if entry.returns:
+        lines.append(f"Returns: {entry.returns.type}")
     return "\n".join(lines)
 
 
-def _describe_schedule(steps: list, launches: list, indent: str) -> list[str]:
+def _describe_schedule(steps, indent: str) -> list[str]:
     lines = []
     for step in steps:
-        if "launch" in step:
-            lines.append(f"{indent}launch {launches[step['launch']]['symbol']}")
+        if isinstance(step, int):
+            lines.append(f"{indent}launch {step}")
             continue
-        loop = step["loop"]
-        lines.append(f"{indent}for `{loop['var']}` ({loop['type']}) at {loop['source']}:")
-        lines += _describe_schedule(loop["body"], launches, indent + "  ")
+        lines.append(f"{indent}for `{step.var}` ({step.type}) at {step.source}:")
+        lines += _describe_schedule(step.body, indent + "  ")
     return lines
 
 
@@ -212,12 +235,12 @@ def cmd_compile(args) -> int:
         _failure_summary(err, f"compile `{path}`")
         return EXIT_USER_ERROR
     _print_diagnostics(result.warnings, result.crate.sources)
-    manifest = result.emitted.manifest
-    unknown = [k for k in args.kernel or [] if k not in manifest["kernels"]]
+    crate_abi = result.emitted.abi
+    unknown = [k for k in args.kernel or [] if k not in crate_abi.kernels]
     if unknown:
-        known = ", ".join(sorted(manifest["kernels"])) or "none"
+        known = ", ".join(sorted(crate_abi.kernels)) or "none"
         raise UsageError(f"no kernel named `{unknown[0]}` in {path} (kernels: {known})")
-    jobs = gpu_compile.jobs_for(manifest, archs, args.kernel)
+    jobs = gpu_compile.jobs_for(crate_abi, archs, args.kernel)
     try:
         results = gpu_compile.compile_all(jobs, result.emitted.files, args.hip_compiler, args.jobs)
     except ToolchainUnavailable as e:

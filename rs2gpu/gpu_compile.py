@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 from rs2gpu.emit.dialect import DIALECTS
-from rs2gpu.emit.kernels import entry_points
+from rs2gpu.ir.abi import CrateABI
 from rs2gpu.runtime.errors import GpuCompileError
 from rs2gpu.runtime.options import CudaOptions, HipOptions
 from rs2gpu.runtime.resources import KernelResources
@@ -85,14 +85,14 @@ def plan_archs(targets: tuple[str, ...], archs: list[str] | None) -> dict[str, l
     return {t: given.get(t) or [DIALECTS[t].default_arch] for t in targets}
 
 
-def jobs_for(manifest: dict, archs: dict[str, list[str]], kernels: list[str] | None) -> list[Job]:
-    names = kernels or list(manifest["kernels"])
+def jobs_for(crate: CrateABI, archs: dict[str, list[str]], kernels: list[str] | None) -> list[Job]:
+    names = kernels or list(crate.kernels)
     jobs = []
     for name in names:
-        entry = manifest["kernels"][name]
-        symbols = tuple(symbol for launch in entry["launches"] for symbol in entry_points(launch))
+        entry = crate.kernels[name]
+        symbols = tuple(e.symbol for launch in entry.launches for e in launch.entry_points)
         for target, target_archs in archs.items():
-            jobs += [Job(name, target, arch, entry["files"][target], symbols) for arch in target_archs]
+            jobs += [Job(name, target, arch, entry.files[target], symbols) for arch in target_archs]
     return jobs
 
 

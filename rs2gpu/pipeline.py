@@ -68,7 +68,7 @@ def write_outputs(emitted: EmittedCrate, out_dir: Path) -> list[Path]:
     renamed into place, so an interrupted run never leaves a half-written file behind."""
     out_dir.mkdir(parents=True, exist_ok=True)
     contents = dict(emitted.files)
-    contents["manifest.json"] = json.dumps(emitted.manifest, indent=2, sort_keys=False) + "\n"
+    contents["manifest.json"] = json.dumps(emitted.abi.to_json(), indent=2, sort_keys=False) + "\n"
     written = []
     for name, text in contents.items():
         target = out_dir / name

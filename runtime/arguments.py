@@ -13,30 +13,28 @@ import math
 import struct
 from dataclasses import dataclass
 
+from rs2gpu.ir.abi import Layout, Param, ParamKind
+from rs2gpu.ir.types import PRIMITIVES
 from rs2gpu.runtime.errors import AliasError
 from rs2gpu.runtime.hostexpr import int_to_f32
 from rs2gpu.runtime.indexlist import IndexList
 
-PRIM_DTYPES = {"bool": "?", "i8": "i1", "i16": "i2", "i32": "i4", "i64": "i8", "isize": "i8",
-               "u8": "u1", "u16": "u2", "u32": "u4", "u64": "u8", "usize": "u8", "f32": "f4", "f64": "f8"}
-PRIM_PACK = {"bool": "?", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "isize": "q",
-             "u8": "B", "u16": "H", "u32": "I", "u64": "Q", "usize": "Q", "f32": "f", "f64": "d"}
-INT_RANGES = {name: ((-(1 << (int(code[1]) * 8 - 1)), (1 << (int(code[1]) * 8 - 1)) - 1) if code[0] == "i"
-                     else (0, (1 << (int(code[1]) * 8)) - 1))
-              for name, code in PRIM_DTYPES.items() if code[0] in "iu"}
+PRIM_DTYPES = {p.name: p.dtype for p in PRIMITIVES.values()}
+PRIM_PACK = {p.name: p.pack for p in PRIMITIVES.values()}
+INT_RANGES = {p.name: (p.min, p.max) for p in PRIMITIVES.values() if p.is_int}
 
 
-def numpy_dtype(layout: dict):
+def numpy_dtype(layout: Layout):
     """The numpy dtype with exactly the bytes of a Rust type's layout (structs become structured dtypes)."""
     import numpy as np
 
-    if "fields" in layout:
-        return np.dtype({"names": [f["name"] for f in layout["fields"]],
-                         "formats": [numpy_dtype(f) for f in layout["fields"]],
-                         "offsets": [f["offset"] for f in layout["fields"]], "itemsize": layout["size"]})
-    if "length" in layout and "elem" in layout:
-        return np.dtype((numpy_dtype(layout["elem"]), (layout["length"],)))
-    return np.dtype(PRIM_DTYPES[layout["type"]])
+    if layout.is_struct:
+        return np.dtype({"names": [f.name for f in layout.fields],
+                         "formats": [numpy_dtype(f.layout) for f in layout.fields],
+                         "offsets": [f.offset for f in layout.fields], "itemsize": layout.size})
+    if layout.elem is not None:
+        return np.dtype((numpy_dtype(layout.elem), (layout.length,)))
+    return np.dtype(PRIMITIVES[layout.type].dtype)
 
 
 @dataclass(slots=True)
@@ -71,13 +69,13 @@ def _check_dtype(param: str, rust_type: str, expected, found) -> None:
     raise TypeError(f"argument `{param}` ({rust_type}) needs elements of dtype {expected}, got {np.dtype(found)}")
 
 
-def array_argument(param: dict, value, allow_device: bool) -> ArrayArg:
-    """Validate one array argument against its manifest entry."""
+def array_argument(param: Param, value, allow_device: bool) -> ArrayArg:
+    """Validate one array argument against its parameter."""
     import numpy as np
 
-    name, rust_type = param["name"], param["type"]
-    expected = numpy_dtype(param["elem"])
-    writable_needed = param.get("mutable", False)
+    name, rust_type = param.name, param.rust_type
+    expected = numpy_dtype(param.layout)
+    writable_needed = param.mutable
     if isinstance(value, IndexList):
         if writable_needed:
             raise TypeError(f"argument `{name}` is `{rust_type}`, but an IndexList is read-only: pass it to `&[T]` "
@@ -124,20 +122,20 @@ def array_argument(param: dict, value, allow_device: bool) -> ArrayArg:
                     bool(value.flags.writeable))
 
 
-def check_array_length(param: dict, arg: ArrayArg) -> None:
-    if param["kind"] == "array" and arg.count != param["length"]:
-        raise ValueError(f"argument `{param['name']}` ({param['type']}) must have exactly {param['length']} "
+def check_array_length(param: Param, arg: ArrayArg) -> None:
+    if param.kind == ParamKind.ARRAY and arg.count != param.length:
+        raise ValueError(f"argument `{param.name}` ({param.rust_type}) must have exactly {param.length} "
                          f"elements, got {arg.count}")
-    if param["kind"] == "struct_ref" and arg.count != 1:
-        raise ValueError(f"argument `{param['name']}` ({param['type']}) must be one struct, got {arg.count} elements")
+    if param.kind == ParamKind.STRUCT_REF and arg.count != 1:
+        raise ValueError(f"argument `{param.name}` ({param.rust_type}) must be one struct, got {arg.count} elements")
 
 
-def _check_alignment(param: dict, ptr: int, count: int) -> None:
+def _check_alignment(param: Param, ptr: int, count: int) -> None:
     # A Rust reference is always aligned to its element type; numpy can make views that are not
     # (np.frombuffer with an odd offset), and structured dtypes do not record the alignment at all.
-    align = param["elem"]["align"]
+    align = param.layout.align
     if count and ptr % align:
-        raise ValueError(f"argument `{param['name']}` ({param['type']}) must be aligned to {align} bytes, but its "
+        raise ValueError(f"argument `{param.name}` ({param.rust_type}) must be aligned to {align} bytes, but its "
                          f"data starts at an address that is not; pass a copy (np.array(...))")
 
 
@@ -162,11 +160,11 @@ def _cuda_device_of(value, ptr: int) -> int:
     return int(ordinal or 0)
 
 
-def scalar_value(param: dict, value):
-    """A Python value of the parameter's Rust scalar type, range-checked like an `as`-free Rust call."""
+def scalar_value(name: str, ty: str, value):
+    """A Python value of the Rust scalar type `ty` for the argument `name`, range-checked like an `as`-free
+    Rust call."""
     import numpy as np
 
-    name, ty = param["name"], param["type"]
     if isinstance(value, np.generic):
         value = value.item()
     if ty == "bool":
@@ -196,68 +194,68 @@ def scalar_value(param: dict, value):
     return value
 
 
-def struct_value(param: dict, value) -> bytes:
+def struct_value(param: Param, value) -> bytes:
     """The exact bytes of a #[repr(C)] struct passed by value: from a dict, a tuple in field order,
     or a numpy structured scalar of the matching dtype."""
     import numpy as np
 
-    layout = param["layout"]
+    layout = param.layout
     dtype = numpy_dtype(layout)
     record = np.zeros((), dtype=dtype)
     if isinstance(value, np.void) or (isinstance(value, np.ndarray) and value.dtype.fields):
-        _check_dtype(param["name"], param["type"], dtype, value.dtype)
+        _check_dtype(param.name, param.rust_type, dtype, value.dtype)
         record[()] = value
     elif isinstance(value, (dict, tuple)):
-        _store_fields(record, layout, value, param["name"])
+        _store_fields(record, layout, value, param.name)
     else:
-        raise TypeError(f"argument `{param['name']}` ({param['type']}) must be a dict of its fields, a tuple, or a "
+        raise TypeError(f"argument `{param.name}` ({param.rust_type}) must be a dict of its fields, a tuple, or a "
                         f"numpy record of dtype {dtype}; got {_describe(value)}")
     return record.tobytes()
 
 
-def _store_fields(record, layout: dict, value, label: str) -> None:
+def _store_fields(record, layout: Layout, value, label: str) -> None:
     """Write a dict of fields (or a tuple in field order) into the 0-d structured array `record`, each
     field checked like a scalar argument of its type (no silent truncation of 2.7 into an i32)."""
-    fields = layout["fields"]
+    fields = layout.fields
     if isinstance(value, dict):
-        missing = [f["name"] for f in fields if f["name"] not in value]
-        extra = sorted(set(value) - {f["name"] for f in fields})
+        missing = [f.name for f in fields if f.name not in value]
+        extra = sorted(set(value) - {f.name for f in fields})
         if missing or extra:
-            raise ValueError(f"argument `{label}` ({layout['type']}): "
+            raise ValueError(f"argument `{label}` ({layout.type}): "
                              + (f"missing fields {missing}" if missing else f"unknown fields {extra}"))
-        items = [(f, value[f["name"]]) for f in fields]
+        items = [(f, value[f.name]) for f in fields]
     elif isinstance(value, tuple) and len(value) == len(fields):
         items = list(zip(fields, value))
     else:
-        raise TypeError(f"argument `{label}` ({layout['type']}) must be a dict of its fields or a tuple of "
+        raise TypeError(f"argument `{label}` ({layout.type}) must be a dict of its fields or a tuple of "
                         f"{len(fields)} values, got {_describe(value)}")
     for f, v in items:
-        _store(record[f["name"]], f, v, f"{label}.{f['name']}")
+        _store(record[f.name], f.layout, v, f"{label}.{f.name}")
 
 
-def _store(target, layout: dict, value, label: str) -> None:
-    if "fields" in layout:
+def _store(target, layout: Layout, value, label: str) -> None:
+    if layout.is_struct:
         _store_fields(target, layout, value, label)
-    elif "length" in layout and "elem" in layout:
+    elif layout.elem is not None:
         if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__len__"):
-            raise TypeError(f"argument `{label}` ({layout['type']}) must be a sequence of {layout['length']} "
+            raise TypeError(f"argument `{label}` ({layout.type}) must be a sequence of {layout.length} "
                             f"values, got {_describe(value)}")
-        if len(value) != layout["length"]:
-            raise ValueError(f"argument `{label}` ({layout['type']}) must have exactly {layout['length']} "
+        if len(value) != layout.length:
+            raise ValueError(f"argument `{label}` ({layout.type}) must have exactly {layout.length} "
                              f"elements, got {len(value)}")
         for k, v in enumerate(value):
-            _store(target[k, ...], layout["elem"], v, f"{label}[{k}]")
+            _store(target[k, ...], layout.elem, v, f"{label}[{k}]")
     else:
-        target[()] = scalar_value({"name": label, "type": layout["type"]}, value)
+        target[()] = scalar_value(label, layout.type, value)
 
 
-def check_aliasing(params: list[dict], arrays: dict[str, ArrayArg]) -> None:
+def check_aliasing(params: tuple[Param, ...], arrays: dict[str, ArrayArg]) -> None:
     """Rust forbids a `&mut` borrow overlapping any other borrow; so does every launch."""
-    names = [p["name"] for p in params if p["name"] in arrays]
+    names = [p.name for p in params if p.name in arrays]
     for i, name in enumerate(names):
         for other in names[i + 1:]:
             a, b = arrays[name], arrays[other]
-            mutable = [p["name"] for p in params if p["name"] in (name, other) and p.get("mutable")]
+            mutable = [p.name for p in params if p.name in (name, other) and p.mutable]
             if mutable and a.overlaps(b):
                 raise AliasError(f"arguments `{name}` and `{other}` overlap in memory, but `{mutable[0]}` is a "
                                  f"`&mut` borrow: Rust forbids this aliasing, and the kernel was proved race-free "

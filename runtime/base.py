@@ -1,5 +1,5 @@
-"""What every backend shares: binding a call's arguments to a kernel's manifest entry, the checks that
-run before any device work, and, for GPU backends, the transfer plan and the launches.
+"""What every backend shares: binding a call's arguments to a kernel's ABI, the checks that run before
+any device work, and, for GPU backends, the transfer plan and the launches.
 
 A GPU backend implements `DeviceBackend` (compile, load, allocate, copy, launch, synchronize); the
 `DeviceKernel` here drives it identically for CUDA and HIP.
@@ -13,11 +13,12 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from rs2gpu.runtime.callplan import (BoundArgs, CallPlan, HostLoopPlan, LaunchPlan, c_contiguous_of,
+from rs2gpu.ir.abi import BLOCK_SIZE, CoveringGrid, EntryKind, EntryPoint, KernelABI, PanicSite, Transfer as ParamTransfer
+from rs2gpu.runtime.callplan import (BoundArgs, CallPlan, Conditions, HostLoopPlan, LaunchPlan, c_contiguous_of,
                                      compile_repeat_binding, cupy_ndarray)
 from rs2gpu.runtime.covering import covering_geometry
 from rs2gpu.runtime.errors import KernelPanic, LaunchError, RaceError
-from rs2gpu.runtime.hostexpr import Environment, evaluate
+from rs2gpu.runtime.hostexpr import Environment
 from rs2gpu.runtime.readback import Readback
 
 MAX_GRID_X = 2**31 - 1
@@ -42,8 +43,8 @@ class Transfer:
 _PLANS: dict[int, CallPlan] = {}
 
 
-def bind_arguments(name: str, entry: dict, args: tuple, kwargs: dict, allow_device: bool) -> BoundArgs:
-    """Check a call's arguments against a kernel's manifest entry (see `CallPlan.bind`)."""
+def bind_arguments(name: str, entry: KernelABI, args: tuple, kwargs: dict, allow_device: bool) -> BoundArgs:
+    """Check a call's arguments against a kernel's ABI (see `CallPlan.bind`)."""
     plan = _PLANS.get(id(entry))
     if plan is None or plan.entry is not entry:
         plan = _PLANS[id(entry)] = CallPlan(name, entry)
@@ -60,20 +61,20 @@ def panic_message(kind: str, index: int, length: int) -> str:
             else "attempt to calculate the remainder with overflow")
 
 
-def launch_geometry(counts: dict[str, int], block_size: int,
+def launch_geometry(counts: dict[str, int],
                     max_blocks: int | None = None) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
-    """Grid and block for an iteration space of one to three axes. Blocks always hold `block_size`
+    """Grid and block for an iteration space of one to three axes. Blocks always hold `BLOCK_SIZE`
     threads (the block reductions rely on it): the innermost loop takes x, at least a warp wide and at
     most its own extent rounded up to a power of two; the outer loops share the rest. Each axis's grid
     is capped at the hardware limit, and the whole grid at `max_blocks` when given (the outer axes give
     way first); the kernels stride over what does not fit."""
     cx, cy, cz = counts["x"], counts.get("y", 1), counts.get("z", 1)
     if "y" not in counts:
-        bx, by, bz = block_size, 1, 1
+        bx, by, bz = BLOCK_SIZE, 1, 1
     else:
-        bx = min(block_size, max(32, _next_pow2(cx)))
-        by = block_size // bx if "z" not in counts else min(block_size // bx, _next_pow2(cy))
-        bz = block_size // (bx * by)
+        bx = min(BLOCK_SIZE, max(32, _next_pow2(cx)))
+        by = BLOCK_SIZE // bx if "z" not in counts else min(BLOCK_SIZE // bx, _next_pow2(cy))
+        bz = BLOCK_SIZE // (bx * by)
     gx, gy, gz = min(-(-cx // bx), MAX_GRID_X), min(-(-cy // by), MAX_GRID_YZ), min(-(-cz // bz), MAX_GRID_YZ)
     if max_blocks is not None:
         gz = min(gz, max(1, max_blocks // (gx * gy)))
@@ -82,41 +83,21 @@ def launch_geometry(counts: dict[str, int], block_size: int,
     return (gx, gy, gz), (bx, by, bz)
 
 
-class Covering(NamedTuple):
-    """An entry point that runs one thread per iteration, on a grid that covers the loop: its function, the
-    block its body needs (None: any), the count every axis must stay below, the idle threads its grid starts
-    with along x (`emit.covering.warp_lead`), its symbol and whether it can record a panic."""
-
-    function: object
-    block: tuple | None
-    count_limit: int
-    lead: int
-    symbol: str
-    records_panics: bool
-
-    def geometry(self, counts: dict[str, int]):
-        """(grid, block) that covers `counts`, or None when no grid does."""
-        return covering_geometry((counts["x"] + self.lead, counts.get("y", 1), counts.get("z", 1)), len(counts),
-                                 self.block, self.count_limit, (MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ))
+def covering_launch(grid: CoveringGrid, counts: dict[str, int]):
+    """(grid, block) of an entry point that runs one thread per iteration on a grid that covers `counts`
+    (after the grid's lead of idle threads along x), or None when no grid does."""
+    return covering_geometry((counts["x"] + grid.lead, counts.get("y", 1), counts.get("z", 1)), len(counts),
+                             grid.block, grid.count_limit, (MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ))
 
 
 def _next_pow2(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-def iteration_count(launch: dict, env: Environment) -> tuple[int, int]:
-    """The loop's first index and its number of iterations (0 for an empty range), as Rust's range does."""
-    start = evaluate(launch["start"], env)
-    end = evaluate(launch["end"], env)
-    count = end - start + (1 if launch["inclusive"] else 0)
-    return start, max(0, count)
-
-
 class DeviceBackend(ABC):
     """One GPU vendor's runtime: the only vendor-specific code on the launch path."""
 
     name: str
-    block_size: int = 256
 
     @abstractmethod
     def compile(self, source: str, source_name: str, fast_math: bool) -> bytes: ...
@@ -238,22 +219,23 @@ class _PendingVerification(NamedTuple):
 DECISIONS_KEPT = 64  # the decisions a kernel keeps, for as many different lengths and integer parameters
 
 
-def _shaped_symbol(lp: LaunchPlan, shape: str | None) -> str | None:
-    """The symbol of the vector or L2-adds entry point a launch ran as `shape` (None for the others)."""
-    return lp.vector[0] if shape == "vector" else lp.l2_adds[0] if shape == "l2_adds" else None
-
-
 class _Decided:
-    """What the host decided for the calls of one decision key (`CallPlan.decision_key`): each launch's
-    variant, its first indices and counts, and per launch and alignment of its slices the entry point and
-    grid it runs on. A call with the same key passes the same host checks (those that failed stored nothing)."""
+    """What the host decided for the calls of one decision key (`CallPlan.decision_key`): the conditions
+    it found for each launch (None for a launch it checks in every step of a host loop), each launch's first
+    indices and counts, and per launch and alignment of its slices the entry point, its function and the
+    grid it runs on. A call with the same key passes the same host checks (those that failed stored
+    nothing)."""
 
-    __slots__ = ("variants", "spaces", "shapes")
+    __slots__ = ("conditions", "spaces", "shapes")
 
-    def __init__(self, variants: list) -> None:
-        self.variants = variants
+    def __init__(self, conditions: list[Conditions | None]) -> None:
+        self.conditions = conditions
         self.spaces: dict[int, tuple] = {}
         self.shapes: dict[tuple[int, bool], tuple] = {}
+
+
+# the entry points that run a launch of no iteration, whose shape nothing decides
+BODY_KINDS = (EntryKind.PRIVATE, EntryKind.PROVEN, EntryKind.GENERAL, EntryKind.CHECKED)
 
 
 class _Launched:
@@ -287,36 +269,25 @@ class DeviceKernel:
     the record with one copy (see `readback.py`).
     """
 
-    def __init__(self, backend: DeviceBackend, name: str, entry: dict, source: str, source_name: str) -> None:
+    def __init__(self, backend: DeviceBackend, name: str, entry: KernelABI, source: str, source_name: str) -> None:
         self.backend = backend
         self.name = name
         self.entry = entry
         self.source = source
         self.plan = CallPlan(name, entry)
-        self.binary = backend.compile(source, source_name, entry["fast_math"])
+        self.binary = backend.compile(source, source_name, entry.fast_math)
         self._module = backend.load(self.binary)
-        self._functions = [{v.symbol: backend.function(self._module, v.symbol)
-                            for v in lp.variants + ([lp.private[0]] if lp.private else [])
-                            + ([lp.proven] if lp.proven else [])}
+        self._functions = [{e.symbol: backend.function(self._module, e.symbol) for e in lp.entry_points}
                            for lp in self.plan.launches]
         self._verifiers = [backend.function(self._module, lp.verify.symbol) if lp.verify else None
                            for lp in self.plan.launches]
-        self._covering = [Covering(backend.function(self._module, lp.covering[0]), *lp.covering[1:4], lp.covering[0],
-                                   lp.covering[4]) if lp.covering else None for lp in self.plan.launches]
-        self._proven = [Covering(self._functions[k][lp.proven.symbol], *lp.proven_shape, lp.proven.symbol,
-                                 lp.proven.records_panics) if lp.proven else None
-                        for k, lp in enumerate(self.plan.launches)]
-        self._vector = [backend.function(self._module, lp.vector[0]) if lp.vector else None
-                        for lp in self.plan.launches]
-        self._l2_adds = [backend.function(self._module, lp.l2_adds[0]) if lp.l2_adds else None
-                         for lp in self.plan.launches]
         self._l2_bytes = backend.l2_adds_bytes()
         self._ordinal = backend.device_ordinal()
         self.last_transfers: list[Transfer] = []
         self.last_variants: list[str] = []  # the entry point each launch of the last call ran
         self._marks: dict[str, MarkArray] = {}
         # Kernels that check something on the device report a panic through the module's readback area.
-        self._panic_sites = {p["site"]: p for p in entry.get("panics", ())}
+        self._panic_sites = {p.site: p for p in entry.panics}
         reduces = any(lp.reduces for lp in self.plan.launches)
         self._max_blocks = backend.multiprocessors() * REDUCTION_BLOCKS_PER_MULTIPROCESSOR if reduces else None
         self._one_wave = backend.multiprocessors() * REDUCTION_BLOCKS_PER_MULTIPROCESSOR
@@ -326,7 +297,7 @@ class DeviceKernel:
             if any(lp.verify for lp in self.plan.launches) else None
         self._readback = Readback(backend, self._module, entry, self._max_blocks or 0)
         # what a repeat call returns, read straight from the results where it is one or a tuple of them
-        self._returned = self._readback.returned_reader(entry.get("returns"))
+        self._returned = self._readback.returned_reader(entry.returns)
         self._call = threading.Lock()  # one call at a time uses the readback area and the partials
         self._decided: dict[tuple, _Decided] = {}
         # calls may repeat (see `_repeat`) where no launch runs in a host loop or checks index lists it has
@@ -348,13 +319,13 @@ class DeviceKernel:
                 return repeated[0]
         bound = self.plan.bind(args, kwargs, allow_device=True)
         bound.env.read_element = lambda name, index, source: self._read_element(bound, name, index, source)
-        variants = self._check_on_host(bound)
+        conditions = self._check_on_host(bound)
         transfers: list[Transfer] = []
         device_ptrs, staged = self._stage_arrays(bound, transfers)
         self.last_transfers = transfers
         with self._call:
             self._readback.clear_done()
-            launched = self._launch_all(bound, variants, device_ptrs)
+            launched = self._launch_all(bound, conditions, device_ptrs)
             if staged or launched.records_panics or self._readback.has_results:
                 self._finish(bound, launched)
         self._download_outputs(staged, transfers)
@@ -392,36 +363,31 @@ class DeviceKernel:
         ptrs, lengths, scalars, _ = bound
         launches = []
         for index, lp in enumerate(self.plan.launches):
-            variant, space = decided.variants[index], decided.spaces.get(index)
-            if variant is None or variant.records_panics or space is None or not all(space[1].values()):
+            space = decided.spaces.get(index)
+            if decided.conditions[index] is None or space is None or not all(space[1].values()):
                 return None
-            proven = variant is lp.proven  # the host proved the checks through its index lists
-            if lp.index_lists and not proven:
-                return None
-            vector = self._vector[index] if variant is lp.variants[0] else None
-            found = decided.shapes.get((index, vector is not None and lp.vector_fits(space[0], ptrs)))
+            found = decided.shapes.get((index, lp.vector is not None and lp.vector_fits(space[0], ptrs)))
             seeds = lp.repeat_seeds(ptrs, lengths)
-            covering = self._proven[index] if proven else self._covering[index]
-            if found is None or seeds is None or (found[3] == "covering" and covering.records_panics):
+            if found is None or seeds is None or found[0].records_panics:
                 return None
-            launches.append((index, lp, variant, space, found, seeds, covering))
+            if lp.index_lists and found[0].kind != EntryKind.PROVEN:
+                return None  # only the host's proof from verified lists leaves their checks out
+            launches.append((index, lp, space, found, seeds))
         with self._call:
             self._readback.clear_done()
             self.last_variants = []
-            for number, (index, lp, variant, (starts, counts), (function, grid, block, shape), seeds, covering) \
-                    in enumerate(launches, 1):
+            for number, (index, lp, (starts, counts), (entry, function, grid, block), seeds) in enumerate(launches, 1):
                 self._pack_and_launch(lp, function, grid, block,
                                       lp.repeat_values(ptrs, lengths, scalars, starts, counts, number, seeds,
                                                        self._repeat_scratch[index]))
-                self.last_variants.append(covering.symbol if shape == "covering"
-                                          else _shaped_symbol(lp, shape) or variant.symbol)
+                self.last_variants.append(entry.symbol)
             reductions = returned = None
             if self._readback.has_results:  # the launches' last blocks write them into host memory
                 self._on_device(lambda: self._readback.wait(True))
                 if self._returned is not None:
                     returned = (self._returned(),)
                 else:
-                    reductions = self._readback.results([launch[5] for launch in launches],
+                    reductions = self._readback.results([launch[4] for launch in launches],
                                                         [True] * len(launches))
         self.last_transfers = []
         self.repeats += 1
@@ -431,10 +397,11 @@ class DeviceKernel:
             return (None,)
         return (self.plan.result(Environment(scalars, lengths, None, reductions)),)
 
-    def _check_on_host(self, bound: BoundArgs) -> list:
+    def _check_on_host(self, bound: BoundArgs) -> list[Conditions | None]:
         """Everything the host decides before any device work, launch after launch (see `_check_launch`),
         but for the launches whose checks read the values of a host loop around them: the host checks
-        those in every iteration of the loop. The variant of each launch checked here (None for those)."""
+        those in every iteration of the loop. The conditions found for each launch checked here (None for
+        those)."""
         key = self.plan.decision_key(bound) if self.plan.decision_key is not None else None
         decided = self._decided.get(key) if key is not None else None
         if decided is None:
@@ -445,11 +412,11 @@ class DeviceKernel:
                     self._decided.clear()
                 self._decided[key] = decided
         bound.decided = decided if key is not None else None
-        return decided.variants
+        return decided.conditions
 
-    def _check_launch(self, index: int, bound: BoundArgs):
+    def _check_launch(self, index: int, bound: BoundArgs) -> Conditions:
         """The strides and the bounds of the accesses every iteration makes (raising Rust's panic), the
-        positions the index lists are read at; returns the variant of launch `index` that runs."""
+        positions the index lists are read at; returns what decides the entry point of launch `index`."""
         lp = self.plan.launches[index]
         lp.check_strides(bound.env, self.name)
         failure = lp.check_bounds(bound.env)
@@ -457,13 +424,9 @@ class DeviceKernel:
             raise KernelPanic(*failure, self.name)
         if lp.index_lists:
             self._check_list_positions(lp, bound)
-        variant = lp.variant(bound.env)
-        if variant is lp.variants[0] and lp.proven is not None and lp.lists_proven(bound) \
-                and self._proven[index].geometry(lp.iteration_space(bound.env)[1]):
-            return lp.proven  # one thread per iteration: only where a grid covers the loop
-        return variant
+        return lp.conditions(bound)
 
-    def _launch_all(self, bound: BoundArgs, variants: list, device_ptrs: dict[str, int]):
+    def _launch_all(self, bound: BoundArgs, conditions: list[Conditions | None], device_ptrs: dict[str, int]):
         """Every launch in the schedule's order (a host loop runs its body once per iteration, the data
         staying on the device), each followed by its index lists' verification: each launch's reduction
         seeds, whether it ran (an empty range does not), and whether any code that ran can record a panic."""
@@ -471,38 +434,29 @@ class DeviceKernel:
         self.last_variants = []
         steps = self.plan.schedule if self.plan.schedule is not None else range(len(self.plan.launches))
         try:
-            self._run_steps(steps, bound, variants, device_ptrs, launched)
+            self._run_steps(steps, bound, conditions, device_ptrs, launched)
         except KernelPanic:
             # a host check of a later iteration failed: a panic the device recorded earlier came first
             self._finish(bound, launched, with_results=False)
             raise
         return launched
 
-    def _run_steps(self, steps, bound: BoundArgs, variants: list, device_ptrs: dict[str, int],
+    def _run_steps(self, steps, bound: BoundArgs, conditions: list[Conditions | None], device_ptrs: dict[str, int],
                    launched: _Launched) -> None:
         for step in steps:
             if isinstance(step, HostLoopPlan):
                 for value in step.values(bound.env):
                     step.enter(bound.env, value)
-                    self._run_steps(step.body, bound, variants, device_ptrs, launched)
+                    self._run_steps(step.body, bound, conditions, device_ptrs, launched)
                 continue
             lp = self.plan.launches[step]
-            variant = self._check_launch(step, bound) if lp.per_step else variants[step]
-            checks_lists = variant is not lp.proven
-            # the covering entry point runs the first variant's body; the proven one always covers the loop
-            covering = self._proven[step] if not checks_lists \
-                else self._covering[step] if variant is lp.variants[0] else None
-            # the vector and L2-adds entry points run the first variant's body too
-            first = variant is lp.variants[0]
-            seeds, ran, shape = self._launch(step, lp, self._functions[step][variant.symbol], covering,
-                                             self._vector[step] if first else None, bound, device_ptrs, launched,
-                                             variant.one_wave, checks_lists, self._l2_adds[step] if first else None)
+            found = self._check_launch(step, bound) if lp.per_step else conditions[step]
+            seeds, ran, entry = self._launch(step, lp, found, bound, device_ptrs, launched)
             launched.seeds[step] = seeds
             launched.ran[step] |= ran
-            covered = shape == "covering"
-            launched.records_panics |= ran and (covering.records_panics if covered else variant.records_panics
-                                                or (lp.verify is not None and checks_lists))
-            self.last_variants.append(covering.symbol if covered else _shaped_symbol(lp, shape) or variant.symbol)
+            checks_lists = lp.verify is not None and entry.kind != EntryKind.PROVEN
+            launched.records_panics |= ran and (entry.records_panics or checks_lists)
+            self.last_variants.append(entry.symbol)
 
     def _finish(self, bound: BoundArgs, launched: _Launched, with_results: bool = True) -> None:
         """Wait for the launches, with the copy of the panic record and the order flags where they can
@@ -534,14 +488,14 @@ class DeviceKernel:
         only when the loop found a list out of order (its flag in the readback area holds this call's
         stamp) or a list value outside the windows of its reads (the record, `panic`, names that site).
         Otherwise, as for RAJAPerf's zone lists, the call saves a launch and the wait for it."""
-        if panic is not None and panic[0] and self._panic_sites[panic[0]]["kind"] == "index list reads":
+        if panic is not None and panic[0] and self._panic_sites[panic[0]].kind == "index list reads":
             return True
         return any(self._readback.flag(pending.index, target) == pending.lists["stamp", target]
                    for target in pending.lp.verify.targets)
 
     def _download_outputs(self, staged: dict, transfers: list[Transfer]) -> None:
         for name, (arg, buffer) in staged.items():
-            if self.plan.by_name[name].transfer in ("out", "inout"):
+            if self.plan.by_name[name].transfer in (ParamTransfer.OUT, ParamTransfer.INOUT):
                 started = time.perf_counter()
                 self.backend.download(arg.host, buffer.ptr)
                 transfers.append(Transfer(name, "d2h", arg.nbytes, time.perf_counter() - started))
@@ -553,12 +507,12 @@ class DeviceKernel:
             return
         self._readback.reset_panic()
         info = self._panic_sites[site]
-        if info["kind"] == "index list":
+        if info.kind == "index list":
             raise self._repeat_error(info, index, length, bound)
-        if info["kind"] == "index list reads":  # the verification after the loop replaces it by a read's panic
+        if info.kind == "index list reads":  # the verification after the loop replaces it by a read's panic
             raise RuntimeError(f"internal error in kernel `{self.name}`: the list value {index} lies outside a "
-                               f"window of its reads at {info['source']}, but no read is out of bounds")
-        raise KernelPanic(panic_message(info["kind"], index, length), info["source"], self.name)
+                               f"window of its reads at {info.source}, but no read is out of bounds")
+        raise KernelPanic(panic_message(info.kind, index, length), info.source, self.name)
 
     def _check_list_positions(self, lp: LaunchPlan, bound: BoundArgs) -> None:
         """The positions an index list is read at lie inside it, as Rust's own indexing requires."""
@@ -595,7 +549,7 @@ class DeviceKernel:
         bounds, and, for a list the loop found out of order, records an index-list panic for an index two
         iterations wrote at."""
         verify = lp.verify
-        grid, block = launch_geometry(counts, self.backend.block_size, self._verify_blocks)
+        grid, block = launch_geometry(counts, self._verify_blocks)
         with verify.lock:
             struct.pack_into(verify.format, verify.buffer, 0,
                              *verify.values(bound, device_ptrs, starts, counts, _NONE, scratch, False, number))
@@ -605,15 +559,15 @@ class DeviceKernel:
                 raise LaunchError(f"launching the index-list verification of kernel `{self.name}` (loop at "
                                   f"{lp.source}) failed: {e}") from e
 
-    def _repeat_error(self, info: dict, value: int, position: int, bound: BoundArgs) -> RaceError:
+    def _repeat_error(self, info: PanicSite, value: int, position: int, bound: BoundArgs) -> RaceError:
         """The error for an index list whose value `value` the verification met twice (the second time at
         `position`): the first two positions holding it, read from the list (unchanged: the call only
         reads it)."""
         import numpy as np
 
-        lp = self.plan.launches[info["launch"]]
+        lp = self.plan.launches[info.launch]
         starts, counts = lp.iteration_space(bound.env)
-        name, first, end, scale, offset, target, source = lp.index_list_ranges(bound.env, starts, counts)[info["list"]]
+        name, first, end, scale, offset, target, source = lp.index_list_ranges(bound.env, starts, counts)[info.list]
         values = self._list_values(bound.arrays[name], first, end, self.plan.by_name[name].dtype)
         written = values.astype(np.uint64) * np.uint64(scale % (1 << 64)) + np.uint64(offset % (1 << 64))
         where = [int(p) + first for p in np.flatnonzero(written == np.uint64(value))[:2]]
@@ -643,7 +597,7 @@ class DeviceKernel:
         device_ptrs: dict[str, int] = {}
         staged = {}
         for name, arg in bound.arrays.items():
-            if self.plan.by_name[name].transfer == "value":
+            if self.plan.by_name[name].transfer == ParamTransfer.VALUE:
                 bound.structs[name] = self._array_bytes(arg, transfers)
                 continue
             if arg.verified is not None:  # its own device copy, made at its first call here
@@ -656,7 +610,7 @@ class DeviceKernel:
                 device_ptrs[name] = arg.ptr
                 continue
             buffer = self.backend.alloc(max(arg.nbytes, 1))
-            if self.plan.by_name[name].transfer in ("in", "inout") and arg.nbytes:
+            if self.plan.by_name[name].transfer in (ParamTransfer.IN, ParamTransfer.INOUT) and arg.nbytes:
                 started = time.perf_counter()
                 self.backend.upload(buffer.ptr, arg.host)
                 transfers.append(Transfer(name, "h2d", arg.nbytes, time.perf_counter() - started))
@@ -677,17 +631,14 @@ class DeviceKernel:
         transfers.append(Transfer(arg.name, "d2h", arg.nbytes, time.perf_counter() - started))
         return host.tobytes()
 
-    def _launch(self, index: int, lp: LaunchPlan, function, covering: Covering | None, vector, bound: BoundArgs,
-                device_ptrs: dict[str, int], launched: _Launched, one_wave: bool = False,
-                checks_lists: bool = True, l2_adds=None) -> tuple[dict, bool, str | None]:
+    def _launch(self, index: int, lp: LaunchPlan, conditions: Conditions, bound: BoundArgs,
+                device_ptrs: dict[str, int], launched: _Launched) -> tuple[dict, bool, EntryPoint]:
         """Launch one loop as the call's next launch (`launched` numbers them, and says whether code launched
-        before it can have recorded a panic: then it checks the record at entry): its `l2_adds` entry point
-        where one is given and the loop's data fit in the L2, else its `vector` entry point where one is
-        given and its accesses are aligned, else its covering entry point where one is given and a grid
-        covers the nest, else `function`; then the verification of its index lists, or, for the call's last
-        launch, leave that to `_finish`; none without `checks_lists` (the proven entry point, whose lists
-        the host verified). `one_wave`: `function` runs on a grid of one wave. Returns the reduction seeds,
-        whether it ran, and which other entry point ran ("l2_adds", "covering", "vector" or None)."""
+        before it can have recorded a panic: then it checks the record at entry), on the first of its entry
+        points that may run (see `_shape`); then the verification of its index lists, or, for the call's
+        last launch, leave that to `_finish`; none after its proven entry point, whose lists the host
+        verified. Returns the reduction seeds, whether it ran, and the entry point (for a launch of no
+        iteration, the one whose body would have run)."""
         decided = bound.decided
         space = decided.spaces.get(index) if decided is not None else None
         if space is None:
@@ -696,18 +647,19 @@ class DeviceKernel:
                 decided.spaces[index] = space
         starts, counts = space
         if not all(counts.values()):  # then the results are the seeds
-            return (lp.seed_values(bound.env) if lp.reduces else _NONE), False, None
+            entry = next(e for e in lp.entry_points if e.kind in BODY_KINDS
+                         and lp.runs(e, conditions, counts, False, self._l2_bytes))
+            return (lp.seed_values(bound.env) if lp.reduces else _NONE), False, entry
         seeds = lp.launch_seeds(bound, device_ptrs) if lp.reduces else _NONE
-        aligned = vector is not None and lp.vector_fits(starts, device_ptrs)
+        aligned = lp.vector is not None and lp.vector_fits(starts, device_ptrs)
         found = decided.shapes.get((index, aligned)) if decided is not None else None
         if found is None:
-            found = self._shape(lp, function, covering, vector if aligned else None, counts, one_wave, checks_lists,
-                                l2_adds)
+            found = self._shape(index, lp, conditions, counts, aligned)
             if decided is not None:
                 decided.shapes[index, aligned] = found
-        function, grid, block, shape = found
+        entry, function, grid, block = found
         scratch = self._readback.pointers[index]
-        checks_lists = checks_lists and lp.verify is not None
+        checks_lists = lp.verify is not None and entry.kind != EntryKind.PROVEN
         if checks_lists:
             lists = self._list_scratch(index, lp, bound)
             scratch = {**scratch, **lists}
@@ -721,7 +673,7 @@ class DeviceKernel:
             launched.deferred_verification = _PendingVerification(lp, index, device_ptrs, starts, counts, lists, number)
         elif checks_lists:
             self._verify_index_lists(lp, self._verifiers[index], bound, device_ptrs, starts, counts, lists, number)
-        return seeds, True, shape
+        return seeds, True, entry
 
     def _pack_and_launch(self, lp: LaunchPlan, function, grid, block, values: tuple) -> None:
         """Pack a launch's arguments into its buffer and launch `function` on them."""
@@ -732,31 +684,35 @@ class DeviceKernel:
             except LaunchError as e:
                 raise LaunchError(f"launching kernel `{self.name}` (loop at {lp.source}) failed: {e}") from e
 
-    def _shape(self, lp: LaunchPlan, function, covering: Covering | None, vector, counts: dict[str, int],
-               one_wave: bool, checks_lists: bool, l2_adds=None) -> tuple:
-        """(entry point, grid, block, which other entry point) of a launch of `counts` iterations: its
-        `l2_adds` entry point where given and the loop's data fit in the L2, else its `vector` entry point
-        where given (its accesses aligned; a nest's, where a grid covers its groups), else the covering one
-        where a grid covers the nest, else `function`."""
-        limit = self._one_wave if one_wave else self._max_blocks if lp.reduces else None
-        if l2_adds is not None and lp.l2_adds_fit(counts, self._l2_bytes):  # one thread per iteration
-            return l2_adds, *launch_geometry(counts, self.backend.block_size, limit), "l2_adds"
-        if vector is not None:  # one thread per group of iterations: 16-byte accesses move a stream fastest
-            groups = {**counts, "x": -(-counts["x"] // lp.vector[1])}
-            if lp.vector_count_limit is None:
-                return vector, *launch_geometry(groups, self.backend.block_size, limit), "vector"
-            covered = counts["x"] < lp.vector_count_limit and covering_geometry(
-                (groups["x"], groups.get("y", 1), groups.get("z", 1)), len(groups), None, lp.vector_count_limit,
-                (MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ))
-            if covered:  # a nest: one thread per group of a row, on a grid that covers them
-                return vector, *covered, "vector"
-        covered = covering is not None and covering.geometry(counts)
-        if covered:  # one thread per iteration, on a grid that covers the nest
-            return covering.function, *covered, "covering"
-        if not checks_lists:  # `_check_launch` chose the proven entry point for a grid that covers the loop
-            raise RuntimeError(f"internal error in kernel `{self.name}`: no grid covers the loop at {lp.source} "
-                               f"for its proven entry point")
-        return function, *launch_geometry(counts, self.backend.block_size, limit), None
+    def _shape(self, index: int, lp: LaunchPlan, conditions: Conditions, counts: dict[str, int],
+               aligned: bool) -> tuple:
+        """(entry point, its function, grid, block) of a launch of `counts` iterations: the first of its entry
+        points, in `EntryKind`'s order, that may run (`LaunchPlan.runs`) and, where it needs a grid that
+        covers the loop, has one."""
+        for entry in lp.entry_points:
+            if not lp.runs(entry, conditions, counts, aligned, self._l2_bytes):
+                continue
+            geometry = self._geometry(lp, entry, counts)
+            if geometry is not None:
+                return entry, self._functions[index][entry.symbol], *geometry
+        raise RuntimeError(f"internal error in kernel `{self.name}`: no entry point of the loop at {lp.source} "
+                           f"runs on these counts")
+
+    def _geometry(self, lp: LaunchPlan, entry: EntryPoint, counts: dict[str, int]):
+        """(grid, block) of `entry` for `counts`, or None where it needs a grid that covers the loop and no
+        grid does. A private copy runs on one wave of blocks, which flush their copies when done; a launch
+        with reductions on at most `_max_blocks`."""
+        if entry.kind == EntryKind.VECTOR:  # one thread per group of iterations: 16-byte accesses
+            groups = {**counts, "x": -(-counts["x"] // entry.vector.width)}
+            if entry.grid is None:
+                return launch_geometry(groups, self._max_blocks if lp.reduces else None)
+            if counts["x"] >= entry.grid.count_limit:
+                return None
+            return covering_launch(entry.grid, groups)  # a nest: one thread per group of a row
+        if entry.grid is not None:  # one thread per iteration
+            return covering_launch(entry.grid, counts)
+        limit = self._one_wave if entry.kind == EntryKind.PRIVATE else self._max_blocks if lp.reduces else None
+        return launch_geometry(counts, limit)
 
     def _on_device(self, call) -> None:
         """A call that waits for (or queues behind) the launches: a fault of one is this kernel's error."""

@@ -24,15 +24,16 @@ from __future__ import annotations
 
 from typing import Callable
 
+from rs2gpu.ir.abi import BoundsCheck, Poly
 from rs2gpu.runtime.hostexpr import Environment, evaluate, wrap
 
 U64 = 1 << 64
 SCAN_CHUNK = 1 << 18  # iterations one numpy step of the wrapping scan computes
 
 
-def poly_value(terms: list, env: Environment) -> int:
-    """Σ coefficient · Π factors with exact integers (the manifest's launch-check polynomials)."""
-    return sum(coefficient * _product(evaluate(f, env) for f in factors) for coefficient, factors in terms)
+def poly_value(terms: Poly, env: Environment) -> int:
+    """Σ coefficient · Π factors with exact integers (the ABI's polynomials)."""
+    return sum(t.coefficient * _product(evaluate(f, env) for f in t.factors) for t in terms)
 
 
 def _product(values) -> int:
@@ -52,54 +53,55 @@ def simple_source(expr: dict) -> str | None:
     return None
 
 
-def _poly_source(terms: list) -> str | None:
+def _poly_source(terms: Poly) -> str | None:
+    """Python source for a polynomial of simple host expressions (None: a factor is not simple)."""
     parts = []
-    for coefficient, factors in terms:
-        sources = [simple_source(f) for f in factors]
+    for t in terms:
+        sources = [simple_source(f) for f in t.factors]
         if None in sources:
             return None
-        parts.append("*".join([repr(coefficient), *sources]))
+        parts.append("*".join([repr(t.coefficient), *sources]))
     return "(" + " + ".join(parts or ["0"]) + ")"
 
 
-def compile_ranges(bounds: list) -> Callable[[Environment], bool] | None:
+def compile_ranges(bounds: tuple[BoundsCheck, ...]) -> Callable[[Environment], bool] | None:
     """One expression that is true when every access is in bounds (then no check needs a closer look);
     None when some bound is not a plain polynomial of lengths, parameters and preamble values."""
     conditions = []
     for check in bounds:
-        low, high = _poly_source(check["low"]), _poly_source(check["high"])
-        exact = [(_poly_source(bound), least, greatest) for bound, least, greatest in check["exact"]]
+        low, high = _poly_source(check.low), _poly_source(check.high)
+        exact = [(_poly_source(e.bound), e.low, e.high) for e in check.exact]
         if low is None or high is None or any(bound is None for bound, _, _ in exact):
             return None
         conditions += [f"{least} <= {bound} <= {greatest}" for bound, least, greatest in exact]
-        conditions.append(f"{low} >= 0 and {high} < env.lengths[{check['param']!r}]")
+        conditions.append(f"{low} >= 0 and {high} < env.lengths[{check.param!r}]")
     if not conditions:
         return lambda env: True
     # the accesses of a nest share its loops' bounds: each condition once
     return eval("lambda env: " + " and ".join(dict.fromkeys(conditions)), {})  # noqa: S307 - from the manifest above
 
 
-def ranges_hold(bounds: list, env: Environment) -> bool:
+def ranges_hold(bounds: tuple[BoundsCheck, ...], env: Environment) -> bool:
     """What `compile_ranges`' expression tells, for bounds that are not plain polynomials of lengths,
     parameters and preamble values (a struct's field, a cast): every access stays in its slice."""
-    return all(all(least <= poly_value(bound, env) <= greatest for bound, least, greatest in check["exact"])
-               and poly_value(check["low"], env) >= 0 and poly_value(check["high"], env) < env.lengths[check["param"]]
+    return all(all(e.low <= poly_value(e.bound, env) <= e.high for e in check.exact)
+               and poly_value(check.low, env) >= 0 and poly_value(check.high, env) < env.lengths[check.param]
                for check in bounds)
 
 
-def may_leave(check: dict, env: Environment) -> bool:
+def may_leave(check: BoundsCheck, env: Environment) -> bool:
     """Whether the range of an access's indices leaves its slice while every loop around it runs, or may
     (a loop bound wraps in its type): for a conditional access, a reason to check it on the device (the
     branch may never run there)."""
-    if not all(least <= poly_value(bound, env) <= greatest for bound, least, greatest in check["exact"]):
+    if not all(e.low <= poly_value(e.bound, env) <= e.high for e in check.exact):
         return True
-    if not all(poly_value(extent, env) > 0 for extent in check["extents"]):
+    if not all(poly_value(extent, env) > 0 for extent in check.extents):
         return False
-    return poly_value(check["low"], env) < 0 or poly_value(check["high"], env) >= env.lengths[check["param"]]
+    return poly_value(check.low, env) < 0 or poly_value(check.high, env) >= env.lengths[check.param]
 
 
-def first_out_of_bounds(bounds: list, env: Environment, axes: list[str], starts: dict[str, int],
-                        counts: dict[str, int]) -> tuple[dict, int] | None:
+def first_out_of_bounds(bounds: tuple[BoundsCheck, ...], env: Environment, axes: list[str],
+                        starts: dict[str, int], counts: dict[str, int]) -> tuple[BoundsCheck, int] | None:
     """The check whose access Rust's panic names, and the index it names; None when every access stays in
     its slice. `axes` are the launch's grid axes, outermost dimension first; `starts` and `counts` its
     iteration space."""
@@ -117,7 +119,7 @@ def first_out_of_bounds(bounds: list, env: Environment, axes: list[str], starts:
     return None if first is None else (first[1], first[2])
 
 
-def _place(at: list[int]) -> int:
+def _place(at: tuple[int, int]) -> int:
     """A (line, column) of the evaluation order as one comparable number."""
     return at[0] << 32 | at[1]
 
@@ -127,21 +129,21 @@ class _Access:
     loop offsets `0 <= x_j < extents[j]`, the thread dimensions first (outermost first), then the
     sequential loops around the access (outermost first)."""
 
-    def __init__(self, check: dict, env: Environment, axes: list[str], starts: dict[str, int],
+    def __init__(self, check: BoundsCheck, env: Environment, axes: list[str], starts: dict[str, int],
                  counts: dict[str, int]) -> None:
-        index = check["index"]
-        self.length = env.lengths[check["param"]]
+        index = check.index
+        self.length = env.lengths[check.param]
         self.dims = len(axes)
         firsts, self.extents = [starts[axis] for axis in axes], [counts[axis] for axis in axes]
-        for loop in index["loops"]:  # Rust computes the bounds in the loop variable's type
-            first, end = (wrap(poly_value(loop[key], env), loop["type"]) for key in ("start", "end"))
+        for loop in index.loops:  # Rust computes the bounds in the loop variable's type
+            first, end = (wrap(poly_value(bound, env), loop.type) for bound in (loop.start, loop.end))
             firsts.append(first)
-            self.extents.append(max(0, end - first + (1 if loop["inclusive"] else 0)))
+            self.extents.append(max(0, end - first + (1 if loop.inclusive else 0)))
         self.never_runs = not all(n > 0 for n in self.extents)
-        self.coefficients = [poly_value(c, env) for c in index["axes"]] + \
-            [poly_value(loop["coefficient"], env) for loop in index["loops"]]
-        self.base = poly_value(index["rest"], env) + sum(c * s for c, s in zip(self.coefficients, firsts))
-        self.places = [_place(loop["at"]) for loop in index["loops"]] + [_place(index["at"])]
+        self.coefficients = [poly_value(c, env) for c in index.axes] + \
+            [poly_value(loop.coefficient, env) for loop in index.loops]
+        self.base = poly_value(index.rest, env) + sum(c * s for c, s in zip(self.coefficients, firsts))
+        self.places = [_place(loop.at) for loop in index.loops] + [_place(index.at)]
 
     def index(self, offsets: list[int]) -> int:
         """The index Rust computes (usize arithmetic wraps) at these offsets."""

@@ -14,8 +14,11 @@ import threading
 from dataclasses import dataclass
 from typing import Callable
 
-from rs2gpu.runtime.arguments import (INT_RANGES, PRIM_PACK, ArrayArg, array_argument, check_aliasing,
-                                      check_array_length, numpy_dtype, scalar_value, struct_value)
+from rs2gpu.ir.abi import (ArgRole, EntryKind, EntryPoint, IndexListWrite, KernelABI, Launch, Layout, ListRead, Param,
+                           ParamKind, Reduction, Transfer, VectorLanes, HostLoop, host_exprs)
+from rs2gpu.ir.types import PRIMITIVES
+from rs2gpu.runtime.arguments import (ArrayArg, array_argument, check_aliasing, check_array_length, numpy_dtype,
+                                      scalar_value, struct_value)
 from rs2gpu.runtime.bounds import (compile_ranges, first_out_of_bounds, may_leave, poly_value, ranges_hold,
                                    simple_source)
 from rs2gpu.runtime.errors import KernelPanic, RaceError
@@ -39,15 +42,15 @@ def c_contiguous_of(array_type: type | None) -> Callable:
     return lambda array: array.flags.c_contiguous
 
 
-def struct_fields(layout: dict, data: bytes, offset: int = 0) -> dict:
+def struct_fields(layout: Layout, data: bytes, offset: int = 0) -> dict:
     """The scalar fields of a struct's bytes, by name (nested structs as nested dicts), for host
     expressions such as a loop bound `dims.num_z`."""
     out = {}
-    for f in layout["fields"]:
-        if "fields" in f:
-            out[f["name"]] = struct_fields(f, data, offset + f["offset"])
-        elif f["type"] in PRIM_PACK:
-            out[f["name"]] = struct.unpack_from("<" + PRIM_PACK[f["type"]], data, offset + f["offset"])[0]
+    for f in layout.fields:
+        if f.layout.is_struct:
+            out[f.name] = struct_fields(f.layout, data, offset + f.offset)
+        elif f.layout.type in PRIMITIVES:
+            out[f.name] = struct.unpack_from("<" + PRIMITIVES[f.layout.type].pack, data, offset + f.offset)[0]
     return out
 
 
@@ -55,11 +58,11 @@ def struct_fields(layout: dict, data: bytes, offset: int = 0) -> dict:
 class ParamSpec:
     index: int
     name: str
-    kind: str          # slice | array | struct_ref | scalar | struct
-    entry: dict        # the manifest entry of the parameter (for the general path and messages)
+    kind: ParamKind
+    param: Param       # the ABI's parameter (for the general path and messages)
     dtype: object      # numpy dtype of the elements (arrays) or None
     mutable: bool
-    transfer: str
+    transfer: Transfer
     fast_scalar: type | None  # a Python type whose values need no conversion or range check (float for f64)
 
 
@@ -101,29 +104,29 @@ def compile_expr(expr: dict) -> Callable[[Environment], object]:
 
 
 class CallPlan:
-    def __init__(self, name: str, entry: dict) -> None:
+    def __init__(self, name: str, entry: KernelABI) -> None:
         import numpy as np
 
         self.name = name
         self.entry = entry
         self.params = []
-        for i, p in enumerate(entry["params"]):
-            dtype = numpy_dtype(p["elem"]) if "elem" in p else None
-            fast = float if p["kind"] == "scalar" and p["type"] == "f64" else bool if p["type"] == "bool" else None
-            self.params.append(ParamSpec(i, p["name"], p["kind"], p, dtype, bool(p.get("mutable")), p["transfer"],
-                                         fast))
+        for i, p in enumerate(entry.params):
+            dtype = numpy_dtype(p.layout) if p.in_memory else None
+            scalar = p.layout.type if p.kind == ParamKind.SCALAR else None
+            fast = float if scalar == "f64" else bool if scalar == "bool" else None
+            self.params.append(ParamSpec(i, p.name, p.kind, p, dtype, p.mutable, p.transfer, fast))
         self.by_name = {p.name: p for p in self.params}
         self._np_ndarray = np.ndarray
         self._cupy_contiguous: Callable | None = None  # set at the first cupy array (see `c_contiguous_of`)
-        self.preamble = [(local["name"], compile_expr(local["expr"]), local.get("source", entry["source"]))
-                         for local in entry["preamble"]]
-        self.launches = [LaunchPlan(self, launch) for launch in entry["launches"]]
-        self.schedule = [schedule_step(step, self) for step in entry["schedule"]] if "schedule" in entry else None
+        self.preamble = [(local.name, compile_expr(local.expr), local.source) for local in entry.preamble]
+        self.launches = [LaunchPlan(self, launch) for launch in entry.launches]
+        self.schedule = [schedule_step(step, self) for step in entry.schedule] if entry.schedule is not None \
+            else None
         # the call's last step, when it is a launch (not a host loop): nothing runs after its verification
         last = self.schedule[-1] if self.schedule else len(self.launches) - 1
         if isinstance(last, int) and last >= 0 and self.launches[last].verify is not None:
             self.launches[last].verify.last = True
-        self.result = compile_expr(entry["returns"]["expr"]) if entry["returns"] else None
+        self.result = compile_expr(entry.returns.expr) if entry.returns else None
         self.decision_key = _decision_key(entry)
         mutable = [p.name for p in self.params if p.mutable and p.dtype is not None]
         self.alias_pairs = [(m, o.name) for m in mutable for o in self.params
@@ -143,17 +146,17 @@ class CallPlan:
                 arg = self._array(spec, value, allow_device, device_array)
                 bound.arrays[spec.name] = arg
                 env.lengths[spec.name] = arg.count
-            elif spec.kind == "scalar":
+            elif spec.kind == ParamKind.SCALAR:
                 if type(value) is not spec.fast_scalar:
-                    value = scalar_value(spec.entry, value)
+                    value = scalar_value(spec.name, spec.param.layout.type, value)
                 bound.scalars[spec.name] = env.params[spec.name] = value
             else:
-                data = bound.structs[spec.name] = struct_value(spec.entry, value)
-                env.params[spec.name] = struct_fields(spec.entry["layout"], data)
+                data = bound.structs[spec.name] = struct_value(spec.param, value)
+                env.params[spec.name] = struct_fields(spec.param.layout, data)
         arrays = bound.arrays
         for m, o in self.alias_pairs:
             if arrays[m].overlaps(arrays[o]):
-                check_aliasing(self.entry["params"], {m: arrays[m], o: arrays[o]})
+                check_aliasing(self.entry.params, {m: arrays[m], o: arrays[o]})
         for name, fn, source in self.preamble:
             try:
                 env.locals[name] = fn(env)
@@ -182,7 +185,7 @@ class CallPlan:
         call takes device memory (`allow_device`) and cupy is imported: its arrays are checked here, without
         the general path's conversions."""
         kind = type(value)
-        if kind is device_array and value.dtype == spec.dtype and spec.kind == "slice":
+        if kind is device_array and value.dtype == spec.dtype and spec.kind == ParamKind.SLICE:
             if self._cupy_contiguous is None:
                 self._cupy_contiguous = c_contiguous_of(kind)
             if self._cupy_contiguous(value):
@@ -190,11 +193,12 @@ class CallPlan:
                 return ArrayArg(spec.name, memory.ptr, count * spec.dtype.itemsize, count, memory.device_id, None,
                                 True)
         if kind is self._np_ndarray and value.dtype == spec.dtype and value.flags.c_contiguous and value.flags.aligned \
-                and spec.kind == "slice" and (value.flags.writeable or not spec.mutable) and not spec.dtype.fields:
+                and spec.kind == ParamKind.SLICE and (value.flags.writeable or not spec.mutable) \
+                and not spec.dtype.fields:
             return ArrayArg(spec.name, value.ctypes.data, value.nbytes, value.size, None, value.reshape(-1),
                             value.flags.writeable)
-        arg = array_argument(spec.entry, value, allow_device)
-        check_array_length(spec.entry, arg)
+        arg = array_argument(spec.param, value, allow_device)
+        check_array_length(spec.param, arg)
         return arg
 
 
@@ -227,49 +231,35 @@ class PackedArguments:
         self.per_step = False  # whether its checks read a host loop's values, so must be redone in every iteration
 
 
-def _loop_fields(entry: dict, launch: dict) -> list[tuple]:
+def _loop_fields(entry: KernelABI, launch: Launch) -> list[tuple]:
     """The fields of a launch's arguments up to its reduction results: the kernel's parameters (a slice's
-    length only where the launch's code reads it), each dimension's start and count, the launch's number in the call (for a launch that can record or stop on
-    a panic), then the values of the host loops around it that it reads."""
+    length only where the launch's code reads it), each dimension's start and count, the launch's number
+    in the call (for a launch that can record or stop on a panic), then the values of the host loops around
+    it that it reads."""
     fields = []
-    for p in entry["params"]:
-        for part in p["abi"]:
-            if part["role"] == "pointer":
-                fields.append(("pointer", p["name"], "Q", 8, 8))
-            elif part["role"] == "length":
-                if p["name"] in launch["lengths"]:
-                    fields.append(("length", p["name"], "Q", 8, 8))
-            elif p["kind"] == "scalar":
-                fields.append(("scalar", p["name"], PRIM_PACK[p["layout"]["type"]], part["size"], part["align"]))
-            elif p["kind"] == "array":  # a small read-only array passed by value: its elements' bytes
-                fields.append(("array", p["name"], f"{part['size']}s", part["size"], part["align"]))
+    for p in entry.params:
+        for part in p.parts:
+            if part.role == ArgRole.POINTER:
+                fields.append(("pointer", p.name, "Q", 8, 8))
+            elif part.role == ArgRole.LENGTH:
+                if p.name in launch.lengths:
+                    fields.append(("length", p.name, "Q", 8, 8))
+            elif p.kind == ParamKind.SCALAR:
+                fields.append(("scalar", p.name, PRIMITIVES[p.layout.type].pack, part.size, part.align))
+            elif p.kind == ParamKind.ARRAY:  # a small read-only array passed by value: its elements' bytes
+                fields.append(("array", p.name, f"{part.size}s", part.size, part.align))
             else:
-                fields.append(("struct", p["name"], f"{part['size']}s", part["size"], part["align"]))
-    for dim in launch["dims"]:
-        code = PRIM_PACK[dim["index_type"]]
-        fields.append(("start", dim["axis"], code, struct.calcsize(code), struct.calcsize(code)))
-        fields.append(("count", dim["axis"], "Q", 8, 8))
-    if launch.get("numbered"):
+                fields.append(("struct", p.name, f"{part.size}s", part.size, part.align))
+    for dim in launch.dims:
+        code = PRIMITIVES[dim.index_type].pack
+        fields.append(("start", dim.axis, code, struct.calcsize(code), struct.calcsize(code)))
+        fields.append(("count", dim.axis, "Q", 8, 8))
+    if launch.numbered:
         fields.append(("launch", "launch", "I", 4, 4))
-    for value in launch.get("uniforms", ()):
-        code = PRIM_PACK[value["type"]]
-        fields.append(("uniform", value["name"], code, struct.calcsize(code), struct.calcsize(code)))
+    for value in launch.uniforms:
+        code = PRIMITIVES[value.type].pack
+        fields.append(("uniform", value.name, code, struct.calcsize(code), struct.calcsize(code)))
     return fields
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One entry point of a launch, and whether the code it runs can record a panic; `one_wave`, whether it
-    runs on a grid of one wave (blocks that keep a private copy of a scatter target flush it when done)."""
-
-    symbol: str
-    records_panics: bool
-    one_wave: bool = False
-
-
-def _list_targets(launch: dict) -> list[str]:
-    """The slices a loop writes through index lists, one check of each (see `emit.verify`)."""
-    return [check["target"] for check in launch.get("index_lists", ())]
 
 
 class IndexListVerification(PackedArguments):
@@ -277,9 +267,9 @@ class IndexListVerification(PackedArguments):
     the loop's own arguments, then a mark array, the stamp and the order flag for each slice written
     through a list (`targets`)."""
 
-    def __init__(self, entry: dict, launch: dict) -> None:
-        self.symbol = launch["verify"]["symbol"]
-        self.targets = _list_targets(launch)
+    def __init__(self, entry: KernelABI, launch: Launch, verify: EntryPoint) -> None:
+        self.symbol = verify.symbol
+        self.targets = [write.target for write in launch.index_lists]
         self.last = False  # whether it verifies the call's last launch, so the host may decide after the wait
         fields = _loop_fields(entry, launch)
         for target in self.targets:
@@ -287,96 +277,94 @@ class IndexListVerification(PackedArguments):
         super().__init__(fields)
 
 
+@dataclass(frozen=True)
+class Conditions:
+    """What the host found, for one launch of a call, that decides which entry point runs (see
+    `LaunchPlan.runs`): every conditional access in bounds (or no entry point that checks them), the
+    scatter target short enough for the blocks' private copies, the index lists' checks proven from
+    verified lists."""
+
+    in_bounds: bool
+    private_fits: bool = False
+    lists_proven: bool = False
+
+
 class LaunchPlan(PackedArguments):
     """One parallel loop: its host checks, its entry points, and its argument buffer."""
 
-    def __init__(self, plan: CallPlan, launch: dict) -> None:
+    def __init__(self, plan: CallPlan, launch: Launch) -> None:
         self.launch = launch
         self.kernel = plan.name
-        self.symbol = launch["symbol"]
-        self.source = launch["source"]
-        self.dims = [(dim["axis"], compile_expr(dim["start"]), compile_expr(dim["end"]), dim["inclusive"])
-                     for dim in launch["dims"]]
-        self.reduces = bool(launch["reductions"])
+        self.source = launch.source
+        self.dims = [(dim.axis, compile_expr(dim.start), compile_expr(dim.end), dim.inclusive)
+                     for dim in launch.dims]
+        self.reduces = bool(launch.reductions)
         # each reduction's value before the loop (and its location's), which the launch takes by value,
         # but where the seed is an element of a slice the kernel only reads: the launch takes the element's
         # address (name, slice, index, element size, source), and the host reads the element only for a
         # launch that runs no iteration
-        self._seeds = [(r["name"], compile_expr(r["init"])) for r in launch["reductions"]
-                       if not r.get("seed_on_device")]
-        self._seeds += [(r["location"], compile_expr(r["location_init"])) for r in launch["reductions"]
-                        if "location" in r]
-        self._seed_elements = [(r["name"], r["init"]["element"], compile_expr(r["init"]["index"]),
-                                plan.by_name[r["init"]["element"]].dtype.itemsize, r["init"]["source"])
-                               for r in launch["reductions"] if r.get("seed_on_device")]
-        self._seed_values = self._seeds + [(r["name"], compile_expr(r["init"])) for r in launch["reductions"]
-                                           if r.get("seed_on_device")]
-        self.repeat_seeds = _compile_repeat_seeds(launch["reductions"], plan)
-        self.checks = [(check["poly"], check["source"]) for check in launch.get("checks", ())]
-        self.index_lists = launch.get("index_lists", [])
-        self.bounds = launch.get("bounds", [])
+        self._seeds = [(r.name, compile_expr(r.init)) for r in launch.reductions if not r.seed_on_device]
+        self._seeds += [(r.location.name, compile_expr(r.location.init)) for r in launch.reductions
+                        if r.location is not None]
+        self._seed_elements = [(r.name, r.init["element"], compile_expr(r.init["index"]),
+                                plan.by_name[r.init["element"]].dtype.itemsize, r.init["source"])
+                               for r in launch.reductions if r.seed_on_device]
+        self._seed_values = self._seeds + [(r.name, compile_expr(r.init)) for r in launch.reductions
+                                           if r.seed_on_device]
+        self.repeat_seeds = _compile_repeat_seeds(launch.reductions, plan)
+        self.checks = launch.stride_checks
+        self.index_lists = launch.index_lists
+        self.bounds = launch.bounds
         self.bounds_hold = compile_ranges(self.bounds)
-        self.guarded = launch.get("guarded_bounds", [])
+        self.guarded = launch.guarded_bounds
         self.guarded_hold = compile_ranges(self.guarded)
-        self.variants = [Variant(v["symbol"], v["records_panics"]) for v in launch["variants"]]
-        private = launch.get("private")
-        # (the entry point, the scatter target it copies per block, the longest target the copy holds)
-        self.private = (Variant(private["symbol"], private["records_panics"], one_wave=True), private["target"],
-                        private["capacity"]) if private else None
-        self.verify = IndexListVerification(plan.entry, launch) if launch.get("verify") else None
-        proven = launch.get("proven")
-        self.proven = Variant(proven["symbol"], proven["records_panics"]) if proven else None
-        # it runs one thread per iteration: (the block it needs, the count every axis must stay below)
-        self.proven_shape = (tuple(proven["block"]) if proven["block"] else None, proven["count_limit"], proven["lead"]) \
-            if proven else None
+        # the entry points, in the order the host tries them (see `runs`)
+        self.entry_points = tuple(e for e in launch.entry_points if e.kind != EntryKind.VERIFY)
+        self.general = launch.general
+        self.checked = launch.entry(EntryKind.CHECKED)
+        verify = launch.entry(EntryKind.VERIFY)
+        self.verify = IndexListVerification(plan.entry, launch, verify) if verify is not None else None
+        private = launch.entry(EntryKind.PRIVATE)
+        self.private = private.private if private is not None else None
+        proven = launch.entry(EntryKind.PROVEN)
+        self.proven = proven
         # the lists the proven entry point needs verified, those whose order must keep the written indices
         # distinct, and (list, scale, offset, slice) for each index scale * value + offset the proof bounds
-        self.proven_lists = proven["lists"] if proven else []
-        self._ordered_lists = [entry["list"] for entry in self.index_lists]
-        self._proof_terms = _proof_terms(self.index_lists, proven["reads"]) if proven else []
-        self._proof_inputs = _compile_window_inputs([{"param": param or name, "offsets": [offset]}
+        self.proven_lists = list(proven.proof.lists) if proven else []
+        self._ordered_lists = [write.list for write in self.index_lists]
+        self._proof_terms = _proof_terms(self.index_lists, proven.proof.reads) if proven else []
+        self._proof_inputs = _compile_window_inputs([(param or name, (offset,))
                                                      for name, _, offset, param in self._proof_terms])
         self._proofs: dict[tuple, bool] = {}
-        covering = launch.get("covering")
-        # (symbol, the block its body needs or None, the count every axis must stay below, the idle threads
-        # before x's first iteration, whether it can panic)
-        self.covering = (covering["symbol"], tuple(covering["block"]) if covering["block"] else None,
-                         covering["count_limit"], covering["lead"], covering["records_panics"]) if covering else None
-        vector = launch.get("vector")
-        # (symbol, iterations per thread, the alignment its accesses need, the slices they are to with the
-        # offset of each one's first lane from the loop variable)
-        self.vector = (vector["symbol"], vector["width"], vector["alignment"],
-                       tuple(zip(vector["slices"], vector["offsets"]))) if vector else None
-        self._vector_aligned = _compile_alignment(*self.vector[1:]) if vector else None
-        # a nest's vector entry point runs one thread per group of a row, on a grid that covers them: every
-        # count below this (None: a single loop's, a grid-stride loop over its groups)
-        self.vector_count_limit = vector.get("count_limit") if vector else None
-        l2_adds = launch.get("l2_adds")
-        # (symbol, the bytes of slice elements an iteration touches)
-        self.l2_adds = (l2_adds["symbol"], l2_adds["bytes_per_iteration"]) if l2_adds else None
+        vector = launch.entry(EntryKind.VECTOR)
+        self.vector = vector
+        self._vector_aligned = _compile_alignment(vector.vector) if vector else None
+        l2_adds = launch.entry(EntryKind.L2_ADDS)
+        self.l2_bytes_per_iteration = l2_adds.l2_adds.bytes_per_iteration if l2_adds else None
         fields = _loop_fields(plan.entry, launch)
         windows = 0
-        for entry in self.index_lists:  # the loop's own checks of the list (`emit.verify`)
-            fields += [("unordered", entry["target"], "Q", 8, 8), ("stamp", entry["target"], "I", 4, 4)]
-            for _ in entry["windows"]:
+        for write in self.index_lists:  # the loop's own checks of the list (`emit.verify`)
+            fields += [("unordered", write.target, "Q", 8, 8), ("stamp", write.target, "I", 4, 4)]
+            for _ in write.windows:
                 fields += [("window_low", windows, "Q", 8, 8), ("window_width", windows, "Q", 8, 8)]
                 windows += 1
-        if launch.get("stops"):  # whether code launched before it in the call can have recorded a panic
+        if launch.stops:  # whether code launched before it in the call can have recorded a panic
             fields.append(("stop", "", "?", 1, 1))
-        self._window_inputs = _compile_window_inputs([w for entry in self.index_lists for w in entry["windows"]])
+        self._window_inputs = _compile_window_inputs([(w.param, w.offsets) for write in self.index_lists
+                                                      for w in write.windows])
         # the arguments of the list checks the proven entry point takes but does not read
-        self.unchecked_lists = {**{(kind, entry["target"]): 0 for entry in self.index_lists
+        self.unchecked_lists = {**{(kind, write.target): 0 for write in self.index_lists
                                    for kind in ("unordered", "stamp")},
                                 **{(kind, k): 0 for k in range(windows) for kind in ("window_low", "window_width")}}
         self._windows: dict[tuple, tuple] = {}
-        for r in launch["reductions"]:
-            seeds = [(r["name"], r["type"])] + ([(r["location"], r["location_type"])] if "location" in r else [])
+        for r in launch.reductions:
+            seeds = [(r.name, r.type)] + ([(r.location.name, r.location.type)] if r.location is not None else [])
             for name, ty in seeds:
-                code = "Q" if name == r["name"] and r.get("seed_on_device") else PRIM_PACK[ty]
+                code = "Q" if name == r.name and r.seed_on_device else PRIMITIVES[ty].pack
                 fields.append(("seed", name, code, struct.calcsize(code), struct.calcsize(code)))
-            fields.append(("partials", r["name"], "Q", 8, 8))
+            fields.append(("partials", r.name, "Q", 8, 8))
             fields += [("result", name, "Q", 8, 8) for name, _ in seeds]
-        if launch.get("signals_done"):  # the word the launch sets after its results (`readback.py`)
+        if launch.signals_done:  # the word the launch sets after its results (`readback.py`)
             fields.append(("done", "", "Q", 8, 8))
         super().__init__(fields)
 
@@ -404,7 +392,7 @@ class LaunchPlan(PackedArguments):
     def l2_adds_fit(self, counts: dict[str, int], l2_bytes: int) -> bool:
         """Whether the slice elements the loop touches fit in `l2_bytes`, so that its L2-adds entry point is
         the fastest (see `emit.l2_adds`)."""
-        return self.l2_adds is not None and counts["x"] * self.l2_adds[1] <= l2_bytes
+        return self.l2_bytes_per_iteration is not None and counts["x"] * self.l2_bytes_per_iteration <= l2_bytes
 
     def iteration_space(self, env: Environment) -> tuple[dict[str, int], dict[str, int]]:
         """The first index and the number of iterations along each grid axis (0 for an empty range)."""
@@ -421,12 +409,11 @@ class LaunchPlan(PackedArguments):
     def index_list_ranges(self, env: Environment, starts: dict[str, int], counts: dict[str, int]):
         """For each index-list write: (list name, first position, end position, scale, offset, target)."""
         out = []
-        for entry in self.index_lists:
-            shift = poly_value(entry["position"], env)
-            offset = poly_value(entry["offset"], env)
+        for write in self.index_lists:
+            shift = poly_value(write.position, env)
+            offset = poly_value(write.offset, env)
             first = starts["x"] + shift
-            out.append((entry["list"], first, first + counts["x"], entry["scale"], offset, entry["target"],
-                        entry["source"]))
+            out.append((write.list, first, first + counts["x"], write.scale, offset, write.target, write.source))
         return out
 
     def read_windows(self, env: Environment) -> tuple[tuple[int, int], ...]:
@@ -436,9 +423,9 @@ class LaunchPlan(PackedArguments):
         key = self._window_inputs(env)
         windows = self._windows.get(key)
         if windows is None:
-            windows = tuple(read_window([poly_value(offset, env) for offset in window["offsets"]],
-                                        env.lengths[window["param"]])
-                            for entry in self.index_lists for window in entry["windows"])
+            windows = tuple(read_window([poly_value(offset, env) for offset in window.offsets],
+                                        env.lengths[window.param])
+                            for write in self.index_lists for window in write.windows)
             if len(self._windows) >= WINDOWS_KEPT:
                 self._windows.clear()
             self._windows[key] = windows
@@ -454,19 +441,37 @@ class LaunchPlan(PackedArguments):
         if found is None:
             return None
         check, index = found
-        return f"index out of bounds: the len is {env.lengths[check['param']]} but the index is {index}", \
-            check["source"]
+        return f"index out of bounds: the len is {env.lengths[check.param]} but the index is {index}", check.source
 
-    def variant(self, env: Environment) -> Variant:
-        """The entry point to launch: the private one when the scatter target fits the blocks' copies; the
-        one without checks of the conditional accesses when the host finds all of them in bounds over the
-        whole iteration space, else the one that checks them."""
-        if self.private is not None and env.lengths[self.private[1]] <= self.private[2]:
-            return self.private[0]  # a launch with a private entry point has no conditional checks
-        if len(self.variants) == 1 or (self.guarded_hold is not None and self.guarded_hold(env)) \
-                or not any(may_leave(check, env) for check in self.guarded):
-            return self.variants[0]
-        return self.variants[1]
+    def conditions(self, bound: BoundArgs) -> Conditions:
+        """What decides this call's entry point besides the launch's shape (see `runs`)."""
+        env = bound.env
+        # without a checked entry point, the general one runs whatever the conditional accesses do
+        in_bounds = self.checked is None or (self.guarded_hold is not None and self.guarded_hold(env)) \
+            or not any(may_leave(check, env) for check in self.guarded)
+        private_fits = self.private is not None and env.lengths[self.private.target] <= self.private.capacity
+        lists_proven = self.proven is not None and in_bounds and self.lists_proven(bound)
+        return Conditions(in_bounds, private_fits, lists_proven)
+
+    def runs(self, entry: EntryPoint, conditions: Conditions, counts: dict[str, int], aligned: bool,
+             l2_bytes: int) -> bool:
+        """Whether `entry` may run where the host found `conditions`, for these counts, with the vector
+        entry point's slices `aligned`, on a device whose L2 takes `l2_bytes` of a loop's data (see
+        `ir.abi.EntryKind`); whether a grid covers the loop is the caller's part."""
+        kind = entry.kind
+        if kind == EntryKind.PRIVATE:
+            return conditions.private_fits
+        if kind == EntryKind.PROVEN:
+            return conditions.lists_proven
+        if kind == EntryKind.L2_ADDS:
+            return conditions.in_bounds and self.l2_adds_fit(counts, l2_bytes)
+        if kind == EntryKind.VECTOR:
+            return conditions.in_bounds and aligned
+        if kind == EntryKind.COVERING:
+            return conditions.in_bounds
+        if kind == EntryKind.GENERAL:
+            return conditions.in_bounds
+        return kind == EntryKind.CHECKED
 
     def lists_proven(self, bound: BoundArgs) -> bool:
         """Whether the host proves, from the facts of verified lists, what the checks through index lists
@@ -505,72 +510,72 @@ class LaunchPlan(PackedArguments):
 
     def check_strides(self, env: Environment, kernel: str) -> None:
         """Confirm the inequalities the translator's race-freedom proof left to the launch."""
-        for terms, source in self.checks:
-            if poly_value(terms, env) < 0:
-                raise RaceError(f"kernel `{kernel}`: with these arguments, two iterations of the loop at {source} "
-                                f"would write the same element (the row stride is shorter than the row); "
-                                f"nothing was launched")
+        for check in self.checks:
+            if poly_value(check.poly, env) < 0:
+                raise RaceError(f"kernel `{kernel}`: with these arguments, two iterations of the loop at "
+                                f"{check.source} would write the same element (the row stride is shorter than "
+                                f"the row); nothing was launched")
 
 
-
-def _proof_terms(index_lists: list, reads: list) -> list[tuple]:
+def _proof_terms(index_lists: tuple[IndexListWrite, ...], reads: tuple[ListRead, ...]) -> list[tuple]:
     """(list, scale, offset, slice) for each index `scale * value + offset` that the proven entry point of a
     loop reads or writes through a list without a check: it must lie in [0, len(slice)) for every value of
     the list, or in [0, 2^64) for slice None (a written index whose bounds the loop checks itself; distinct
     values must still make distinct indices)."""
     terms = []
-    for entry in index_lists:
-        terms.append((entry["list"], entry["scale"], entry["offset"],
-                      entry["target"] if entry["bounds"] is not None else None))
-        terms += [(entry["list"], window["scale"], offset, window["param"])
-                  for window in entry["windows"] for offset in window["offsets"]]
-    return terms + [(read["list"], read["scale"], read["offset"], read["param"]) for read in reads]
+    for write in index_lists:
+        terms.append((write.list, write.scale, write.offset, write.target if write.bounds is not None else None))
+        terms += [(write.list, window.scale, offset, window.param)
+                  for window in write.windows for offset in window.offsets]
+    return terms + [(read.list, read.scale, read.offset, read.param) for read in reads]
 
 
-def _compile_window_inputs(windows: list) -> Callable[[Environment], tuple]:
-    """What a list of windows (`{"param", "offsets"}`: groups of reads through index lists) is computed
-    from, as one expression: the values their offsets are polynomials of, and the lengths of the slices
-    read (every offset itself where a factor is not a plain length, parameter or local)."""
-    factors = {f"env.lengths[{window['param']!r}]" for window in windows}
-    for window in windows:
-        for terms in window["offsets"]:
-            for _, poly_factors in terms:
-                factors |= {simple_source(f) for f in poly_factors}
+def _compile_window_inputs(windows: list[tuple[str, tuple]]) -> Callable[[Environment], tuple]:
+    """What a list of windows ((slice, offsets): groups of reads through index lists) is computed from, as
+    one expression: the values their offsets are polynomials of, and the lengths of the slices read (every
+    offset itself where a factor is not a plain length, parameter or local)."""
+    factors = {f"env.lengths[{param!r}]" for param, _ in windows}
+    for _, offsets in windows:
+        for terms in offsets:
+            for term in terms:
+                factors |= {simple_source(f) for f in term.factors}
     if None in factors:
-        return lambda env: tuple((poly_value(terms, env) for window in windows for terms in window["offsets"])) \
-            + tuple(env.lengths[window["param"]] for window in windows)
-    return eval(f"lambda env: ({''.join(f + ', ' for f in sorted(factors))})", {})  # noqa: S307 - from the manifest
+        return lambda env: tuple((poly_value(terms, env) for _, offsets in windows for terms in offsets)) \
+            + tuple(env.lengths[param] for param, _ in windows)
+    return eval(f"lambda env: ({''.join(f + ', ' for f in sorted(factors))})", {})  # noqa: S307 - from the ABI
 
 
-def decision_inputs(entry: dict) -> tuple[list[str], list[str]] | None:
+def decision_inputs(entry: KernelABI) -> tuple[list[str], list[str]] | None:
     """The integer parameters and preamble values the launches' bounds, checks and index-list positions
     and proofs name, beside the slices' lengths and the facts of the verified lists the proofs take
     (`verified_lists`): what a call's host checks, entry-point choice and launch shapes read; None where
     those decisions read anything else: a host loop's values, struct fields, elements, or floats (whose
     key would not tell -0.0 from 0.0)."""
-    launches = entry["launches"]
-    if any("loop" in step for step in entry.get("schedule", ())):
+    if entry.schedule is not None and any(not isinstance(step, int) for step in entry.schedule):
         return None
-    params = {p["name"]: p for p in entry["params"]}
-    local_types = {local["name"]: local["type"] for local in entry["preamble"]}
+    params = {p.name: p for p in entry.params}
+    local_types = {local.name: local.type for local in entry.preamble}
     names: dict[str, set] = {"param": set(), "local": set()}
-    if not _note_reads([[launch.get(key) for key in ("dims", "checks", "bounds", "guarded_bounds", "index_lists",
-                                                     "proven")]
-                        for launch in launches], names):
+    decided_by = [(launch.dims, launch.stride_checks, launch.bounds, launch.guarded_bounds, launch.index_lists,
+                   [e.proof for e in launch.entry_points if e.proof is not None]) for launch in entry.launches]
+    if not _note_reads(list(host_exprs(decided_by)), names):
         return None
-    integer = set(PRIM_PACK) - {"f32", "f64"}
-    if any(params[name]["kind"] != "scalar" or params[name]["type"] not in integer for name in names["param"]) \
-            or any(local_types.get(name) not in integer for name in names["local"]):
+    def exact(ty: str | None) -> bool:  # a value the key can hold (-0.0 and 0.0 are equal keys)
+        return ty in PRIMITIVES and PRIMITIVES[ty].kind != "float"
+
+    if any(params[name].kind != ParamKind.SCALAR or not exact(params[name].layout.type) for name in names["param"]) \
+            or any(not exact(local_types.get(name)) for name in names["local"]):
         return None
     return sorted(names["param"]), sorted(names["local"])
 
 
-def verified_lists(entry: dict) -> list[str]:
+def verified_lists(entry: KernelABI) -> list[str]:
     """The index lists whose facts a launch's proof takes (see `LaunchPlan.lists_proven`), in a fixed order."""
-    return sorted({name for launch in entry["launches"] for name in (launch.get("proven") or {}).get("lists", ())})
+    return sorted({name for launch in entry.launches for e in launch.entry_points if e.proof is not None
+                   for name in e.proof.lists})
 
 
-def _decision_key(entry: dict) -> Callable[[BoundArgs], tuple] | None:
+def _decision_key(entry: KernelABI) -> Callable[[BoundArgs], tuple] | None:
     """`key(bound)`: the values a call's host checks, entry-point choice and launch shapes read, as one
     generated expression (every slice's length, the integer parameters and preamble values of
     `decision_inputs`, then the facts of each of the `verified_lists`, None for a plain array), so that a
@@ -578,13 +583,13 @@ def _decision_key(entry: dict) -> Callable[[BoundArgs], tuple] | None:
     inputs = decision_inputs(entry)
     if inputs is None:
         return None
-    parts = [f"bound.env.lengths[{p['name']!r}], " for p in entry["params"] if "elem" in p]
+    parts = [f"bound.env.lengths[{p.name!r}], " for p in entry.params if p.in_memory]
     parts += [f"bound.env.params[{name!r}], " for name in inputs[0]]
     parts += [f"bound.env.locals[{name!r}], " for name in inputs[1]]
     # facts are values: lists of the same least and greatest value and order prove the same, and a key holds
     # no list (nor its device copy) alive
     parts += [f"getattr(bound.arrays[{name!r}].verified, 'facts', None), " for name in verified_lists(entry)]
-    return eval(f"lambda bound: ({''.join(parts)})", {})  # noqa: S307 - from the manifest's names only
+    return eval(f"lambda bound: ({''.join(parts)})", {})  # noqa: S307 - from the ABI's names only
 
 
 def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callable, ordinal: int,
@@ -606,7 +611,7 @@ def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callab
     if inputs is None or plan.schedule is not None or not _preamble_repeats(entry, set(inputs[0])) \
             or not _result_repeats(entry):
         return None
-    preamble = {local["name"]: local["expr"] for local in entry["preamble"]}
+    preamble = {local.name: local.expr for local in entry.preamble}
     lists = verified_lists(entry)
     names = {"T": device_type, "C": contiguous, "L": IndexList, "P": list_pointer}
     lines = ["def bind(args):", f"    if len(args) != {len(plan.params)}:", "        return None",
@@ -619,32 +624,33 @@ def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callab
             lines += [f"    if type({a}) is not L or {a}.dtype != D{p.index}:", "        return None"]
             ptrs.append(f"{p.name!r}: P({a})")
             lengths.append(f"{p.name!r}: len({a})")
-        elif p.kind == "slice" and p.dtype is not None:
+        elif p.kind == ParamKind.SLICE and p.dtype is not None:
             names[f"D{p.index}"] = p.dtype
             lines += [f"    if type({a}) is not T or {a}.dtype != D{p.index} or not C({a}):", "        return None",
                       f"    m{p.index} = {a}.data", f"    if m{p.index}.device_id != {ordinal}:", "        return None"]
             ptrs.append(f"{p.name!r}: m{p.index}.ptr")
             lengths.append(f"{p.name!r}: {a}.size")
-        elif p.kind == "scalar" and p.entry["type"] in ("bool", "f64"):
-            python_type = "bool" if p.entry["type"] == "bool" else "float"
+        elif p.kind == ParamKind.SCALAR and p.param.layout.type in ("bool", "f64"):
+            python_type = "bool" if p.param.layout.type == "bool" else "float"
             lines += [f"    if type({a}) is not {python_type}:", "        return None"]
             scalars.append(f"{p.name!r}: {a}")
-        elif p.kind == "scalar" and p.entry["type"] in INT_RANGES:
-            lo, hi = INT_RANGES[p.entry["type"]]
-            lines += [f"    if type({a}) is not int or not {lo} <= {a} <= {hi}:", "        return None"]
+        elif p.kind == ParamKind.SCALAR and PRIMITIVES[p.param.layout.type].is_int:
+            primitive = PRIMITIVES[p.param.layout.type]
+            lines += [f"    if type({a}) is not int or not {primitive.min} <= {a} <= {primitive.max}:",
+                      "        return None"]
             scalars.append(f"{p.name!r}: {a}")
-        elif p.kind == "array" and p.transfer == "value" and p.dtype.fields is None:
+        elif p.kind == ParamKind.ARRAY and p.transfer == Transfer.VALUE and p.dtype.fields is None:
             # a numpy array whose elements travel in the launch arguments, as the general path takes it:
             # any C-contiguous shape of `length` elements, aligned as a Rust reference is
             names["ndarray"], names[f"D{p.index}"] = plan._np_ndarray, p.dtype
-            lines += [f"    if type({a}) is not ndarray or {a}.dtype != D{p.index} or {a}.size != {p.entry['length']}:",
+            lines += [f"    if type({a}) is not ndarray or {a}.dtype != D{p.index} or {a}.size != {p.param.length}:",
                       "        return None", f"    f{p.index} = {a}.flags",
                       f"    if not f{p.index}.c_contiguous or not f{p.index}.aligned:", "        return None"]
-            lengths.append(f"{p.name!r}: {p.entry['length']}")
+            lengths.append(f"{p.name!r}: {p.param.length}")
             scalars.append(f"{p.name!r}: {a}.tobytes()")
         else:
             return None
-    by_value = {p.name for p in plan.params if p.transfer == "value"}
+    by_value = {p.name for p in plan.params if p.transfer == Transfer.VALUE}
     lines += [f"    ptrs = {{{', '.join(ptrs)}}}", f"    lengths = {{{', '.join(lengths)}}}"]
     # a by-value array is host memory, which `ArrayArg.overlaps` never finds overlapping a device array, and
     # a verified list's copy on the device is its own; the others compare byte ranges, as it does
@@ -664,28 +670,27 @@ def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callab
             return None
     key += [f"a{plan.by_name[name].index}.facts" for name in lists]
     lines.append(f"    return ptrs, lengths, {{{', '.join(scalars)}}}, ({', '.join(key)},)")
-    exec("\n".join(lines), names)  # noqa: S102 - the source is built above from the manifest's names only
+    exec("\n".join(lines), names)  # noqa: S102 - the source is built above from the ABI's names only
     return names["bind"]
 
 
-def _preamble_repeats(entry: dict, key_params: set) -> bool:
+def _preamble_repeats(entry: KernelABI, key_params: set) -> bool:
     """Whether the preamble computes, for calls of one decision key, what it computed before: it reads
     lengths, preamble values and parameters, the integer ones among them in the key (a float operation
     cannot panic, an integer one by one of the key's values would have panicked before), and no element
     or field."""
-    floats = {p["name"] for p in entry["params"] if p["kind"] == "scalar" and p["type"] in ("f32", "f64")}
+    floats = {p.name for p in entry.params if p.kind == ParamKind.SCALAR and PRIMITIVES[p.layout.type].kind == "float"}
     names: dict[str, set] = {"param": set(), "local": set()}
-    return _note_reads([local["expr"] for local in entry["preamble"]], names) \
-        and names["param"] <= key_params | floats
+    return _note_reads([local.expr for local in entry.preamble], names) and names["param"] <= key_params | floats
 
 
-def _result_repeats(entry: dict) -> bool:
+def _result_repeats(entry: KernelABI) -> bool:
     """Whether the value a call returns can be computed from its reductions' results, parameters and
     lengths alone (the repeat path evaluates no preamble): no preamble value, element or field."""
-    if not entry["returns"]:
+    if not entry.returns:
         return True
     names: dict[str, set] = {"param": set(), "local": set()}
-    return _note_reads(entry["returns"]["expr"], names, reductions=True) and not names["local"]
+    return _note_reads(entry.returns.expr, names, reductions=True) and not names["local"]
 
 
 def _note_reads(node, names: dict[str, set], reductions: bool = False) -> bool:
@@ -701,20 +706,20 @@ def _note_reads(node, names: dict[str, set], reductions: bool = False) -> bool:
     if "reduction" in node:
         return reductions
     for kind in ("param", "local"):
-        if set(node) <= {kind, "type"}:  # a leaf (a bound's own "param" names its slice)
+        if set(node) <= {kind, "type"}:  # a leaf
             names[kind].add(node[kind])
             return True
     return all(_note_reads(value, names, reductions) for value in node.values())
 
 
-def _compile_alignment(width: int, alignment: int, slices: tuple) -> Callable[[dict, int], bool]:
+def _compile_alignment(lanes: VectorLanes) -> Callable[[dict, int], bool]:
     """`aligned(device_ptrs, start)`: whether every slice's first lane, at `start` plus its offset, lies at a
-    multiple of `alignment` bytes, as one generated expression (it runs in every call of a streaming loop);
-    always, with no slices (a nest's groups test their rows themselves)."""
-    size = alignment // width
-    terms = " and ".join(f"(device_ptrs[{name!r}] + (start + {offset}) * {size}) % {alignment} == 0"
-                         for name, offset in slices)
-    return eval(f"lambda device_ptrs, start: {terms or True}", {})  # noqa: S307 - from the manifest's names only
+    multiple of the lanes' alignment, as one generated expression (it runs in every call of a streaming
+    loop); always, with no slices (a nest's groups test their rows themselves)."""
+    size, alignment = lanes.alignment // lanes.width, lanes.alignment
+    terms = " and ".join(f"(device_ptrs[{s.slice!r}] + (start + {s.offset}) * {size}) % {alignment} == 0"
+                         for s in lanes.aligned)
+    return eval(f"lambda device_ptrs, start: {terms or True}", {})  # noqa: S307 - from the ABI's names only
 
 
 REPEAT_FIELDS = {"pointer", "length", "scalar", "array", "start", "count", "seed", "partials", "result", "done",
@@ -738,21 +743,22 @@ def _compile_repeat_values(fields: list) -> Callable:
                 {})
 
 
-def _compile_repeat_seeds(reductions: list, plan: CallPlan) -> Callable[[dict, dict], dict | None] | None:
+def _compile_repeat_seeds(reductions: tuple[Reduction, ...], plan: CallPlan) \
+        -> Callable[[dict, dict], dict | None] | None:
     """`seeds(ptrs, lengths)`: a repeat call's reduction seeds, as `LaunchPlan.launch_seeds` gives them, or
     None where an element seed's index lies outside its slice (the general path raises Rust's panic);
     None where a seed is anything but a literal or an element at a literal index (`let mut min = x[0];`),
     whose value the repeat path does not compute."""
     values, elements = {}, []
     for r in reductions:
-        inits = [(r["name"], r["init"])] + ([(r["location"], r["location_init"])] if "location" in r else [])
+        inits = [(r.name, r.init)] + ([(r.location.name, r.location.init)] if r.location is not None else [])
         for name, init in inits:
-            on_device = name == r["name"] and r.get("seed_on_device")
+            on_device = name == r.name and r.seed_on_device
             literal = init["index"] if on_device else init
             if set(literal) - {"lit", "type"}:
                 return None
             if on_device:
-                if plan.by_name[init["element"]].transfer == "value":  # no device memory of its own
+                if plan.by_name[init["element"]].transfer == Transfer.VALUE:  # no device memory of its own
                     return None
                 size = plan.by_name[init["element"]].dtype.itemsize
                 elements.append((name, init["element"], literal["lit"], size))
@@ -793,19 +799,19 @@ class HostLoopPlan:
     """A host loop of the schedule: `for var in start..end`, setting the loop's values in the environment
     (its variable and the `let`s the launches' bounds read) before running `body` in every iteration."""
 
-    def __init__(self, loop: dict, plan: CallPlan) -> None:
+    def __init__(self, loop: HostLoop, plan: CallPlan) -> None:
         self.kernel = plan.name
-        self.var = loop["var"]
-        self.source = loop["source"]
-        self.start, self.end = compile_expr(loop["start"]), compile_expr(loop["end"])
-        self.inclusive = loop["inclusive"]
-        self.locals = [(local["name"], compile_expr(local["expr"]), local["source"]) for local in loop["locals"]]
-        self.body = [schedule_step(step, plan) for step in loop["body"]]
+        self.var = loop.var
+        self.source = loop.source
+        self.start, self.end = compile_expr(loop.start), compile_expr(loop.end)
+        self.inclusive = loop.inclusive
+        self.locals = [(local.name, compile_expr(local.expr), local.source) for local in loop.locals]
+        self.body = [schedule_step(step, plan) for step in loop.body]
         names = {self.var} | {name for name, _, _ in self.locals}
         for launch in launches_in(self.body, plan):
-            checked = [launch.launch[key] for key in ("dims", "checks", "bounds", "guarded_bounds", "index_lists")
-                       if key in launch.launch]
-            launch.per_step |= any(reads_local(part, names) for part in checked)
+            checked = host_exprs((launch.launch.dims, launch.launch.stride_checks, launch.launch.bounds,
+                                  launch.launch.guarded_bounds, launch.launch.index_lists))
+            launch.per_step |= any(reads_local(expr, names) for expr in checked)
 
     def values(self, env: Environment) -> range:
         try:
@@ -823,9 +829,9 @@ class HostLoopPlan:
                 raise KernelPanic(str(panic), source, self.kernel) from None
 
 
-def schedule_step(step: dict, plan: CallPlan) -> "int | HostLoopPlan":
+def schedule_step(step: int | HostLoop, plan: CallPlan) -> "int | HostLoopPlan":
     """A launch's index, or a host loop."""
-    return step["launch"] if "launch" in step else HostLoopPlan(step["loop"], plan)
+    return step if isinstance(step, int) else HostLoopPlan(step, plan)
 
 
 def launches_in(steps: list, plan: CallPlan) -> list[LaunchPlan]:
@@ -836,7 +842,7 @@ def launches_in(steps: list, plan: CallPlan) -> list[LaunchPlan]:
 
 
 def reads_local(expr, names: set[str]) -> bool:
-    """Whether a manifest host expression (or a structure of them) reads one of the locals `names`."""
+    """Whether a host expression reads one of the locals `names`."""
     if isinstance(expr, dict):
         return expr.get("local") in names or any(reads_local(v, names) for v in expr.values())
     if isinstance(expr, list):

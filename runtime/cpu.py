@@ -16,16 +16,25 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from rs2gpu.runtime.arguments import PRIM_PACK
+import dataclasses
+
+from rs2gpu.ir.abi import ArgRole, CrateABI, KernelABI, ParamKind, Returned
+from rs2gpu.ir.types import PRIMITIVES
 from rs2gpu.runtime.base import bind_arguments
 from rs2gpu.runtime.cache import cache_key
 from rs2gpu.runtime.errors import KernelPanic, ToolchainUnavailable
 
-_CTYPES = {"bool": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
-           "i64": ctypes.c_int64, "isize": ctypes.c_int64, "u8": ctypes.c_uint8, "u16": ctypes.c_uint16,
-           "u32": ctypes.c_uint32, "u64": ctypes.c_uint64, "usize": ctypes.c_uint64, "f32": ctypes.c_float,
-           "f64": ctypes.c_double}
-_SIZES = {name: ctypes.sizeof(t) for name, t in _CTYPES.items()}
+
+def _ctype(name: str):
+    """The ctypes type of a primitive, from its width and kind."""
+    p = PRIMITIVES[name]
+    if p.kind == "bool":
+        return ctypes.c_bool
+    if p.kind == "float":
+        return ctypes.c_float if p.bits == 32 else ctypes.c_double
+    return getattr(ctypes, f"c_{'u' if p.kind == 'unsigned' else ''}int{p.bits}")
+
+
 PANIC_BUFFER = 4096
 
 _PANIC_SUPPORT = """
@@ -61,26 +70,22 @@ unsafe fn rs2gpu_guard(msg: *mut u8, cap: usize, body: impl FnOnce()) -> i32 {
 """
 
 
-def _result_layout(returns: dict | None) -> list[tuple[str, int]]:
+def _result_layout(returns: Returned | None) -> list[tuple[str, int]]:
     """(type, offset) of each returned scalar in the result buffer, laid out like a repr(C) tuple."""
     if returns is None:
         return []
-    ty = returns["type"]
+    ty = returns.type
     types = [t.strip() for t in ty.strip("()").split(",") if t.strip()] if ty.startswith("(") else [ty]
     out, offset = [], 0
     for t in types:
-        size = _SIZES[t]
+        size = PRIMITIVES[t].size
         offset = (offset + size - 1) // size * size
         out.append((t, offset))
         offset += size
     return out
 
 
-def _rust_elem(layout: dict) -> str:
-    return layout["type"]
-
-
-def shim_source(entry_by_name: dict[str, dict]) -> str:
+def shim_source(entry_by_name: dict[str, KernelABI]) -> str:
     """The crate's C ABI: one `extern "C"` function per kernel, taking each slice as a pointer and a length
     and each by-value aggregate as a pointer, and returning 1 with the panic's message in a buffer.
 
@@ -88,36 +93,34 @@ def shim_source(entry_by_name: dict[str, dict]) -> str:
     no parameter name of a kernel (`out`, `a` beside `a_len`) can clash with them."""
     lines = []
     for name, entry in entry_by_name.items():
-        module, _, function = entry["rust_path"].rpartition("::")
+        module, _, function = entry.rust_path.rpartition("::")
         scope = "crate::kernels" + ("::" + module if module else "")
         params, setup, call_args = [], [], []
-        for position, p in enumerate(entry["params"]):
+        for position, p in enumerate(entry.params):
             n = f"rs2gpu_arg{position}"
-            if p["kind"] == "slice":
-                elem = _rust_elem(p["elem"])
-                mut = "mut" if p["mutable"] else "const"
-                params += [f"{n}_ptr: *{mut} {elem}", f"{n}_len: usize"]
-                maker = "from_raw_parts_mut" if p["mutable"] else "from_raw_parts"
-                setup.append(f"let {n} = if {n}_len == 0 {{ &{'mut ' if p['mutable'] else ''}[] }} else "
+            mut = "mut" if p.mutable else "const"
+            if p.kind == ParamKind.SLICE:
+                params += [f"{n}_ptr: *{mut} {p.layout.type}", f"{n}_len: usize"]
+                maker = "from_raw_parts_mut" if p.mutable else "from_raw_parts"
+                setup.append(f"let {n} = if {n}_len == 0 {{ &{'mut ' if p.mutable else ''}[] }} else "
                              f"{{ core::slice::{maker}({n}_ptr, {n}_len) }};")
-            elif p["kind"] in ("array", "struct_ref"):
-                target = f"[{_rust_elem(p['elem'])}; {p['length']}]" if p["kind"] == "array" else _rust_elem(p["elem"])
-                mut = "mut" if p["mutable"] else "const"
+            elif p.kind in (ParamKind.ARRAY, ParamKind.STRUCT_REF):
+                target = f"[{p.layout.type}; {p.length}]" if p.kind == ParamKind.ARRAY else p.layout.type
                 params.append(f"{n}_ptr: *{mut} {target}")
-                setup.append(f"let {n} = &{'mut ' if p['mutable'] else ''}*{n}_ptr;")
-            elif p["kind"] == "scalar":
-                params.append(f"{n}: {p['type']}")
+                setup.append(f"let {n} = &{'mut ' if p.mutable else ''}*{n}_ptr;")
+            elif p.kind == ParamKind.SCALAR:
+                params.append(f"{n}: {p.rust_type}")
             else:
                 params.append(f"{n}_ptr: *const u8")
-                setup.append(f"let {n}: {p['type']} = core::ptr::read_unaligned({n}_ptr as *const {p['type']});")
+                setup.append(f"let {n}: {p.rust_type} = core::ptr::read_unaligned({n}_ptr as *const {p.rust_type});")
             call_args.append(n)
-        results = _result_layout(entry["returns"])
-        generic = entry.get("generic")
-        turbofish = f"::<{', '.join(generic['type_args'])}>" if generic else ""
+        results = _result_layout(entry.returns)
+        generic = entry.generic
+        turbofish = f"::<{', '.join(generic.type_args)}>" if generic else ""
         call = f"{scope}::{function}{turbofish}({', '.join(call_args)})"
         if not results:
             body = f"{call};"
-        elif len(results) == 1 and not entry["returns"]["type"].startswith("("):
+        elif len(results) == 1 and not entry.returns.type.startswith("("):
             body = (f"let rs2gpu_value = {call}; "
                     f"core::ptr::write_unaligned(rs2gpu_out as *mut {results[0][0]}, rs2gpu_value);")
         else:
@@ -144,10 +147,10 @@ class CpuLibrary:
     """Builds (or finds in the cache) the shared library of a crate's kernels."""
 
     def __init__(self, crate_root: Path, package: str | None, single_file: Path | None, sources: dict[str, str],
-                 manifest: dict, cache_dir: Path, support_crate: Path) -> None:
-        self.manifest = manifest
+                 crate: CrateABI, cache_dir: Path, support_crate: Path) -> None:
+        self.abi = crate
         self.source_root = single_file.resolve().parent if single_file is not None else crate_root.resolve()
-        shim = shim_source(manifest["kernels"])
+        shim = shim_source(crate.kernels)
         if single_file is not None:
             header = f'#[path = {str(single_file.resolve())!r}]\nmod kernels;\n'.replace("'", '"')
             dependency = f'rs2gpu = {{ path = "{support_crate.resolve().as_posix()}" }}'
@@ -214,38 +217,38 @@ panic = "unwind"
 class CpuKernel:
     """One kernel of a CPU library: `kernel(*args)` calls the rustc-compiled Rust function."""
 
-    def __init__(self, library: ctypes.CDLL, name: str, entry: dict, source_root: Path | None = None) -> None:
+    def __init__(self, library: ctypes.CDLL, name: str, entry: KernelABI, source_root: Path | None = None) -> None:
         self.name = name
         self._source_root = str(source_root.resolve()) + "/" if source_root is not None else None
         self.entry = entry
         # The Rust code computes its own preamble (and panics in it where Rust does); the host evaluator
         # is for the GPU backends only.
-        self._bind_entry = dict(entry, preamble=[])
+        self._bind_entry = dataclasses.replace(entry, preamble=())
         self._fn = getattr(library, f"rs2gpu_cpu_{name}")
         argtypes = []
-        for p in entry["params"]:
-            for part in p["abi"]:
+        for p in entry.params:
+            for part in p.parts:
                 # the Rust function takes every reference as a pointer, also the arrays the GPU ABI
                 # passes by value
-                if part["role"] == "pointer" or p["kind"] in ("struct", "array"):
+                if part.role == ArgRole.POINTER or p.kind in (ParamKind.STRUCT, ParamKind.ARRAY):
                     argtypes.append(ctypes.c_void_p)
-                elif part["role"] == "length":
+                elif part.role == ArgRole.LENGTH:
                     argtypes.append(ctypes.c_uint64)
                 else:
-                    argtypes.append(_CTYPES[p["layout"]["type"]])
+                    argtypes.append(_ctype(p.layout.type))
         self._fn.argtypes = argtypes + [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
         self._fn.restype = ctypes.c_int32
-        self._results = _result_layout(entry["returns"])
+        self._results = _result_layout(entry.returns)
         self.last_transfers: list = []
 
     def __call__(self, *args, **kwargs):
         call = bind_arguments(self.name, self._bind_entry, args, kwargs, allow_device=False)
         values, keep = [], []
-        for p in self.entry["params"]:
-            n = p["name"]
+        for p in self.entry.params:
+            n = p.name
             if n in call.arrays:
                 values.append(call.arrays[n].ptr)
-                if p["kind"] == "slice":
+                if p.kind == ParamKind.SLICE:
                     values.append(call.arrays[n].count)
             elif n in call.scalars:
                 values.append(call.scalars[n])
@@ -265,5 +268,5 @@ class CpuKernel:
         import struct
 
         raw = out.raw
-        values = [struct.unpack_from("<" + PRIM_PACK[t], raw, off)[0] for t, off in self._results]
-        return values[0] if not self.entry["returns"]["type"].startswith("(") else tuple(values)
+        values = [struct.unpack_from("<" + PRIMITIVES[t].pack, raw, off)[0] for t, off in self._results]
+        return values[0] if not self.entry.returns.type.startswith("(") else tuple(values)

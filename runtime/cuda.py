@@ -52,10 +52,9 @@ def _cupy():
 class CudaBackend(DeviceBackend):
     name = "cuda"
 
-    def __init__(self, cache: BinaryCache, device: int = 0, block_size: int = 256, arch: str | None = None) -> None:
+    def __init__(self, cache: BinaryCache, device: int = 0, arch: str | None = None) -> None:
         cp = _cupy()
         self.cp = cp
-        self.block_size = block_size
         self.cache = cache
         self.compiles = 0  # NVRTC invocations by this process (the disk cache avoids them)
         try:

@@ -14,9 +14,10 @@ instantiation must match; otherwise the TypeError lists them.
 """
 from __future__ import annotations
 
-from rs2gpu.runtime.arguments import PRIM_DTYPES, numpy_dtype
+from rs2gpu.ir.abi import CrateABI, KernelABI, Param, ParamKind
+from rs2gpu.ir.types import PRIMITIVES
+from rs2gpu.runtime.arguments import numpy_dtype
 
-_INTS = {"i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize"}
 _TORCH_NAMES = {"float32": "f4", "float64": "f8", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8",
                 "uint8": "u1", "uint16": "u2", "uint32": "u4", "uint64": "u8", "bool": "?"}
 
@@ -35,24 +36,24 @@ def argument_dtype(value):
     return np.dtype(code) if code is not None else None
 
 
-def _fit(param: dict, value) -> int:
+def _fit(param: Param, value) -> int:
     """How an argument fits a parameter: 2 exactly, 1 by conversion (an int for a float), 0 not at all."""
     import numpy as np
 
-    if "elem" in param:
+    if param.in_memory:
         dtype = argument_dtype(value)
-        return 2 if dtype is None or dtype == numpy_dtype(param["elem"]) else 0
-    if param["kind"] != "scalar":
+        return 2 if dtype is None or dtype == numpy_dtype(param.layout) else 0
+    if param.kind != ParamKind.SCALAR:
         return 2  # a struct by value: its fields are checked when the call binds it
-    ty = param["type"]
+    primitive = PRIMITIVES[param.layout.type]
     if isinstance(value, np.generic):
-        return 2 if value.dtype == np.dtype(PRIM_DTYPES[ty]) else 0
+        return 2 if value.dtype == np.dtype(primitive.dtype) else 0
     if isinstance(value, bool):
-        return 2 if ty == "bool" else 0
+        return 2 if primitive.kind == "bool" else 0
     if isinstance(value, int):
-        return 2 if ty in _INTS else 1 if ty in ("f32", "f64") else 0
+        return 2 if primitive.is_int else 1 if primitive.kind == "float" else 0
     if isinstance(value, float):
-        return 2 if ty in ("f32", "f64") else 0
+        return 2 if primitive.kind == "float" else 0
     return 2  # something else: the instantiation's own checks explain what is wrong with it
 
 
@@ -65,7 +66,8 @@ def _key(value):
 class GenericKernel:
     """A generic kernel's instantiations on one backend; calling it calls the one the arguments fit."""
 
-    def __init__(self, name: str, instances: dict[tuple[str, ...], object], entries: dict[tuple[str, ...], dict]):
+    def __init__(self, name: str, instances: dict[tuple[str, ...], object],
+                 entries: dict[tuple[str, ...], KernelABI]):
         self.name = name
         self.instances = instances
         self._entries = entries
@@ -94,9 +96,9 @@ class GenericKernel:
     def _choose(self, args: tuple, kwargs: dict):
         scores = {}
         for type_args, entry in self._entries.items():
-            params = entry["params"]
-            values = dict(zip((p["name"] for p in params), args)) | kwargs
-            fits = [_fit(p, values[p["name"]]) for p in params if p["name"] in values]
+            params = entry.params
+            values = dict(zip((p.name for p in params), args)) | kwargs
+            fits = [_fit(p, values[p.name]) for p in params if p.name in values]
             if all(fits):
                 scores[type_args] = min(fits, default=2)
         best = max(scores.values(), default=0)
@@ -115,7 +117,7 @@ class GenericKernel:
         return f"{self.name}::<{', '.join(type_args)}>"
 
     def _signature(self, type_args: tuple[str, ...]) -> str:
-        params = ", ".join(f"{p['name']}: {p['type']}" for p in self._entries[type_args]["params"])
+        params = ", ".join(f"{p.name}: {p.rust_type}" for p in self._entries[type_args].params)
         return f"{self._spelled(type_args)}({params})"
 
     @staticmethod
@@ -124,13 +126,13 @@ class GenericKernel:
         return f"{type(value).__name__} of {dtype}" if dtype is not None else type(value).__name__
 
 
-def group_instances(kernels: dict[str, object], manifest: dict) -> dict[str, GenericKernel]:
-    """The generic kernels of a manifest, by their Rust name, over the backend's `kernels` (by manifest key)."""
+def group_instances(kernels: dict[str, object], crate: CrateABI) -> dict[str, GenericKernel]:
+    """The generic kernels of a crate, by their Rust name, over the backend's `kernels` (by the ABI's key)."""
     grouped: dict[str, tuple[dict, dict]] = {}
-    for key, entry in manifest["kernels"].items():
-        generic = entry.get("generic")
+    for key, entry in crate.kernels.items():
+        generic = entry.generic
         if generic is not None:
-            instances, entries = grouped.setdefault(generic["name"], ({}, {}))
-            instances[tuple(generic["type_args"])] = kernels[key]
-            entries[tuple(generic["type_args"])] = entry
+            instances, entries = grouped.setdefault(generic.name, ({}, {}))
+            instances[generic.type_args] = kernels[key]
+            entries[generic.type_args] = entry
     return {name: GenericKernel(name, instances, entries) for name, (instances, entries) in grouped.items()}

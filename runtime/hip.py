@@ -265,11 +265,10 @@ class Module:
 class HipBackend(DeviceBackend):
     name = "hip"
 
-    def __init__(self, cache: BinaryCache, device: int = 0, block_size: int = 256, arch: str | None = None) -> None:
+    def __init__(self, cache: BinaryCache, device: int = 0, arch: str | None = None) -> None:
         hip = hip_python()
         self.hip = hip
         self.cache = cache
-        self.block_size = block_size
         self.compiles = 0  # hiprtc invocations by this process (the disk cache avoids them)
         status, count = hip.hipGetDeviceCount()
         if status or not 0 <= device < count:

@@ -8,8 +8,7 @@ from __future__ import annotations
 import math
 import struct
 
-_INT_BITS = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "isize": 64,
-             "u8": 8, "u16": 16, "u32": 32, "u64": 64, "usize": 64}
+from rs2gpu.ir.types import INT_BITS as _INT_BITS
 
 
 class HostPanic(ArithmeticError):

@@ -6,8 +6,8 @@ result (two for a min/max-location reduction) and one per slice the launch write
 - the results are written by the last block of their launch straight into page-locked host memory that
   the device addresses (`DeviceBackend.mapped`), so after a call the host only waits for the stream: no
   copy follows the launches, and none of its latency is part of the call. The word after them is the
-  done word the call's last launch sets after its results, where it reduces (`signals_done` in the
-  manifest): a call that ends with it and copies nothing after it waits for that word instead;
+  done word the call's last launch sets after its results, where it reduces (`Launch.signals_done` in the
+  ABI): a call that ends with it and copies nothing after it waits for that word instead;
 - the panic record and the order flags live in the module's `rs2gpu_readback` area (see the prelude) on
   the device, where any thread may write them; the host copies them, with one asynchronous copy into
   pinned memory, only after launches that can have written them.
@@ -21,7 +21,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from rs2gpu.runtime.arguments import PRIM_PACK
+from rs2gpu.ir.abi import KernelABI, Launch, Returned
+from rs2gpu.ir.types import PRIMITIVES
 
 READBACK_SYMBOL = "rs2gpu_readback"
 PANIC_RECORD_BYTES = 88  # rs2gpu_panic_record: 10 words with a key over a piece, then the launch's number
@@ -41,12 +42,12 @@ class ResultSlot:
 class Readback:
     """The readback area and the partials buffer of one loaded kernel (see the module docstring)."""
 
-    def __init__(self, backend, module, entry: dict, max_blocks: int) -> None:
-        self.checks = bool(entry.get("panics"))
-        self.slots, self._flags, partial_offsets, partial_bytes, end = _layout(entry["launches"], max_blocks)
-        if end != PANIC_RECORD_BYTES + RESULT_WORD * entry["result_words"]:
-            raise ValueError(f"the manifest's reductions and index lists fill {end - PANIC_RECORD_BYTES} bytes "
-                             f"of results, its result_words say {entry['result_words']} words")
+    def __init__(self, backend, module, entry: KernelABI, max_blocks: int) -> None:
+        self.checks = bool(entry.panics)
+        self.slots, self._flags, partial_offsets, partial_bytes, end = _layout(entry.launches, max_blocks)
+        if end != PANIC_RECORD_BYTES + RESULT_WORD * entry.result_words:
+            raise ValueError(f"the ABI's reductions and index lists fill {end - PANIC_RECORD_BYTES} bytes "
+                             f"of results, its result_words say {entry.result_words} words")
         self.result_bytes = end - PANIC_RECORD_BYTES
         # whether a call that ran must wait for its results even without a panic record: reductions' results
         # (the order flags of index lists matter only with the record, from the launches that check them)
@@ -56,7 +57,7 @@ class Readback:
         self.area = backend.global_address(module, READBACK_SYMBOL) if used else 0
         self.end = end
         self.fetched = backend.pinned(end) if used else None  # the area as last copied
-        signals = [bool(launch.get("signals_done")) for launch in entry["launches"]]
+        signals = [launch.signals_done for launch in entry.launches]
         mapped_bytes = end + RESULT_WORD * any(signals)
         self.results_host, results_device = backend.mapped(mapped_bytes) if self.has_results else (None, 0)
         self._done = memoryview(self.results_host)[end:end + 4].cast("I") if any(signals) else None
@@ -130,14 +131,14 @@ class Readback:
                                   if launch_ran else seed[slot.name])
         return out
 
-    def returned_reader(self, returns: dict | None):
+    def returned_reader(self, returns: Returned | None):
         """For a call whose launches all ran: a function that reads what the kernel returns straight from
         the results, where that is one reduction or a tuple of them, as DOT's and REDUCE3_INT's are (None
         for anything else, which the returned expression computes from `results`). It is the Python that
         runs between a reduction call's wait and its return."""
         if self._unpack_all is None or returns is None:
             return None
-        expr = returns["expr"]
+        expr = returns.expr
         parts = expr["tuple"] if "tuple" in expr else [expr]
         if not all(set(part) == {"reduction"} for part in parts):
             return None
@@ -186,23 +187,23 @@ def _number(pieces: list[int]) -> int:
     return sum(piece << (16 * k) for k, piece in enumerate(pieces))
 
 
-def _layout(launches: list[dict], max_blocks: int):
+def _layout(launches: tuple[Launch, ...], max_blocks: int):
     """Per launch, the result slots, the offsets of its order flags (by slice written through a list) in
     the area and of each reduction's partials in the partials buffer; the bytes of partials the largest
     launch needs, and where the area's words end."""
     slots, flags, partial_offsets, partial_bytes, offset = [], [], [], 0, PANIC_RECORD_BYTES
     for launch in launches:
         launch_slots, offsets, size = [], {}, 0
-        for r in launch["reductions"]:
-            located = "location" in r
-            offsets[r["name"]] = size
+        for r in launch.reductions:
+            located = r.location is not None
+            offsets[r.name] = size
             size += PARTIAL_BYTES[located] * max_blocks
-            for name, ty in [(r["name"], r["type"])] + ([(r["location"], r["location_type"])] if located else []):
-                launch_slots.append(ResultSlot(name, "<" + PRIM_PACK[ty], offset))
+            for name, ty in [(r.name, r.type)] + ([(r.location.name, r.location.type)] if located else []):
+                launch_slots.append(ResultSlot(name, "<" + PRIMITIVES[ty].pack, offset))
                 offset += RESULT_WORD
         slots.append(launch_slots)
         flags.append({})
-        for target in dict.fromkeys(entry["target"] for entry in launch.get("index_lists", ())):
+        for target in dict.fromkeys(write.target for write in launch.index_lists):
             flags[-1][target] = offset
             offset += RESULT_WORD
         partial_offsets.append(offsets)

@@ -2,7 +2,8 @@
 threads, and no covering launch where the counts or the grid limits forbid one (the general entry point runs)."""
 from __future__ import annotations
 
-from rs2gpu.runtime.base import MAX_GRID_X, MAX_GRID_YZ, Covering
+from rs2gpu.ir.abi import CoveringGrid
+from rs2gpu.runtime.base import MAX_GRID_X, MAX_GRID_YZ, covering_launch
 from rs2gpu.runtime.covering import covering_geometry
 
 LIMITS = (MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ)
@@ -54,9 +55,9 @@ def test_small_extents_take_small_blocks() -> None:
 def test_idle_threads_before_the_first_iteration_are_covered_too() -> None:
     # a single loop's rows of 256 threads: 255 iterations after one idle thread fill one block, 256 need two
     row = (256, 1, 1)
-    assert Covering(None, row, LIMIT, 1, "k", False).geometry({"x": 255}) == ((1, 1, 1), row)
-    assert Covering(None, row, LIMIT, 1, "k", False).geometry({"x": 256}) == ((2, 1, 1), row)
-    assert Covering(None, row, LIMIT, 0, "k", False).geometry({"x": 256}) == ((1, 1, 1), row)
+    assert covering_launch(CoveringGrid(row, LIMIT, 1), {"x": 255}) == ((1, 1, 1), row)
+    assert covering_launch(CoveringGrid(row, LIMIT, 1), {"x": 256}) == ((2, 1, 1), row)
+    assert covering_launch(CoveringGrid(row, LIMIT, 0), {"x": 256}) == ((1, 1, 1), row)
     # 3906 blocks hold 999936 threads: 999906 iterations and 30 idle threads, but not 31
-    assert Covering(None, row, LIMIT, 30, "k", False).geometry({"x": 999_906}) == ((3906, 1, 1), row)
-    assert Covering(None, row, LIMIT, 31, "k", False).geometry({"x": 999_906}) == ((3907, 1, 1), row)
+    assert covering_launch(CoveringGrid(row, LIMIT, 30), {"x": 999_906}) == ((3906, 1, 1), row)
+    assert covering_launch(CoveringGrid(row, LIMIT, 31), {"x": 999_906}) == ((3907, 1, 1), row)

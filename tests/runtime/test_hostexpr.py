@@ -10,7 +10,8 @@ import math
 
 import pytest
 
-from rs2gpu.runtime.base import iteration_count
+from rs2gpu.ir import abi
+from rs2gpu.runtime.callplan import CallPlan
 from rs2gpu.runtime.hostexpr import Environment, HostPanic, evaluate
 
 U64_MAX = 2**64 - 1
@@ -241,8 +242,20 @@ def test_lengths_parameters_and_locals_come_from_the_environment() -> None:
 # ---------------------------------------------------------------- ranges
 
 
-def launch(start: dict, end: dict, inclusive: bool) -> dict:
-    return {"start": start, "end": end, "inclusive": inclusive}
+def launch(start: dict, end: dict, inclusive: bool) -> abi.Launch:
+    """A launch of the loop `for i in start..end` (`..=end` when `inclusive`)."""
+    general = abi.EntryPoint(abi.EntryKind.GENERAL, "k_0", False)
+    return abi.Launch("k.rs:1:1", (abi.Dim("i", start["type"], "x", start, end, inclusive),), (), False, False, False,
+                      (general,))
+
+
+def iteration_count(loop: abi.Launch, env: Environment) -> tuple[int, int]:
+    """The first index and the number of iterations the runtime finds for the launch's loop."""
+    param = abi.Param("a", "&[f64]", abi.ParamKind.SLICE, False, abi.Transfer.IN, "shared reference",
+                      (abi.ArgPart("a", abi.ArgRole.POINTER, 8, 8),), abi.Layout("f64", 8, 8))
+    kernel = abi.KernelABI("k", "k.rs:1:1", "k", {}, False, (param,), (), (loop,), None, (), 0)
+    starts, counts = CallPlan("k", kernel).launches[0].iteration_space(env)
+    return starts["x"], counts["x"]
 
 
 def test_exclusive_range_runs_end_minus_start_times() -> None:
