@@ -144,10 +144,13 @@ def _source_files(crate_dir: Path) -> list[Path]:
 
 
 def translator_files() -> list[Path]:
-    """The files of rs2gpu that a translation depends on, so that upgrading rs2gpu rebuilds the kernels."""
+    """The files of rs2gpu that a translation depends on, so that upgrading rs2gpu rebuilds the kernels: its
+    translator's Python and templates, and the Rust runtime files it copies beside the module."""
     import importlib
 
-    files: set[Path] = set()
+    from rs2gpu.emit.rust_host import RUNTIME_FILES
+
+    files: set[Path] = set(RUNTIME_FILES)
     for name in TRANSLATOR_PACKAGES:
         folder = Path(importlib.import_module(name).__file__).parent
         files.update(p for p in folder.glob("*.py"))
