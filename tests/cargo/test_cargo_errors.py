@@ -66,6 +66,10 @@ def test_racy_kernel_fails_the_build_with_the_diagnostic(tmp_path, cargo_target)
     shown = "\n".join(line.removeprefix("  ") for line in built.stderr.splitlines())
     assert expected in shown, built.stderr
     assert "error: rs2gpu could not translate the kernels due to 1 previous error" in shown
+    # and its stdout above it, where the build script leaves nothing on a failure: the diagnostic comes
+    # right after cargo's own lines
+    assert "--- stdout" not in built.stderr and "cargo::" not in built.stderr
+    assert "--- stderr\n  error[RG0103]" in built.stderr
 
 
 def test_build_without_rs2gpu_says_how_to_get_it(tmp_path, cargo_target) -> None:
