@@ -36,7 +36,8 @@ fn main() -> ExitCode {
         println!("cargo::rerun-if-env-changed=RS2GPU_PYTHON");
         return ExitCode::SUCCESS;
     }
-    if stderr.contains("No module named rs2gpu") {
+    // what `python -m rs2gpu.cli` says where rs2gpu is not installed
+    if stderr.contains("No module named 'rs2gpu'") {
         eprintln!(
             "error: `{python}` has no rs2gpu: install it (python3 -m pip install rs2gpu) or set RS2GPU_PYTHON \
              to a Python that has it."

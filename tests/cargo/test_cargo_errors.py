@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import venv
 
 from .conftest import TRIAD_LIB_RS, cargo, hook_crate, needs_cargo
 
@@ -80,6 +81,19 @@ def test_build_without_rs2gpu_says_how_to_get_it(tmp_path, cargo_target) -> None
                            check=False)
     assert built.returncode != 0
     assert "could not run" in built.stderr and "RS2GPU_PYTHON" in built.stderr
+
+
+def test_build_with_a_python_without_rs2gpu_says_how_to_get_it(tmp_path, cargo_target) -> None:
+    crate = hook_crate(tmp_path / "bare", TRIAD_LIB_RS)
+    venv.create(tmp_path / "venv", with_pip=False)  # a Python that runs, without rs2gpu
+    env = {**os.environ, "CARGO_TARGET_DIR": str(cargo_target), "RS2GPU_PYTHON": str(tmp_path / "venv" / "bin" / "python"),
+           "CARGO_TERM_COLOR": "never"}
+    env.pop("PYTHONPATH", None)
+    built = subprocess.run(["cargo", "build", "--offline"], cwd=crate, env=env, capture_output=True, text=True,
+                           check=False)
+    assert built.returncode != 0
+    assert "No module named 'rs2gpu'" in built.stderr  # Python's words, which build.rs looks for
+    assert "has no rs2gpu: install it (python3 -m pip install rs2gpu) or set RS2GPU_PYTHON" in built.stderr
 
 
 GENERIC_LIB_RS = """\
