@@ -14,6 +14,8 @@ mod runtime {
     include!("rs2gpu_runtime.rs");
 
     #[cfg(test)]
+    mod argument_tests;
+    #[cfg(test)]
     mod arithmetic_tests;
     #[cfg(test)]
     mod bounds_tests;

@@ -548,6 +548,43 @@ struct Gathered {
     pointers: Vec<*mut c_void>,
 }
 
+impl Gathered {
+    /// Adds an argument at its exact width, from the first byte of words of its own.
+    fn push<T: DeviceCopy>(&mut self, value: &T) {
+        let size = size_of::<T>();
+        let first = self.words.len();
+        self.words.resize(first + size.div_ceil(8).max(1), 0);
+        // SAFETY: the words just added hold at least `size` bytes.
+        unsafe {
+            std::ptr::copy_nonoverlapping((value as *const T).cast::<u8>(),
+                                          self.words[first..].as_mut_ptr().cast::<u8>(), size)
+        };
+        self.places.push((first, size));
+    }
+
+    /// The pointer array the driver reads: one pointer per argument, at its first word.
+    fn parameters(&mut self) -> &mut [*mut c_void] {
+        let base = self.words.as_mut_ptr();
+        self.pointers.clear();
+        // SAFETY: each place is inside `words`, which the returned borrow keeps unchanged until the launch.
+        self.pointers.extend(self.places.iter().map(|&(first, _)| unsafe { base.add(first) }.cast::<c_void>()));
+        &mut self.pointers
+    }
+
+    /// Whether the vector entry point's accesses are aligned: every slice's first group of lanes, at the
+    /// loop's first index plus the slice's offset, at a 16-byte aligned address. (The low bytes of an
+    /// argument's first word are its value, and the low 4 bits of an address or an index are those of its
+    /// word; the arithmetic wraps, as it may modulo 16.)
+    fn vector_fits(&self, vector: &Vector) -> bool {
+        let word = |argument: usize| self.words[self.places[argument].0];
+        let size = 16 / vector.width;
+        vector.pointers.iter().zip(vector.offsets).all(|(&pointer, &offset)| {
+            let first = word(vector.start).wrapping_add(offset as u64);
+            word(pointer).wrapping_add(first.wrapping_mul(size)) % 16 == 0
+        })
+    }
+}
+
 // SAFETY: module and function handles may be used from any thread once the context is current.
 unsafe impl Send for LoadedKernel {}
 unsafe impl Sync for LoadedKernel {}
@@ -760,16 +797,7 @@ impl Drop for KernelArgs<'_, '_> {
 impl KernelArgs<'_, '_> {
     /// A value passed at its exact width (a scalar, a `#[repr(C)]` struct, a loop start, a pointer).
     pub(super) fn value<T: DeviceCopy>(&mut self, value: &T) {
-        let size = size_of::<T>();
-        let words = &mut self.gathered.words;
-        let first = words.len();
-        words.resize(first + size.div_ceil(8).max(1), 0);
-        // SAFETY: the words just added hold at least `size` bytes.
-        unsafe {
-            std::ptr::copy_nonoverlapping((value as *const T).cast::<u8>(), words[first..].as_mut_ptr().cast::<u8>(),
-                                          size)
-        };
-        self.gathered.places.push((first, size));
+        self.gathered.push(value);
     }
 
     fn buffer<T: DeviceCopy>(&mut self, param: &'static str, buffer: &DeviceBuffer<T>) -> Result<(), Error> {
@@ -880,7 +908,7 @@ impl KernelArgs<'_, '_> {
         // one thread per group of `width` iterations, with the first variant's checks (as the Python runtime
         // does, before the covering entry point: 16-byte accesses move a stream's bytes fastest)
         let grouped = || {
-            let v = launch.vector.as_ref().filter(|v| first_body.is_some() && self.vector_fits(v))?;
+            let v = launch.vector.as_ref().filter(|v| first_body.is_some() && self.gathered.vector_fits(v))?;
             let function = kernel.vector[self.index]?;
             let mut groups = [0; 3];
             let groups = in_groups(counts, v.width, &mut groups);
@@ -901,11 +929,7 @@ impl KernelArgs<'_, '_> {
         let (function, (grid, block), records_panics) = in_l2().or_else(grouped).or_else(covered)
             .unwrap_or_else(|| (general, launch_geometry(counts, max_blocks), records_panics));
         self.call.may_have_panicked |= records_panics;
-        let Gathered { words, places, pointers, .. } = &mut self.gathered;
-        let base = words.as_mut_ptr();
-        pointers.clear();
-        // SAFETY: each place is inside `words`, which is not touched again before the launch.
-        pointers.extend(places.iter().map(|&(first, _)| unsafe { base.add(first) }.cast::<c_void>()));
+        let parameters = self.gathered.parameters();
         let cuda = self.call.gpu.enter()?;
         if launch.signals_done {
             // SAFETY: the done word is this kernel's mapped host memory; the call that set it last has
@@ -914,25 +938,10 @@ impl KernelArgs<'_, '_> {
         }
         // SAFETY: every pointer points at an argument of the size the kernel's parameter has (checked above
         // against the manifest, and at load time against the cubin where the driver can tell).
-        unsafe { cuda.launch(function, grid, block, pointers) }
+        unsafe { cuda.launch(function, grid, block, parameters) }
             .map_err(|e| e.during(format!("launching kernel `{}` (the loop at {})", source.name, launch.source)))?;
         self.call.signalled |= launch.signals_done;
         Ok(())
-    }
-}
-
-impl KernelArgs<'_, '_> {
-    /// Whether the vector entry point's accesses are aligned: every slice's first group of lanes, at the
-    /// loop's first index plus the slice's offset, at a 16-byte aligned address. (The low bytes of an
-    /// argument's first word are its value, and the low 4 bits of an address or an index are those of its
-    /// word; the arithmetic wraps, as it may modulo 16.)
-    fn vector_fits(&self, vector: &Vector) -> bool {
-        let word = |argument: usize| self.gathered.words[self.gathered.places[argument].0];
-        let size = 16 / vector.width;
-        vector.pointers.iter().zip(vector.offsets).all(|(&pointer, &offset)| {
-            let first = word(vector.start).wrapping_add(offset as u64);
-            word(pointer).wrapping_add(first.wrapping_mul(size)) % 16 == 0
-        })
     }
 }
 
