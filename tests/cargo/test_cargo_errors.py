@@ -86,7 +86,8 @@ def test_build_without_rs2gpu_says_how_to_get_it(tmp_path, cargo_target) -> None
 def test_build_with_a_python_without_rs2gpu_says_how_to_get_it(tmp_path, cargo_target) -> None:
     crate = hook_crate(tmp_path / "bare", TRIAD_LIB_RS)
     venv.create(tmp_path / "venv", with_pip=False)  # a Python that runs, without rs2gpu
-    env = {**os.environ, "CARGO_TARGET_DIR": str(cargo_target), "RS2GPU_PYTHON": str(tmp_path / "venv" / "bin" / "python"),
+    python = tmp_path / "venv" / "bin" / "python"
+    env = {**os.environ, "CARGO_TARGET_DIR": str(cargo_target), "RS2GPU_PYTHON": str(python),
            "CARGO_TERM_COLOR": "never"}
     env.pop("PYTHONPATH", None)
     built = subprocess.run(["cargo", "build", "--offline"], cwd=crate, env=env, capture_output=True, text=True,

@@ -84,16 +84,17 @@ fn a_refused_launch_is_the_kernels_panic_or_race() {
                ("attempt to divide by zero".to_string(), ""));
     let race = KERNEL.refused(RangeError::Race("src/lib.rs:7:9"));
     assert!(matches!(race, Error::Race { kernel: "k", source: "src/lib.rs:7:9" }));
-    assert_eq!(race.to_string(), "kernel `k`: with these arguments, two iterations of the loop would write the same \
-                                  element at src/lib.rs:7:9 (the row stride is shorter than the row); nothing was launched");
+    assert_eq!(race.to_string(), "kernel `k`: with these arguments, two iterations of the loop would write the \
+                                  same element at src/lib.rs:7:9 (the row stride is shorter than the row); nothing \
+                                  was launched");
 }
 
 #[test]
 fn errors_say_where_and_during_what() {
-    let panic = Error::Panic { kernel: "k", message: "attempt to divide by zero".to_string(), source: "src/lib.rs:5:13" };
+    let panic = Error::Panic { kernel: "k", message: "attempt to divide by zero".into(), source: "src/lib.rs:5:13" };
     assert_eq!(panic.to_string(), "kernel `k` panicked at src/lib.rs:5:13:\nattempt to divide by zero");
-    let failed = Error::Driver { call: "cuMemAlloc", code: 2, message: "CUDA_ERROR_OUT_OF_MEMORY (out of memory)".into(),
-                                 context: String::new() };
+    let out_of_memory = "CUDA_ERROR_OUT_OF_MEMORY (out of memory)".to_string();
+    let failed = Error::Driver { call: "cuMemAlloc", code: 2, message: out_of_memory, context: String::new() };
     let during = failed.during("loading kernel `k`");
     assert_eq!(during.to_string(),
                "loading kernel `k`: cuMemAlloc failed with CUDA_ERROR_OUT_OF_MEMORY (out of memory) (status 2)");
