@@ -9,20 +9,25 @@ For each kernel `k(a: &mut [f64], b: &[f64], alpha: f64)` the module has
 `k` stages host data as the transfer plan says, `k_on` launches on data already on the GPU, and
 `ranges::k_<n>` computes launch n's iteration space from the loop bounds, with the ABI's host
 expressions translated into Rust here (so Rust evaluates them with its own semantics). The runtime
-files (`Gpu`, `DeviceBuffer`, the driver loader) are fixed text from the templates.
+files (`Gpu`, `DeviceBuffer`, the driver loader) are fixed Rust source, `RUNTIME_FILES`.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
+import rs2gpu
 from rs2gpu.emit import environment
 from rs2gpu.ir.abi import (ArgRole, BoundsCheck, CrateABI, EntryKind, EntryPoint, HostLet, KernelABI, Launch,
                            Layout, Param, ParamKind, Poly, Transfer, host_exprs)
 from rs2gpu.ir.types import PRIMITIVES
 
 MODULE_FILE = "rs2gpu_kernels.rs"
-RUNTIME_TEMPLATES = {"rs2gpu_runtime.rs": "rust_runtime.j2", "rs2gpu_driver.rs": "rust_driver.j2"}
+# rs2gpu's Rust runtime and the driver loader it includes: Rust source of the package (rs2gpu/rust, where cargo
+# tests them), copied unchanged beside the module, which includes the runtime.
+RUNTIME_FILES = tuple(Path(rs2gpu.__file__).resolve().parent / "rust" / "src" / name
+                      for name in ("rs2gpu_runtime.rs", "rs2gpu_driver.rs"))
 INT_TYPES = frozenset(p.name for p in PRIMITIVES.values() if p.is_int)
 ARITHMETIC = {"+": "wrapping_add", "-": "wrapping_sub", "*": "wrapping_mul"}
 TOO_MANY_ARGUMENTS = 7  # clippy's default limit
@@ -647,8 +652,8 @@ def render_rust_module(crate: CrateABI, struct_paths: dict[str, str] | None = No
                "reductions": any(launch.reductions for k in crate.kernels.values() if not unsupported(k)
                                  for launch in k.launches)}
     files = {MODULE_FILE: env.get_template("rust_kernels.j2").render(context)}
-    for file, template in RUNTIME_TEMPLATES.items():
-        files[file] = env.get_template(template).render(context)
+    for path in RUNTIME_FILES:
+        files[path.name] = path.read_text(encoding="utf-8")
     return files
 
 

@@ -7,7 +7,7 @@ its `build.rs` runs.
                                  manifest.json, and the typed Rust module rs2gpu_kernels.rs (+ its runtime)
 
 The build script speaks Cargo's protocol: `cargo::rerun-if-changed=` for every file the translation
-depends on, `cargo::warning=` for each line of rs2gpu's warnings, and on errors the rustc-style
+depends on, `cargo::warning=` for each line of rs2gpu's warnings, and on errors only the rustc-style
 diagnostics on stderr and a failing exit status, which fails the build and shows them.
 """
 from __future__ import annotations
@@ -144,10 +144,13 @@ def _source_files(crate_dir: Path) -> list[Path]:
 
 
 def translator_files() -> list[Path]:
-    """The files of rs2gpu that a translation depends on, so that upgrading rs2gpu rebuilds the kernels."""
+    """The files of rs2gpu that a translation depends on, so that upgrading rs2gpu rebuilds the kernels: its
+    translator's Python and templates, and the Rust runtime files it copies beside the module."""
     import importlib
 
-    files: set[Path] = set()
+    from rs2gpu.emit.rust_host import RUNTIME_FILES
+
+    files: set[Path] = set(RUNTIME_FILES)
     for name in TRANSLATOR_PACKAGES:
         folder = Path(importlib.import_module(name).__file__).parent
         files.update(p for p in folder.glob("*.py"))
@@ -178,10 +181,11 @@ def generate(crate_dir: Path, out_dir: Path) -> pipeline.Translation:
 
 
 def run_build_script(crate_dir: Path, out_dir: Path, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr) -> int:
-    """What build.rs runs. Returns the exit status: 0, or 1 when the kernels have errors."""
-    print(f"cargo::rerun-if-changed={crate_dir / 'src'}", file=stdout)
-    for path in [*_source_files(crate_dir), *translator_files()]:
-        print(f"cargo::rerun-if-changed={path}", file=stdout)
+    """What build.rs runs. Returns the exit status: 0, or 1 when the kernels have errors.
+
+    The files to watch are named only after a translation that succeeded: cargo runs a build script that
+    failed again at the next build whatever it watched, and shows the whole of its stdout above its stderr,
+    where dozens of `rerun-if-changed` lines would bury the diagnostics."""
     try:
         result = generate(crate_dir, out_dir)
     except CompileFailed as err:
@@ -194,6 +198,9 @@ def run_build_script(crate_dir: Path, out_dir: Path, stdout: TextIO = sys.stdout
         if codes:
             stderr.write(f"For more information about an error, try `rs2gpu explain {codes[0]}`.\n")
         return 1
+    print(f"cargo::rerun-if-changed={crate_dir / 'src'}", file=stdout)
+    for path in [*_source_files(crate_dir), *translator_files()]:
+        print(f"cargo::rerun-if-changed={path}", file=stdout)
     for d in result.warnings:
         for line in render(d, result.crate.sources, False).splitlines():
             if line.strip():

@@ -8,7 +8,7 @@ one shape (a tiled product), else the shape that launches the fewest idle thread
 threads (fewer only where the extents are smaller), x a multiple of a warp; among equals, the narrowest
 x and then the tallest y, as RAJAPerf's 32 x 8 for a 100-wide plane.
 
-The Rust module's runtime (templates/rust_runtime.j2, `covering_geometry`) makes the same choice.
+The Rust module's runtime (rs2gpu/rust/src/rs2gpu_runtime.rs, `covering_geometry`) makes the same choice.
 """
 from __future__ import annotations
 

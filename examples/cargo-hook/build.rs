@@ -14,7 +14,6 @@
 use std::process::{Command, ExitCode};
 
 fn main() -> ExitCode {
-    println!("cargo::rerun-if-env-changed=RS2GPU_PYTHON");
     let python = std::env::var("RS2GPU_PYTHON").unwrap_or_else(|_| "python3".to_string());
     let output = match Command::new(&python).args(["-m", "rs2gpu.cli", "cargo", "build-script"]).output() {
         Ok(output) => output,
@@ -27,14 +26,18 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    // rs2gpu prints the `cargo::` instructions on stdout and its diagnostics on stderr.
+    // rs2gpu prints the `cargo::` instructions on stdout and its diagnostics on stderr. Cargo runs a build
+    // script that failed again at the next build whatever it watched, so the instructions come only with a
+    // success: on a failure cargo shows the diagnostics alone.
     print!("{}", String::from_utf8_lossy(&output.stdout));
     let stderr = String::from_utf8_lossy(&output.stderr);
     eprint!("{stderr}");
     if output.status.success() {
+        println!("cargo::rerun-if-env-changed=RS2GPU_PYTHON");
         return ExitCode::SUCCESS;
     }
-    if stderr.contains("No module named rs2gpu") {
+    // what `python -m rs2gpu.cli` says where rs2gpu is not installed
+    if stderr.contains("No module named 'rs2gpu'") {
         eprintln!(
             "error: `{python}` has no rs2gpu: install it (python3 -m pip install rs2gpu) or set RS2GPU_PYTHON \
              to a Python that has it."

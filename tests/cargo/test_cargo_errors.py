@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import venv
 
 from .conftest import TRIAD_LIB_RS, cargo, hook_crate, needs_cargo
 
@@ -66,6 +67,10 @@ def test_racy_kernel_fails_the_build_with_the_diagnostic(tmp_path, cargo_target)
     shown = "\n".join(line.removeprefix("  ") for line in built.stderr.splitlines())
     assert expected in shown, built.stderr
     assert "error: rs2gpu could not translate the kernels due to 1 previous error" in shown
+    # and its stdout above it, where the build script leaves nothing on a failure: the diagnostic comes
+    # right after cargo's own lines
+    assert "--- stdout" not in built.stderr and "cargo::" not in built.stderr
+    assert "--- stderr\n  error[RG0103]" in built.stderr
 
 
 def test_build_without_rs2gpu_says_how_to_get_it(tmp_path, cargo_target) -> None:
@@ -76,6 +81,20 @@ def test_build_without_rs2gpu_says_how_to_get_it(tmp_path, cargo_target) -> None
                            check=False)
     assert built.returncode != 0
     assert "could not run" in built.stderr and "RS2GPU_PYTHON" in built.stderr
+
+
+def test_build_with_a_python_without_rs2gpu_says_how_to_get_it(tmp_path, cargo_target) -> None:
+    crate = hook_crate(tmp_path / "bare", TRIAD_LIB_RS)
+    venv.create(tmp_path / "venv", with_pip=False)  # a Python that runs, without rs2gpu
+    python = tmp_path / "venv" / "bin" / "python"
+    env = {**os.environ, "CARGO_TARGET_DIR": str(cargo_target), "RS2GPU_PYTHON": str(python),
+           "CARGO_TERM_COLOR": "never"}
+    env.pop("PYTHONPATH", None)
+    built = subprocess.run(["cargo", "build", "--offline"], cwd=crate, env=env, capture_output=True, text=True,
+                           check=False)
+    assert built.returncode != 0
+    assert "No module named 'rs2gpu'" in built.stderr  # Python's words, which build.rs looks for
+    assert "has no rs2gpu: install it (python3 -m pip install rs2gpu) or set RS2GPU_PYTHON" in built.stderr
 
 
 GENERIC_LIB_RS = """\

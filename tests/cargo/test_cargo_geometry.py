@@ -1,9 +1,10 @@
 """The Rust module launches a covering entry point on the grid and block rs2gpu's Python runtime chooses:
-its `covering_geometry` (from the generated runtime file, compiled by rustc and run on the CPU) gives
-the same answer as the Python runtime's `Covering.geometry` for the same counts and idle threads before
-the first iteration, None included."""
+its `covering_geometry` (in the runtime file beside the generated module, compiled by rustc and run on
+the CPU) gives the same answer as the Python runtime's `Covering.geometry` for the same counts and idle
+threads before the first iteration, None included."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -11,7 +12,7 @@ import subprocess
 import pytest
 
 from rs2gpu import pipeline
-from rs2gpu.emit.rust_host import render_rust_module
+from rs2gpu.emit.rust_host import MODULE_FILE, render_rust_module
 from rs2gpu.runtime.base import Covering
 
 from .conftest import REPO
@@ -39,27 +40,26 @@ def python_answer(counts: tuple, block, lead: int) -> str:
     return "None" if found is None else f"Some(({list(found[0])}, {list(found[1])}))"
 
 
-def runtime_source() -> str:
-    manifest = pipeline.translate(REPO / "examples" / "rajaperf").emitted.manifest
-    return render_rust_module(manifest)["rs2gpu_runtime.rs"]
-
-
 def test_rust_covering_geometry_is_the_python_runtimes(tmp_path) -> None:
     if shutil.which("rustc") is None:
         pytest.fail("rustc is required for this test")
-    text = runtime_source()
-    constants = re.findall(r"^const (?:BLOCK_SIZE|MAX_GRID_X|MAX_GRID_YZ): .*;$", text, re.M)
-    covering = re.search(r"^pub\(super\) struct Covering \{.*?^\}$", text, re.M | re.S).group(0)
-    functions = re.search(r"^/// Grid and block for a launch's covering entry point.*", text, re.M | re.S).group(0)
+    manifest = pipeline.translate(REPO / "examples" / "rajaperf").emitted.manifest
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    for name, text in render_rust_module(manifest).items():
+        (out_dir / name).write_text(text)
+    # the runtime as the generated module includes it, with the module's block size, and a probe in it
+    block_size = re.search(r"^ *const BLOCK_SIZE: u32 = \d+;$", (out_dir / MODULE_FILE).read_text(), re.M).group(0)
     calls = "\n".join(
         f"    println!(\"{{:?}}\", covering_geometry(&{list(counts)}, &Covering {{ symbol: \"k\", "
         f"block: {list(block or (0, 0, 0))}, count_limit: {LIMIT}, lead: {lead}, records_panics: false }}));"
         for counts, block, lead in CASES)
-    program = (f"#![allow(dead_code)]\nmod runtime {{\n{chr(10).join(constants)}\n{covering}\n{functions}\n"
+    program = (f"#[allow(dead_code, unsafe_code)]\nmod runtime {{\n{block_size}\n"
+               f"include!(concat!(env!(\"OUT_DIR\"), \"/rs2gpu_runtime.rs\"));\n"
                f"pub fn probe() {{\n{calls}\n}}\n}}\nfn main() {{ runtime::probe(); }}\n")
     (tmp_path / "probe.rs").write_text(program)
-    built = subprocess.run(["rustc", "--edition", "2021", "-O", "-o", str(tmp_path / "probe"), str(tmp_path / "probe.rs")],
-                           capture_output=True, text=True)
+    built = subprocess.run(["rustc", "--edition", "2021", "-o", str(tmp_path / "probe"), str(tmp_path / "probe.rs")],
+                           env={**os.environ, "OUT_DIR": str(out_dir)}, capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
     printed = subprocess.run([str(tmp_path / "probe")], capture_output=True, text=True, check=True).stdout.splitlines()
     assert printed == [python_answer(counts, block, lead) for counts, block, lead in CASES]
