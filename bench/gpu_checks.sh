@@ -3,12 +3,15 @@
 # call-overhead and transfer bench, the cargo-hook example binary and the Rust API's back-to-back bench (if
 # built; beside RAJAPerf's own executable where bench/build_rajaperf.sh built it), and the benchmark suite.
 #   bench/gpu_checks.sh OUT_DIR [extra bench/run.py options]
+# OUT_DIR gets the log, gpu-checks.log. The benchmark's tables and the Rust API's (rust-reps.md) go to
+# bench/results, whose history.csv gains their rows; a copy of the tree on a GPU machine brings them back.
 # GPU_CHECKS chooses the steps (default: all, in this order): tests,memcheck,racecheck,overhead,cargo,reps,bench.
 # bench/gpu_prepare.sh builds, on a machine with rustc, what a GPU machine without it needs.
 # Every step runs even if an earlier one fails; the exit status says whether all passed.
 set -uo pipefail
-out=${1:-bench/results}
-shift || true
+out=${1:?usage: bench/gpu_checks.sh OUT_DIR [extra bench/run.py options]}
+shift
+results=bench/results
 steps=",${GPU_CHECKS:-tests,memcheck,racecheck,overhead,cargo,reps,bench},"
 mkdir -p "$out"
 # the commit the installed rs2gpu was built from (bench/gpu_prepare.sh), for the benchmark tables
@@ -51,12 +54,12 @@ if wanted reps && [ -x "$binary" ]; then
     rajaperf=()
     [ -x build/rajaperf/raja-perf.exe ] && rajaperf=(--rajaperf build/rajaperf/raja-perf.exe)
     step "python3 bench/rust_reps.py $binary ${rajaperf[*]} (back to back from Rust, against RAJAPerf's figures)"
-    python3 -P bench/rust_reps.py "$binary" "${rajaperf[@]}" --out "$out" 2>&1 | tee -a "$log" | tail -34 \
+    python3 -P bench/rust_reps.py "$binary" "${rajaperf[@]}" --out "$results" 2>&1 | tee -a "$log" | tail -34 \
         || status=1
 fi
 
 if wanted bench; then
-    step "python3 bench/run.py --out $out $*"
-    python3 -P bench/run.py --out "$out" "$@" 2>&1 | tee -a "$log" | tail -70 || status=1
+    step "python3 bench/run.py --out $results $*"
+    python3 -P bench/run.py --out "$results" "$@" 2>&1 | tee -a "$log" | tail -70 || status=1
 fi
 exit $status

@@ -1,14 +1,20 @@
-"""The benchmark's outputs: one row per kernel and size, written as results.csv, results.md and ratios.png."""
+"""The benchmark's outputs: one row per kernel and size, written as results.csv, results.md and ratios.png, and
+appended to history.csv, one row per measured commit, kernel and size."""
 from __future__ import annotations
 
 import csv
 import io
 import json
 import math
+import re
+import subprocess
 from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
 from pathlib import Path
 
 from bench.anchor import H200
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass
@@ -119,9 +125,15 @@ def _size_note(row: Row) -> str:
 
 
 def short_status(row: Row) -> str:
-    if row.status == "ok":
-        return "bitwise" if row.check == "bitwise" else "bound" if row.check else "ok"
-    return row.status.split(":", 1)[0]
+    return check_word(row.status, row.check)
+
+
+def check_word(status: str, check: str) -> str:
+    """How a row's two sides agreed, in a word: bitwise, bound (within a stated bound) or ok; for a row that
+    was not compared, its status's first word (MISMATCH, error, skipped, ...)."""
+    if status == "ok":
+        return "bitwise" if check == "bitwise" else "bound" if check else "ok"
+    return status.split(":", 1)[0]
 
 
 def markdown_table(rows: list[Row], copy_bytes_per_s: float | None) -> str:
@@ -248,6 +260,66 @@ def plot_ratios(rows: list[Row], path, title: str) -> str:
     return "matplotlib"
 
 
+# history.csv: one row per measured commit, bench, kernel and size (the columns are described at the top of
+# bench/results/NOTES.md). bench/run.py's rows carry the events and back-to-back figures of results.csv;
+# bench/rust_reps.py's the Rust API's µs per rep and, where RAJAPerf's executable ran beside it, RAJAPerf's.
+HISTORY_COLUMNS = ["commit", "commit_date", "run_date", "bench", "kernel", "size_label", "size", "check",
+                   "hand_us", "gen_us", "ratio", "hand_rep_us", "gen_rep_us", "rep_ratio", "pct_copy_hand",
+                   "pct_copy_gen", "regs_hand", "regs_gen", "rust_rep_us", "rajaperf_base_rep_us",
+                   "rajaperf_raja_rep_us"]
+HISTORY_KEY = ("commit", "bench", "kernel", "size_label")
+RESULTS_IN_HISTORY = ["kernel", "size_label", "size", "hand_us", "gen_us", "ratio", "hand_rep_us", "gen_rep_us",
+                      "rep_ratio", "pct_copy_hand", "pct_copy_gen", "regs_hand", "regs_gen"]
+
+
+def commit_date(commit: str) -> str:
+    """The committer date (UTC, ISO 8601) of the commit a table names ("0ed6c18", "16f9923 with local
+    changes"), or "" where this checkout's git does not know it."""
+    words = commit.split()
+    if not words or not re.fullmatch(r"[0-9a-f]{4,40}", words[0]):
+        return ""
+    try:
+        shown = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%cI", words[0], "--"],
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    if shown.returncode != 0 or not shown.stdout.strip():
+        return ""
+    return datetime.fromisoformat(shown.stdout.strip()).astimezone(timezone.utc).isoformat(timespec="seconds")
+
+
+def history_from_results(results_csv: str, commit: str, run_date: str) -> list[dict]:
+    """history.csv's rows of one run of bench/run.py, read from the results.csv it wrote."""
+    dated = commit_date(commit)
+    records = []
+    for row in csv.DictReader(io.StringIO(results_csv)):
+        record = {"commit": commit, "commit_date": dated, "run_date": run_date, "bench": "run.py",
+                  "check": check_word(row["status"], row["check"])}
+        record.update((column, row[column]) for column in RESULTS_IN_HISTORY)
+        records.append(record)
+    return records
+
+
+def _history_key(record: dict) -> tuple[str, ...]:
+    return tuple(str(record[column]) for column in HISTORY_KEY)
+
+
+def update_history(path: Path, records: list[dict]) -> None:
+    """Appends a run's records to the history file at `path`, first dropping the rows they measure again (the
+    same commit, bench, kernel and size), so that a commit run twice keeps its latest figures once."""
+    remeasured = {_history_key(record) for record in records}
+    kept = []
+    if path.exists():
+        kept = [record for record in csv.DictReader(io.StringIO(path.read_text(encoding="utf-8")))
+                if _history_key(record) not in remeasured]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=HISTORY_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for record in kept + records:
+        writer.writerow({column: _csv_value(record.get(column)) for column in HISTORY_COLUMNS})
+    path.write_text(out.getvalue(), encoding="utf-8")
+
+
 HOW_TO_READ = """\
 - **hand µs / gen µs**: one call between CUDA events (all launches of a multi-loop kernel; for kernels that
   return a value, the result's round trip to the host too), median over the reps. Before each rep a 256 MB
@@ -274,8 +346,10 @@ HOW_TO_READ = """\
 """
 
 
-def write_outputs(out: Path, rows: list[Row], info: dict, extras: dict, dry: bool, not_in_suite=()) -> None:
-    """results.md, results.csv, results.json and ratios.png under `out`; then the table on stdout, last."""
+def write_outputs(out: Path, rows: list[Row], info: dict, extras: dict, dry: bool, not_in_suite=(), *,
+                  commit: str) -> None:
+    """results.md, results.csv, results.json and ratios.png under `out`, and, for a run that timed (not a dry
+    run), the rows in `out`/history.csv under `commit`, the measured tree's; then the table on stdout, last."""
     out.mkdir(parents=True, exist_ok=True)
     copy_bw = extras.get("copy")
     table = markdown_table(rows, copy_bw)
@@ -297,13 +371,18 @@ def write_outputs(out: Path, rows: list[Row], info: dict, extras: dict, dry: boo
         parts.append(f"- Not in the suite: {', '.join(not_in_suite)} (RAJAPerf Apps kernels without a baseline "
                      "here).\n")
     (out / "results.md").write_text("".join(parts), encoding="utf-8")
-    (out / "results.csv").write_text(write_csv(rows, copy_bw), encoding="utf-8")
+    results_csv = write_csv(rows, copy_bw)
+    (out / "results.csv").write_text(results_csv, encoding="utf-8")
     (out / "results.json").write_text(json.dumps({"info": info, "extras": extras, "rows": [asdict(r) for r in rows]},
                                                  indent=1, default=str), encoding="utf-8")
     title = "dry run: no timings" if dry else \
         f"{info.get('gpu', '')}: generated / hand-written time per kernel, one call (CUDA events)"
     plotted = plot_ratios(rows, out / "ratios.png", title)
     print(f"wrote {out / 'results.md'}, results.csv, results.json, ratios.png ({plotted})", flush=True)
+    if not dry:
+        update_history(out / "history.csv", history_from_results(results_csv, commit, info.get("date", "")))
+        print(f"history.csv: {len(rows)} rows of {commit}, replacing any it had of the same kernel and size",
+              flush=True)
     print(f"\nThe whole table is in {out / 'results.md'}; by kernel, the sizes side by side:\n", flush=True)
     print(compact_table(rows), flush=True)
     if copy_bw:

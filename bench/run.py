@@ -13,7 +13,9 @@ MISMATCH and is not timed). Then each side is timed with CUDA events around one 
 and RAJAPerf's way (back-to-back launches, host clock / count), with cupy's own routine where one exists.
 Also measured: the device copy bandwidth (the ceiling), and the transfers of a `k.triad` call on numpy
 arrays against pinned and pageable cudaMemcpy. Writes results.md, results.csv, results.json and ratios.png
-under --out and prints the table last. Needs cupy and rs2gpu (pip install -e .).
+under --out, appends the rows to --out's history.csv under the measured commit (replacing the rows of that
+commit, kernel and size a run before wrote there; a dry run appends nothing) and prints the table last.
+Needs cupy and rs2gpu (pip install -e .).
 """
 from __future__ import annotations
 
@@ -371,7 +373,8 @@ def _have_cupy() -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results", help="results folder")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results",
+                        help="results folder, whose history.csv gains the run's rows")
     parser.add_argument("--sizes", default=None, help="comma list of `default` and factors like `100x` "
                                                       "(default: default,100x; with --quick: default)")
     parser.add_argument("--kernels", default=None, help="comma list of RAJAPerf kernel names (default: all)")
@@ -416,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
         args.resume_json.write_text(json.dumps([asdict(r) for r in rows], default=str), encoding="utf-8")
         return 0
     info["wall time"] = f"{time.perf_counter() - args.t0:.0f} s"
-    report.write_outputs(args.out, rows, info, extras, args.dry_run, NOT_IN_SUITE)
+    report.write_outputs(args.out, rows, info, extras, args.dry_run, NOT_IN_SUITE, commit=git_commit())
     return 0
 
 

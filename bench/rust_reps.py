@@ -10,6 +10,9 @@ best figure over the rounds. For the reductions, whose Base_CUDA accumulator is 
 RAJA_CUDA is the reference.
 
     python3 bench/rust_reps.py BINARY [--rajaperf RAJA_PERF_EXE] [--rounds N] [--out DIR]
+
+With --out, the table goes to DIR/rust-reps.md and its rows to DIR/history.csv under the measured commit,
+replacing the rows of that commit and kernel a run before wrote there.
 """
 from __future__ import annotations
 
@@ -19,11 +22,13 @@ import os
 import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench import rajaperf  # noqa: E402
+from bench import rajaperf, report  # noqa: E402
 from bench.anchor import H200  # noqa: E402
+from bench.build import git_commit  # noqa: E402
 from bench.rajaperf import Figures  # noqa: E402
 
 REDUCTIONS = {"DOT", "REDUCE3_INT"}
@@ -117,6 +122,22 @@ def table(rust: dict[str, tuple[int, float]], here: dict[str, Figures] | None = 
     return out
 
 
+def history_records(rust: dict[str, tuple[int, float]], here: dict[str, Figures] | None, commit: str,
+                    run_date: str) -> list[dict]:
+    """history.csv's rows of this run: each kernel's Rust µs/rep at RAJAPerf's default size and, where RAJAPerf's
+    executable ran here, its Base_CUDA and RAJA_CUDA µs/rep of the same run."""
+    dated = report.commit_date(commit)
+    records = []
+    for name, (_, us) in rust.items():
+        anchor = H200.get(name)
+        figures = (here or {}).get(name)
+        records.append({"commit": commit, "commit_date": dated, "run_date": run_date, "bench": "rust_reps.py",
+                        "kernel": name, "size_label": "default", "size": anchor.size if anchor else None,
+                        "rust_rep_us": us, "rajaperf_base_rep_us": figures.base_us if figures else None,
+                        "rajaperf_raja_rep_us": figures.raja_us if figures else None})
+    return records
+
+
 def run_binary(binary: str) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     folder = nvrtc_folder()
@@ -131,11 +152,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rajaperf", metavar="EXE", help="RAJAPerf's raja-perf.exe built for this GPU "
                         "(bench/build_rajaperf.sh): run it here, in turn with the binary")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of both, with --rajaperf (default 2)")
-    parser.add_argument("--out", help="folder for rust-reps.md")
+    parser.add_argument("--out", help="folder for rust-reps.md and history.csv")
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
     rounds = args.rounds if args.rajaperf else 1
+    run_date = datetime.now(timezone.utc).isoformat(timespec="seconds")
     status = 0
     comments: list[str] = []
     rust: dict[str, tuple[int, float]] = {}
@@ -174,8 +196,10 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join([*comments, "", *table(rust, here)]) + "\n"
     print(text)
     if args.out:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / "rust-reps.md").write_text(text)
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "rust-reps.md").write_text(text)
+        report.update_history(out / "history.csv", history_records(rust, here, git_commit(), run_date))
     return status
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 import csv
 import io
 import struct
+import subprocess
 import sys
 import zlib
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +17,9 @@ sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the s
 
 from bench import report  # noqa: E402
 from bench.png import bar_chart_png, write_png  # noqa: E402
+from bench.rajaperf import Figures  # noqa: E402
 from bench.report import Row  # noqa: E402
+from bench.rust_reps import history_records as rust_history  # noqa: E402
 
 COPY = 4.0e12
 
@@ -126,3 +130,76 @@ def test_plot_ratios_writes_a_png_with_or_without_matplotlib(tmp_path: Path) -> 
     used = report.plot_ratios(fake_rows(), path, "gen / hand")
     assert used in ("matplotlib", "built-in PNG writer")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def history(folder: Path) -> list[dict]:
+    return list(csv.DictReader(io.StringIO((folder / "history.csv").read_text(encoding="utf-8"))))
+
+
+def run_into(folder: Path, rows: list[Row], commit: str, date: str, dry: bool = False) -> None:
+    report.write_outputs(folder, rows, {"date": date}, {"copy": COPY}, dry, commit=commit)
+
+
+def test_a_run_appends_a_history_row_per_kernel_and_size_under_the_measured_commit(tmp_path: Path) -> None:
+    run_into(tmp_path, fake_rows(), "abc1234", "2026-12-05T10:00:00+00:00")
+    records = history(tmp_path)
+    assert list(records[0]) == report.HISTORY_COLUMNS
+    assert [(r["commit"], r["bench"], r["kernel"], r["size_label"]) for r in records] == [
+        ("abc1234", "run.py", "TRIAD", "default"), ("abc1234", "run.py", "ENERGY", "100x"),
+        ("abc1234", "run.py", "NODAL_ACCUMULATION_3D", "default")]
+    triad, energy, nodal = records
+    assert triad["run_date"] == "2026-12-05T10:00:00+00:00" and triad["size"] == "1000000"
+    assert (triad["hand_us"], triad["gen_us"], triad["ratio"], triad["check"]) == ("10", "11", "1.1", "bitwise")
+    assert (triad["hand_rep_us"], triad["gen_rep_us"], triad["regs_gen"]) == ("4.6", "5", "18")
+    assert abs(float(triad["pct_copy_gen"]) - 100 * 24e6 / 11e-6 / COPY) < 1e-3
+    assert energy["size"] == "100000000" and energy["ratio"] == "0.98"
+    assert nodal["check"] == "not written" and nodal["gen_us"] == "" and nodal["ratio"] == ""
+    assert triad["rust_rep_us"] == "", "bench/run.py times no Rust calls"
+
+
+def test_a_commit_measured_again_has_its_rows_replaced_and_other_commits_keep_theirs(tmp_path: Path) -> None:
+    run_into(tmp_path, fake_rows(), "abc1234", "2026-12-05T10:00:00+00:00")
+    run_into(tmp_path, fake_rows(), "def5678", "2026-12-05T11:00:00+00:00")
+    faster_triad = fake_rows()[0]
+    faster_triad.gen_us = 9.0
+    run_into(tmp_path, [faster_triad], "abc1234", "2026-12-05T12:00:00+00:00")
+    records = history(tmp_path)
+    assert len(records) == 6, "one row per commit, kernel and size"
+    triads = [(r["commit"], r["gen_us"], r["run_date"]) for r in records if r["kernel"] == "TRIAD"]
+    assert triads == [("def5678", "11", "2026-12-05T11:00:00+00:00"), ("abc1234", "9", "2026-12-05T12:00:00+00:00")]
+    # the rows of abc1234 the second run did not measure keep the first run's figures
+    assert sorted((r["kernel"], r["run_date"]) for r in records if r["commit"] == "abc1234") == [
+        ("ENERGY", "2026-12-05T10:00:00+00:00"), ("NODAL_ACCUMULATION_3D", "2026-12-05T10:00:00+00:00"),
+        ("TRIAD", "2026-12-05T12:00:00+00:00")]
+
+
+def test_a_dry_run_leaves_the_history_as_it_was(tmp_path: Path) -> None:
+    run_into(tmp_path, fake_rows(), "abc1234", "2026-12-05T10:00:00+00:00")
+    before = (tmp_path / "history.csv").read_text(encoding="utf-8")
+    untimed = Row("TRIAD", "Stream", "default", 1_000_000, rust="triad", status="ok", check="bitwise")
+    run_into(tmp_path, [untimed], "abc1234", "2026-12-05T11:00:00+00:00", dry=True)
+    assert (tmp_path / "history.csv").read_text(encoding="utf-8") == before
+
+
+def test_the_rust_reps_rows_sit_beside_the_run_rows_of_their_commit_and_replace_their_own(tmp_path: Path) -> None:
+    run_into(tmp_path, fake_rows(), "abc1234", "2026-12-05T10:00:00+00:00")
+    beside_rajaperf = rust_history({"TRIAD": (1000, 4.37)}, {"TRIAD": Figures(1000, 4.36, "block_256", 4.38)},
+                                   "abc1234", "2026-12-05T10:05:00+00:00")
+    report.update_history(tmp_path / "history.csv", beside_rajaperf)
+    report.update_history(tmp_path / "history.csv",
+                          rust_history({"TRIAD": (1000, 4.41)}, None, "abc1234", "2026-12-05T10:10:00+00:00"))
+    triads = [r for r in history(tmp_path) if r["kernel"] == "TRIAD"]
+    assert [r["bench"] for r in triads] == ["run.py", "rust_reps.py"] and triads[0]["gen_us"] == "11"
+    rust = triads[1]
+    assert (rust["commit"], rust["size_label"], rust["size"]) == ("abc1234", "default", "1000000")
+    assert (rust["rust_rep_us"], rust["run_date"]) == ("4.41", "2026-12-05T10:10:00+00:00")
+    assert rust["rajaperf_base_rep_us"] == "" and rust["gen_us"] == "", "the second run had no RAJAPerf beside it"
+
+
+def test_a_commit_is_dated_by_git_and_a_tree_without_one_is_not() -> None:
+    short, seconds = subprocess.run(["git", "-C", str(REPO), "log", "-1", "--format=%h %ct"], capture_output=True,
+                                    text=True, check=True).stdout.split()
+    committed = datetime.fromtimestamp(int(seconds), timezone.utc).isoformat()
+    assert report.commit_date(short) == committed
+    assert report.commit_date(f"{short} with local changes") == committed
+    assert report.commit_date("no git") == "" and report.commit_date("0000000") == ""
