@@ -12,9 +12,8 @@ import numpy as np
 from bench.data import POISON_F64, POISON_I32, POISON_I64, Rand
 from bench.kernels import Kernel
 from rs2gpu.ir.abi import KernelABI, Layout, ParamKind, Transfer
+from rs2gpu.ir.types import PRIMITIVES
 
-_PRIM = {"bool": "?", "i8": "i1", "i16": "i2", "i32": "i4", "i64": "i8", "isize": "i8", "u8": "u1", "u16": "u2",
-         "u32": "u4", "u64": "u8", "usize": "u8", "f32": "f4", "f64": "f8"}
 
 
 class BindError(Exception):
@@ -78,9 +77,9 @@ def generated_arguments(entry: KernelABI, v: dict, d: dict, verified: tuple = ()
         if kind in (ParamKind.SLICE, ParamKind.ARRAY):
             array = _lookup(name, v, d)
             elem = p.layout.type
-            if elem not in _PRIM:
+            if elem not in PRIMITIVES:
                 raise BindError(f"parameter `{name}`: slices of {elem} are not supported by the bench")
-            want = np.dtype(_PRIM[elem])
+            want = np.dtype(PRIMITIVES[elem].dtype)
             if array.dtype != want:
                 if array.dtype.kind in "iu" and want.kind in "iu" and array.dtype.itemsize == want.itemsize:
                     array = array.view(want)

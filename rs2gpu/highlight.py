@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 
+from rs2gpu.ir.types import PRIMITIVES
+
 _TOKEN = re.compile(r"""
     (?P<comment>//[^\n]*)
   | (?P<directive>^\#[^\n]*)
@@ -14,8 +16,7 @@ _TOKEN = re.compile(r"""
 _KEYWORDS = {"if", "else", "for", "while", "return", "break", "continue", "const", "static", "struct",
              "template", "typename", "typedef", "extern", "constexpr", "static_assert", "true", "false",
              "union", "do", "inline", "unsigned"}
-_TYPES = {"i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize", "f32", "f64", "bool", "void",
-          "int", "char", "float", "double"}
+_TYPES = set(PRIMITIVES) | {"void", "int", "char", "float", "double"}  # the prelude's typedefs, and C's
 _QUALIFIERS = {"__global__", "__device__", "__shared__", "__restrict__", "__launch_bounds__", "__forceinline__"}
 
 _STYLE = {"comment": "2;37", "directive": "35", "string": "32", "number": "36", "keyword": "1;34", "type": "33",

@@ -19,9 +19,6 @@ from rs2gpu.runtime.errors import AliasError
 from rs2gpu.runtime.hostexpr import int_to_f32
 from rs2gpu.runtime.indexlist import IndexList
 
-PRIM_DTYPES = {p.name: p.dtype for p in PRIMITIVES.values()}
-PRIM_PACK = {p.name: p.pack for p in PRIMITIVES.values()}
-INT_RANGES = {p.name: (p.min, p.max) for p in PRIMITIVES.values() if p.is_int}
 
 
 def numpy_dtype(layout: Layout):
@@ -188,7 +185,7 @@ def scalar_value(name: str, ty: str, value):
         return rounded
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"argument `{name}` ({ty}) must be an int, got {_describe(value)}")
-    lo, hi = INT_RANGES[ty]
+    lo, hi = PRIMITIVES[ty].min, PRIMITIVES[ty].max
     if not lo <= value <= hi:
         raise ValueError(f"argument `{name}` = {value} does not fit in {ty} ({lo}..={hi})")
     return value

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-BLOCK_THREADS = 256
+from rs2gpu.ir.abi import BLOCK_SIZE
+
 WIDTHS = (32, 64, 128, 256)
 
 Dim3 = tuple[int, int, int]
@@ -44,12 +45,12 @@ def _shapes(counts: Dim3, dims: int) -> list[Dim3]:
     _, cy, cz = counts
     out = []
     for bx in WIDTHS:
-        ys = [by for by in _powers_of_two(BLOCK_THREADS // bx) if by <= _ceil_pow2(cy)]
+        ys = [by for by in _powers_of_two(BLOCK_SIZE // bx) if by <= _ceil_pow2(cy)]
         if dims == 2:
             out.append((bx, ys[-1], 1))
             continue
         for by in ys:
-            out.append((bx, by, min(BLOCK_THREADS // (bx * by), _ceil_pow2(cz))))
+            out.append((bx, by, min(BLOCK_SIZE // (bx * by), _ceil_pow2(cz))))
     return out
 
 

@@ -18,9 +18,6 @@ from rs2gpu.ir.abi import CrateABI, KernelABI, Param, ParamKind
 from rs2gpu.ir.types import PRIMITIVES
 from rs2gpu.runtime.arguments import numpy_dtype
 
-_TORCH_NAMES = {"float32": "f4", "float64": "f8", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8",
-                "uint8": "u1", "uint16": "u2", "uint32": "u4", "uint64": "u8", "bool": "?"}
-
 
 def argument_dtype(value):
     """The numpy dtype of an array or numpy scalar argument (None for Python scalars and the unknown)."""
@@ -32,8 +29,10 @@ def argument_dtype(value):
         return np.dtype(interface["typestr"]) if interface is not None else None
     if isinstance(dtype, np.dtype):
         return dtype
-    code = _TORCH_NAMES.get(str(dtype).removeprefix("torch."))
-    return np.dtype(code) if code is not None else None
+    try:
+        return np.dtype(str(dtype).removeprefix("torch."))  # torch names its dtypes as numpy does
+    except TypeError:  # one numpy has no type for, such as torch.bfloat16
+        return None
 
 
 def _fit(param: Param, value) -> int:
