@@ -507,16 +507,10 @@ class KernelModule:
         return {
             "name": self.name, "static": self.static, "source": entry.source, "rust_path": entry.rust_path,
             "file": entry.files["cuda"], "fast_math": "true" if entry.fast_math else "false",
-            # a loop whose conditional accesses the host may find out of bounds has an entry point that
-            # checks them, the one this module launches unless the host finds them in bounds; the covering
-            # and the vector entry points run the general one's body
-            "launches": [{"symbol": launch.last_resort.symbol, "source": launch.source,
-                          "records_panics": str(launch.last_resort.records_panics).lower(),
-                          "unchecked": unchecked_source(launch),
+            "launches": [{"source": launch.source, "entries": [entry_source(entry, entry_abi, launch)
+                                                               for entry_abi in launch.entry_points
+                                                               if entry_abi.kind in RUST_ENTRY_KINDS],
                           "arguments": ", ".join(str(s) for s in abi_sizes(entry, launch)),
-                          "covering": covering_source(launch.entry(EntryKind.COVERING)),
-                          "vector": vector_source(entry, launch),
-                          "l2_adds": l2_adds_source(launch.entry(EntryKind.L2_ADDS)),
                           "reductions": len(launch.reductions),
                           "signals_done": str(launch.signals_done).lower()}
                          for launch in entry.launches],
@@ -531,54 +525,37 @@ class KernelModule:
         }
 
 
-def unchecked_source(launch: Launch) -> str:
-    """The `Option<Unchecked>` of a launch with an entry point that checks its conditional accesses: the
-    general one, without those checks."""
-    if launch.entry(EntryKind.CHECKED) is None:
-        return "None"
-    general = launch.general
-    return f'Some(Unchecked {{ symbol: "{general.symbol}", records_panics: {str(general.records_panics).lower()} }})'
+# The entry points the Rust runtime launches (its `EntryKind`), by their kind in the ABI; it runs the others'
+# loops on the general one.
+RUST_ENTRY_KINDS = {EntryKind.L2_ADDS: "L2Adds", EntryKind.VECTOR: "Vector", EntryKind.COVERING: "Covering",
+                    EntryKind.GENERAL: "General", EntryKind.CHECKED: "Checked"}
 
 
-def covering_source(covering: EntryPoint | None) -> str:
-    """The `Option<Covering>` of a launch's covering entry point."""
-    if covering is None:
-        return "None"
-    grid = covering.grid
-    block = ", ".join(str(b) for b in grid.block or (0, 0, 0))
-    return (f'Some(Covering {{ symbol: "{covering.symbol}", block: [{block}], '
-            f'count_limit: {grid.count_limit}, lead: {grid.lead}, '
-            f'records_panics: {str(covering.records_panics).lower()} }})')
-
-
-def vector_source(entry: KernelABI, launch: Launch) -> str:
-    """The `Option<Vector>` of a launch's vector entry point: which of its arguments are the pointers to
-    check for alignment, the offset of each one's first lane from the loop variable, which is the loop's
-    first index (the first after the parameters'), and for a nest the limit of the counts its covering
-    grid allows."""
-    vector = launch.entry(EntryKind.VECTOR)
-    if vector is None:
-        return "None"
-    positions, pointers, offsets = 0, [], []
-    offset_of = {s.slice: s.offset for s in vector.vector.aligned}
-    for p in entry.params:
-        for part in launch_abi(p, launch):
-            if p.name in offset_of and part.role == ArgRole.POINTER:
-                pointers.append(positions)
-                offsets.append(offset_of[p.name])
-            positions += 1
-    count_limit = f"Some({vector.grid.count_limit})" if vector.grid is not None else "None"
-    return (f'Some(Vector {{ symbol: "{vector.symbol}", width: {vector.vector.width}, '
-            f'pointers: &[{", ".join(map(str, pointers))}], offsets: &[{", ".join(map(str, offsets))}], '
-            f'start: {positions}, count_limit: {count_limit} }})')
-
-
-def l2_adds_source(l2_adds: EntryPoint | None) -> str:
-    """The `Option<L2Adds>` of a launch's L2-adds entry point."""
-    if l2_adds is None:
-        return "None"
-    return (f'Some(L2Adds {{ symbol: "{l2_adds.symbol}", '
-            f'bytes_per_iteration: {l2_adds.l2_adds.bytes_per_iteration} }})')
+def entry_source(entry: KernelABI, point: EntryPoint, launch: Launch) -> str:
+    """The `Entry` of one entry point: its kind, symbol, whether it can record a panic, the grid that covers
+    the loop where it needs one, a vector entry point's lanes (the arguments that are the pointers to check
+    for alignment, each one's first lane's offset from the loop variable, and the argument that is the
+    loop's first index, the first after the parameters'), an L2-adds one's bytes per iteration."""
+    grid = "None"
+    if point.grid is not None:
+        block = ", ".join(str(b) for b in point.grid.block or (0, 0, 0))
+        grid = f"Some(Grid {{ block: [{block}], count_limit: {point.grid.count_limit}, lead: {point.grid.lead} }})"
+    lanes = "None"
+    if point.vector is not None:
+        positions, pointers, offsets = 0, [], []
+        offset_of = {s.slice: s.offset for s in point.vector.aligned}
+        for p in entry.params:
+            for part in launch_abi(p, launch):
+                if p.name in offset_of and part.role == ArgRole.POINTER:
+                    pointers.append(positions)
+                    offsets.append(offset_of[p.name])
+                positions += 1
+        lanes = (f"Some(Lanes {{ width: {point.vector.width}, pointers: &[{', '.join(map(str, pointers))}], "
+                 f"offsets: &[{', '.join(map(str, offsets))}], start: {positions} }})")
+    per_iteration = point.l2_adds.bytes_per_iteration if point.l2_adds is not None else 0
+    return (f'Entry {{ kind: EntryKind::{RUST_ENTRY_KINDS[point.kind]}, symbol: "{point.symbol}", '
+            f'records_panics: {str(point.records_panics).lower()}, grid: {grid}, lanes: {lanes}, '
+            f'bytes_per_iteration: {per_iteration} }}')
 
 
 def by_value(p: Param) -> bool:

@@ -112,8 +112,17 @@ def test_build_script_writes_the_module_and_watches_the_sources(tmp_path) -> Non
     assert "    const BLOCK_SIZE: u32 = 256;\n    include!(concat!(env!(\"OUT_DIR\"), \"/rs2gpu_runtime.rs\"));" in module
     assert "pub fn triad(gpu: &Gpu, a: &mut [f64], b: &[f64], c: &[f64], alpha: f64) -> Result<(), Error> {" in module
     assert "let mut a_dev = DeviceBuffer::zeroed(gpu, a.len())?; // the kernel writes all of `a`: not uploaded" in module
-    # three pointers (no lengths: the host proved every access in bounds), `alpha`, the loop's start and count
-    assert "LaunchSource { symbol: \"rs2gpu_triad_0\", records_panics: false, unchecked: None, source: \"src/lib.rs:5:5\", arguments: &[8, 8, 8, 8, 8, 8], reductions: 0, covering: None, vector: Some(Vector { symbol: \"rs2gpu_triad_0_vector\", width: 2, pointers: &[0, 1, 2], offsets: &[0, 0, 0], start: 4, count_limit: None }), l2_adds: None, signals_done: false }" in module
+    # three pointers (no lengths: the host proved every access in bounds), `alpha`, the loop's start and count;
+    # its entry points in the order the host tries them: two iterations per thread where the three slices'
+    # first lanes (arguments 0 to 2, from the loop's start, argument 4) are aligned, else the loop as written
+    assert ("LaunchSource { source: \"src/lib.rs:5:5\", arguments: &[8, 8, 8, 8, 8, 8], reductions: 0, "
+            "signals_done: false, entries: &[\n"
+            "            Entry { kind: EntryKind::Vector, symbol: \"rs2gpu_triad_0_vector\", records_panics: false, "
+            "grid: None, lanes: Some(Lanes { width: 2, pointers: &[0, 1, 2], offsets: &[0, 0, 0], start: 4 }), "
+            "bytes_per_iteration: 0 },\n"
+            "            Entry { kind: EntryKind::General, symbol: \"rs2gpu_triad_0\", records_panics: false, "
+            "grid: None, lanes: None, bytes_per_iteration: 0 },\n"
+            "        ] }") in module
 
 
 def test_build_script_turns_warnings_into_cargo_warnings(tmp_path, monkeypatch) -> None:

@@ -434,47 +434,60 @@ pub(super) struct PanicSite {
 }
 
 pub(super) struct LaunchSource {
-    /// The entry point that checks every access the host cannot rule out of bounds.
-    pub(super) symbol: &'static str,
-    /// Whether that one can record a panic.
-    pub(super) records_panics: bool,
-    /// For a loop with accesses under a condition, the entry point without their checks on the device,
-    /// launched where the host finds them all in bounds.
-    pub(super) unchecked: Option<Unchecked>,
     pub(super) source: &'static str,
     pub(super) arguments: &'static [usize],
     /// How many reductions the launch makes (each takes a seed, the blocks' partials and a result word).
     pub(super) reductions: usize,
-    /// The entry point with one thread per iteration, for a grid that covers the loop nest (nests of two or
-    /// three loops without reductions). Like `vector`, it leaves out the checks `unchecked` leaves out.
-    pub(super) covering: Option<Covering>,
-    /// The entry point that runs `width` consecutive iterations per thread with 16-byte accesses, where
-    /// they are aligned (loops whose every slice access is at the innermost loop variable plus a constant
-    /// and, in a nest, terms of the outer ones, whose groups then test their own rows' alignment).
-    pub(super) vector: Option<Vector>,
-    /// The entry point whose `y[i] += v` on f64 are atomic adds the L2 performs, where the slice elements
-    /// the loop touches fit in the L2 (single loops without reductions; see the generated file).
-    pub(super) l2_adds: Option<L2Adds>,
+    /// The entry points this module may launch, in the order it tries them (rs2gpu's `EntryKind` order): it
+    /// launches the first whose condition holds (see `EntryKind`). All take the same arguments.
+    pub(super) entries: &'static [Entry],
     /// Whether the launch ends its call and reduces: it takes the address of the call's done word last,
     /// and its last block sets that word after writing the results, so `finish` polls the word instead of
     /// waiting until the driver has seen the whole kernel end.
     pub(super) signals_done: bool,
 }
 
-pub(super) struct L2Adds {
-    pub(super) symbol: &'static str,
-    /// The bytes of slice elements one iteration touches.
-    pub(super) bytes_per_iteration: u64,
+/// The kinds of entry point, in the order the host tries them; each runs where its condition holds:
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum EntryKind {
+    /// The loop's `y[i] += v` on f64 as atomic adds the L2 performs: where every access the loop makes
+    /// only under a condition is in bounds and the slice elements it touches fit in the L2.
+    L2Adds,
+    /// `width` consecutive iterations per thread with 16-byte accesses: where those accesses are in bounds
+    /// and aligned (a nest's groups test their own rows; it also needs a grid that covers its groups).
+    Vector,
+    /// One thread per iteration: where those accesses are in bounds and a grid covers the loop nest.
+    Covering,
+    /// Each thread strides over the iterations: where those accesses are in bounds, or always when the
+    /// launch has no `Checked` entry point.
+    General,
+    /// The same loop checking the accesses it makes under a condition on the device: always.
+    Checked,
 }
 
-pub(super) struct Unchecked {
+pub(super) struct Entry {
+    pub(super) kind: EntryKind,
     pub(super) symbol: &'static str,
     /// Whether it can record a panic (a check it keeps).
     pub(super) records_panics: bool,
+    /// One thread per iteration, or per group of a row's iterations, on a grid that covers them.
+    pub(super) grid: Option<Grid>,
+    /// A `Vector` entry point's lanes.
+    pub(super) lanes: Option<Lanes>,
+    /// An `L2Adds` entry point's bytes of slice elements one iteration touches.
+    pub(super) bytes_per_iteration: u64,
 }
 
-pub(super) struct Vector {
-    pub(super) symbol: &'static str,
+pub(super) struct Grid {
+    /// The block its body needs (a tiled product), or zeros: any block.
+    pub(super) block: [u32; 3],
+    /// Every count must stay below it (the entry point's thread coordinates are 32-bit).
+    pub(super) count_limit: u64,
+    /// The idle threads its grid starts with along x, so that its warps run iterations from multiples of 32.
+    pub(super) lead: u64,
+}
+
+pub(super) struct Lanes {
     /// The iterations a thread runs at once, of 16 / width bytes each.
     pub(super) width: u64,
     /// The arguments that are the pointers of the slices it accesses, whose lanes must be 16-byte aligned
@@ -484,20 +497,14 @@ pub(super) struct Vector {
     pub(super) offsets: &'static [i64],
     /// The argument that is the loop's first index.
     pub(super) start: usize,
-    /// A nest's: one thread per group of a row, on a grid that covers them (every count below this).
-    pub(super) count_limit: Option<u64>,
 }
 
-pub(super) struct Covering {
-    pub(super) symbol: &'static str,
-    /// The block its body needs (a tiled product), or zeros: any block.
-    pub(super) block: [u32; 3],
-    /// Every count must stay below it (the entry point's thread coordinates are 32-bit).
-    pub(super) count_limit: u64,
-    /// The idle threads its grid starts with along x, so that its warps run iterations from multiples of 32.
-    pub(super) lead: u64,
-    /// Whether it can record a panic.
-    pub(super) records_panics: bool,
+impl LaunchSource {
+    /// The entry point that runs where no other's condition holds: it checks every access the host cannot
+    /// rule out of bounds.
+    fn last_resort(&self) -> &Entry {
+        self.entries.last().expect("every launch has a general entry point")
+    }
 }
 
 impl KernelSource {
@@ -518,11 +525,8 @@ impl KernelSource {
 pub(super) struct LoadedKernel {
     source: &'static KernelSource,
     module: CuModule,
-    functions: Vec<CuFunction>,
-    unchecked: Vec<Option<CuFunction>>,
-    covering: Vec<Option<CuFunction>>,
-    vector: Vec<Option<CuFunction>>,
-    l2_adds: Vec<Option<CuFunction>>,
+    /// Per launch, the function of each of its entry points.
+    functions: Vec<Vec<CuFunction>>,
     /// The module's readback area (`rs2gpu_readback`), which holds the panic record.
     readback: CuDevicePtr,
     /// The reductions' result words (host and device address; null and 0 when the kernel has none): host
@@ -575,11 +579,11 @@ impl Gathered {
     /// loop's first index plus the slice's offset, at a 16-byte aligned address. (The low bytes of an
     /// argument's first word are its value, and the low 4 bits of an address or an index are those of its
     /// word; the arithmetic wraps, as it may modulo 16.)
-    fn vector_fits(&self, vector: &Vector) -> bool {
+    fn vector_fits(&self, lanes: &Lanes) -> bool {
         let word = |argument: usize| self.words[self.places[argument].0];
-        let size = 16 / vector.width;
-        vector.pointers.iter().zip(vector.offsets).all(|(&pointer, &offset)| {
-            let first = word(vector.start).wrapping_add(offset as u64);
+        let size = 16 / lanes.width;
+        lanes.pointers.iter().zip(lanes.offsets).all(|(&pointer, &offset)| {
+            let first = word(lanes.start).wrapping_add(offset as u64);
             word(pointer).wrapping_add(first.wrapping_mul(size)) % 16 == 0
         })
     }
@@ -603,18 +607,9 @@ impl LoadedKernel {
             }
             Ok(function)
         };
-        let mut functions = Vec::new();
-        let mut unchecked = Vec::new();
-        let mut covering = Vec::new();
-        let mut vector = Vec::new();
-        let mut l2_adds = Vec::new();
-        for launch in source.launches {
-            functions.push(load(launch.symbol, launch.arguments)?);
-            unchecked.push(launch.unchecked.as_ref().map(|u| load(u.symbol, launch.arguments)).transpose()?);
-            covering.push(launch.covering.as_ref().map(|c| load(c.symbol, launch.arguments)).transpose()?);
-            vector.push(launch.vector.as_ref().map(|v| load(v.symbol, launch.arguments)).transpose()?);
-            l2_adds.push(launch.l2_adds.as_ref().map(|a| load(a.symbol, launch.arguments)).transpose()?);
-        }
+        let functions = source.launches.iter()
+            .map(|launch| launch.entries.iter().map(|entry| load(entry.symbol, launch.arguments)).collect())
+            .collect::<Result<Vec<Vec<CuFunction>>, Error>>()?;
         let readback = cuda.global(module, READBACK_SYMBOL).map_err(|e| e.during(loading()))?;
         let most = source.launches.iter().map(|launch| launch.reductions).max().unwrap_or(0);
         // a partial is one 8-byte word per block and reduction
@@ -626,8 +621,8 @@ impl LoadedKernel {
             let done_word = source.launches.iter().any(|launch| launch.signals_done);
             cuda.alloc_mapped(8 * (source.result_words + done_word as usize)).map_err(|e| e.during(loading()))?
         };
-        Ok(LoadedKernel { source, module, functions, unchecked, covering, vector, l2_adds, readback, results,
-                          partials, max_blocks, calls: Mutex::new(Gathered::default()) })
+        Ok(LoadedKernel { source, module, functions, readback, results, partials, max_blocks,
+                          calls: Mutex::new(Gathered::default()) })
     }
 
     /// The done word (see `results`): the low 4 bytes of the word after the result words.
@@ -881,7 +876,8 @@ impl KernelArgs<'_, '_> {
         let sizes = || self.gathered.places.iter().map(|&(_, size)| size);
         if !sizes().eq(launch.arguments.iter().copied()) || self.gathered.reductions.len() != launch.reductions {
             return Err(Error::Abi(format!("{} was given arguments of {:?} bytes, the manifest says {:?}",
-                                          launch.symbol, sizes().collect::<Vec<_>>(), launch.arguments)));
+                                          launch.last_resort().symbol, sizes().collect::<Vec<_>>(),
+                                          launch.arguments)));
         }
         let counts = &self.gathered.counts;
         if counts.contains(&0) {
@@ -889,45 +885,15 @@ impl KernelArgs<'_, '_> {
             return Ok(());
         }
         let max_blocks = (launch.reductions > 0).then_some(kernel.max_blocks);
-        // the first variant's body: the only one, or the one without the checks of conditional accesses
-        let first_body = match (&launch.unchecked, kernel.unchecked[self.index]) {
-            (None, _) => Some((kernel.functions[self.index], launch.records_panics)),
-            (Some(u), Some(function)) if self.conditional_in_bounds => Some((function, u.records_panics)),
-            _ => None,
+        let in_bounds = self.conditional_in_bounds || launch.last_resort().kind != EntryKind::Checked;
+        let l2_bytes = self.call.gpu.inner.device.l2_bytes;
+        let chosen = choose_entry(launch.entries, counts, in_bounds, l2_bytes, |lanes| self.gathered.vector_fits(lanes),
+                                  max_blocks);
+        let Some((index, (grid, block))) = chosen else {
+            return Err(Error::Abi(format!("no entry point of {} runs on the counts {counts:?}",
+                                          launch.last_resort().symbol)));
         };
-        let (general, records_panics) = first_body.unwrap_or((kernel.functions[self.index], launch.records_panics));
-        // one thread per iteration whose updates the L2 applies, where the loop's data fit there (as the
-        // Python runtime does, before the vector entry point)
-        let in_l2 = || {
-            let adds = launch.l2_adds.as_ref().filter(|_| first_body.is_some())?;
-            let function = kernel.l2_adds[self.index]?;
-            let touched = counts.first()?.checked_mul(adds.bytes_per_iteration)?;
-            (touched <= self.call.gpu.inner.device.l2_bytes)
-                .then(|| (function, launch_geometry(counts, max_blocks), records_panics))
-        };
-        // one thread per group of `width` iterations, with the first variant's checks (as the Python runtime
-        // does, before the covering entry point: 16-byte accesses move a stream's bytes fastest)
-        let grouped = || {
-            let v = launch.vector.as_ref().filter(|v| first_body.is_some() && self.gathered.vector_fits(v))?;
-            let function = kernel.vector[self.index]?;
-            let mut groups = [0; 3];
-            let groups = in_groups(counts, v.width, &mut groups);
-            let geometry = match v.count_limit {
-                // a single loop: a grid-stride loop over its groups
-                None => Some(launch_geometry(groups, max_blocks)),
-                // a nest: one thread per group of a row, on a grid that covers them
-                Some(limit) if counts.iter().all(|&count| count < limit) => covering_grid(groups, [0; 3], limit),
-                Some(_) => None,
-            }?;
-            Some((function, geometry, records_panics))
-        };
-        // one thread per iteration (launches with reductions have no covering entry point)
-        let covered = || {
-            let covering = launch.covering.as_ref().filter(|_| first_body.is_some())?;
-            Some((kernel.covering[self.index]?, covering_geometry(counts, covering)?, covering.records_panics))
-        };
-        let (function, (grid, block), records_panics) = in_l2().or_else(grouped).or_else(covered)
-            .unwrap_or_else(|| (general, launch_geometry(counts, max_blocks), records_panics));
+        let (function, records_panics) = (kernel.functions[self.index][index], launch.entries[index].records_panics);
         self.call.may_have_panicked |= records_panics;
         let parameters = self.gathered.parameters();
         let cuda = self.call.gpu.enter()?;
@@ -1187,11 +1153,14 @@ fn scan(access: &HostAccess<'_>, coefficients: &[i128], starts: &[i128], extents
     }
 }
 
+/// A launch's grid and block.
+type Geometry = ([u32; 3], [u32; 3]);
+
 /// Grid and block for one to three dimensions (innermost last in `counts`), as rs2gpu's Python runtime
 /// computes them: blocks of `BLOCK_SIZE` threads, the innermost loop along x at least a warp wide, each
 /// grid axis capped at the hardware limit, and the whole grid at `max_blocks` when given (the outer axes
 /// give way first); the kernels stride over the rest.
-fn launch_geometry(counts: &[u64], max_blocks: Option<u64>) -> ([u32; 3], [u32; 3]) {
+fn launch_geometry(counts: &[u64], max_blocks: Option<u64>) -> Geometry {
     let block = u64::from(BLOCK_SIZE);
     let axis = |k: usize| if counts.len() > k { counts[counts.len() - 1 - k] } else { 1 };
     let (cx, cy, cz) = (axis(0), axis(1), axis(2));
@@ -1214,11 +1183,52 @@ fn launch_geometry(counts: &[u64], max_blocks: Option<u64>) -> ([u32; 3], [u32; 
     ([gx as u32, gy as u32, gz as u32], [bx as u32, by as u32, bz as u32])
 }
 
+/// The entry point a launch of `counts` runs, by its index in `entries`, and its grid and block: the first
+/// whose condition holds (see `EntryKind`; `in_bounds`: every access the loop makes under a condition stays
+/// in bounds, or no entry point checks them; `l2_bytes`: what of a loop's data the L2 takes; `aligned`:
+/// whether a vector entry point's lanes are aligned) and, where it needs a grid that covers the loop, has one.
+fn choose_entry(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u64, aligned: impl Fn(&Lanes) -> bool,
+                max_blocks: Option<u64>) -> Option<(usize, Geometry)> {
+    entries.iter().enumerate().find_map(|(index, entry)| {
+        let runs = match entry.kind {
+            EntryKind::Checked => true,
+            EntryKind::General | EntryKind::Covering => in_bounds,
+            EntryKind::Vector => in_bounds && entry.lanes.as_ref().is_some_and(&aligned),
+            EntryKind::L2Adds => in_bounds && counts.first().and_then(|&c| c.checked_mul(entry.bytes_per_iteration))
+                .is_some_and(|touched| touched <= l2_bytes),
+        };
+        if !runs {
+            return None;
+        }
+        Some((index, entry_geometry(entry, counts, max_blocks)?))
+    })
+}
+
+/// Grid and block of an entry point for `counts`: a grid-stride loop's (over groups of iterations for a
+/// vector entry point of a single loop), or one that covers the counts, None where no grid does.
+fn entry_geometry(entry: &Entry, counts: &[u64], max_blocks: Option<u64>) -> Option<Geometry> {
+    match (&entry.lanes, &entry.grid) {
+        (Some(lanes), grid) => {
+            let mut groups = [0; 3];
+            let groups = in_groups(counts, lanes.width, &mut groups);
+            match grid {
+                None => Some(launch_geometry(groups, max_blocks)),
+                // a nest: one thread per group of a row, on a grid that covers them
+                Some(grid) if counts.iter().all(|&count| count < grid.count_limit) =>
+                    covering_grid(groups, grid.block, grid.count_limit),
+                Some(_) => None,
+            }
+        }
+        (None, Some(grid)) => covering_geometry(counts, grid),
+        (None, None) => Some(launch_geometry(counts, max_blocks)),
+    }
+}
+
 /// Grid and block for a launch's covering entry point, as rs2gpu's Python runtime (runtime/covering.py)
 /// chooses them: the entry point's own block, or the shape that launches the fewest idle threads (blocks of
 /// `BLOCK_SIZE` threads where the extents allow, x a multiple of a warp; then the narrowest x, the tallest
 /// y); None when no grid covers the counts (x's with the entry point's idle threads before it).
-fn covering_geometry(counts: &[u64], covering: &Covering) -> Option<([u32; 3], [u32; 3])> {
+fn covering_geometry(counts: &[u64], covering: &Grid) -> Option<Geometry> {
     let mut threads = [0; 3];
     let threads = &mut threads[..counts.len()];
     threads.copy_from_slice(counts);
@@ -1228,7 +1238,7 @@ fn covering_geometry(counts: &[u64], covering: &Covering) -> Option<([u32; 3], [
 }
 
 /// The same for an entry point that needs `block` (zeros: any) and every count below `count_limit`.
-fn covering_grid(counts: &[u64], block: [u32; 3], count_limit: u64) -> Option<([u32; 3], [u32; 3])> {
+fn covering_grid(counts: &[u64], block: [u32; 3], count_limit: u64) -> Option<Geometry> {
     let axis = |k: usize| if counts.len() > k { counts[counts.len() - 1 - k] } else { 1 };
     let extents = [axis(0), axis(1), axis(2)];
     if extents.iter().any(|&count| count >= count_limit) {

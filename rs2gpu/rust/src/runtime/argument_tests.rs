@@ -71,8 +71,7 @@ fn the_pointers_follow_the_words_where_they_move() {
 }
 
 /// Two f64 slices read at `i` and `i + 1` by a vector entry point of two lanes (16 bytes a group).
-const PAIRS: Vector = Vector { symbol: "k_vector", width: 2, pointers: &[0, 1], offsets: &[0, 1], start: 2,
-                               count_limit: None };
+const PAIRS: Lanes = Lanes { width: 2, pointers: &[0, 1], offsets: &[0, 1], start: 2 };
 
 fn launch<I: DeviceCopy>(a: u64, b: u64, start: I) -> Gathered {
     gathered(|g| {
@@ -96,7 +95,7 @@ fn a_vector_launch_runs_where_every_slices_first_group_is_16_byte_aligned() {
 #[test]
 fn a_negative_first_index_is_aligned_as_its_address_is() {
     // a[i - 1] from i = 0 reads below the pointer: 0x1008 - 8 is aligned, modulo 16 the arithmetic may wrap
-    let behind = Vector { offsets: &[-1, 1], ..PAIRS };
+    let behind = Lanes { offsets: &[-1, 1], ..PAIRS };
     assert!(launch(0x1008, 0x2008, 0usize).vector_fits(&behind));
     // an i32 loop from -1 fills only the low 4 bytes of its word; those decide the address modulo 16:
     // a[-1] at 0x1000 - 8, b[0] at 0x2008

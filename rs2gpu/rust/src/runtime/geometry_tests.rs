@@ -75,8 +75,8 @@ fn every_launch_has_full_blocks_and_covers_its_loops_or_strides() {
     }
 }
 
-fn covering(block: [u32; 3], lead: u64) -> Covering {
-    Covering { symbol: "k_covering", block, count_limit: 1 << 31, lead, records_panics: false }
+fn covering(block: [u32; 3], lead: u64) -> Grid {
+    Grid { block, count_limit: 1 << 31, lead }
 }
 
 #[test]
@@ -141,4 +141,52 @@ fn a_vector_launch_groups_the_innermost_loop() {
     assert_eq!(in_groups(&[5, 8], 2, &mut groups), &[5, 4]);
     assert_eq!(in_groups(&[3, 5, 1], 4, &mut groups), &[3, 5, 1]);
     assert_eq!(in_groups(&[], 4, &mut groups), &[] as &[u64]);
+}
+
+/// The entry points of a streaming loop whose every access the host proves in bounds, in the order the
+/// generated module lists them.
+const STREAM: [Entry; 4] = [
+    Entry { kind: EntryKind::L2Adds, symbol: "k_0_l2_adds", records_panics: false, grid: None, lanes: None,
+            bytes_per_iteration: 24 },
+    Entry { kind: EntryKind::Vector, symbol: "k_0_vector", records_panics: false, grid: None,
+            lanes: Some(Lanes { width: 2, pointers: &[0], offsets: &[0], start: 1 }), bytes_per_iteration: 0 },
+    Entry { kind: EntryKind::General, symbol: "k_0", records_panics: false, grid: None, lanes: None,
+            bytes_per_iteration: 0 },
+    Entry { kind: EntryKind::Checked, symbol: "k_0_checked", records_panics: true, grid: None, lanes: None,
+            bytes_per_iteration: 0 },
+];
+
+fn chosen(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u64, aligned: bool) -> Option<&'static str> {
+    let index = choose_entry(entries, counts, in_bounds, l2_bytes, |_| aligned, None)?.0;
+    Some(["k_0_l2_adds", "k_0_vector", "k_0", "k_0_checked"][index])
+}
+
+#[test]
+fn the_first_entry_point_whose_condition_holds_runs() {
+    // 1000 iterations of 24 bytes fit in a 50 MB L2: the adds the L2 performs
+    assert_eq!(chosen(&STREAM, &[1000], true, 50 << 20, true), Some("k_0_l2_adds"));
+    // past the L2, 16-byte accesses where the lanes are aligned, else the loop as written
+    assert_eq!(chosen(&STREAM, &[10_000_000], true, 50 << 20, true), Some("k_0_vector"));
+    assert_eq!(chosen(&STREAM, &[10_000_000], true, 50 << 20, false), Some("k_0"));
+}
+
+#[test]
+fn a_conditional_access_the_host_cannot_clear_runs_the_checked_entry_point() {
+    // every other entry point leaves those checks out
+    assert_eq!(chosen(&STREAM, &[1000], false, 50 << 20, true), Some("k_0_checked"));
+    // without a checked one, the general entry point checks what it must itself
+    assert_eq!(chosen(&STREAM[..3], &[1000], true, 0, false), Some("k_0"));
+}
+
+#[test]
+fn a_covering_entry_point_runs_only_where_a_grid_covers_the_nest() {
+    let nest = [
+        Entry { kind: EntryKind::Covering, symbol: "k_0_covering", records_panics: false,
+                grid: Some(covering([0; 3], 0)), lanes: None, bytes_per_iteration: 0 },
+        Entry { kind: EntryKind::General, symbol: "k_0", records_panics: false, grid: None, lanes: None,
+                bytes_per_iteration: 0 },
+    ];
+    assert_eq!(choose_entry(&nest, &[100, 100], true, 0, |_| true, None).map(|c| c.0), Some(0));
+    // a count at the entry point's limit (its thread coordinates are 32-bit): the grid-stride loop
+    assert_eq!(choose_entry(&nest, &[1 << 31, 2], true, 0, |_| true, None).map(|c| c.0), Some(1));
 }
