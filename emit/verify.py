@@ -15,7 +15,7 @@ of their own. So each iteration, before its body:
 The kernel after the loop, launched in the same stream, states for a recorded list value the panic of
 the first read Rust fails at (per-read code there, not in the loop, where it would cost registers), and
 where the loop flagged a list out of order it finds repeats the slow way: each thread sets the element
-it writes in a mark array (one `u32` per element of `out`) to the call's stamp with `atomicExch`, and
+it writes in a mark array (one `u32` per element of `out`) to the call's stamp by an atomic exchange, and
 finding the stamp already there means another iteration writes the same element: it records an "index
 list" panic (the element, and this thread's position in the list). Its blocks return at once when the
 lists were in order, or when the loop recorded another panic, which comes first. The order flag is a
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from rs2gpu.emit.cxx_stmt import BodyEmitter
 from rs2gpu.emit.cxx_types import int_literal
+from rs2gpu.emit.dialect import RESTRICT
 from rs2gpu.emit.names import LocalNames
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.plan import IndexListCheck, KernelPlan, ParallelLoop
@@ -67,7 +68,7 @@ def check_lists_in_loop(loop: ParallelLoop, launch: int, names: LocalNames, para
     position = names.name(loop.dims[0].index)
     for number, check in enumerate(loop.index_lists):
         _, stamp, unordered = list_names(names, check.target)
-        params += [f"u32* __restrict__ {unordered}", f"const u32 {stamp}"]
+        params += [f"u32* {RESTRICT} {unordered}", f"const u32 {stamp}"]
         windows = []
         for param, scale, _ in read_windows(check):
             window = names.fresh(f"window_{names.name(param)}" + (f"_by{scale}" if scale != 1 else ""))
@@ -116,7 +117,7 @@ def verify_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites, rese
     for check in loop.index_lists:
         emitter.locate(check.span)
         marks, stamp, unordered = list_names(names, check.target)
-        params += [f"u32* __restrict__ {marks}", f"const u32 {stamp}", f"const u32* __restrict__ {unordered}"]
+        params += [f"u32* {RESTRICT} {marks}", f"const u32 {stamp}", f"const u32* {RESTRICT} {unordered}"]
         wanted.append(names.fresh(f"out_of_order_{names.name(check.target)}"))
         emitter.hoist(f"const bool {wanted[-1]} = *{unordered} == {stamp};")
     emitter.hoist(f"if (rs2gpu_panicked() || !({' || '.join(wanted)})) return;  // a panic came first, or "
@@ -148,7 +149,7 @@ def _state_read_panic(emitter: BodyEmitter, check: IndexListCheck, names: LocalN
     emitter.hoist(f"if (rs2gpu_recorded({recorded}u, {value})) {{  // outside the windows of the reads through "
                   f"`{check.list_param.name}`")
     emitter.indent += 1
-    emitter.hoist("if (blockIdx.x == 0 && threadIdx.x == 0) {")
+    emitter.hoist("if (RS2GPU_BLOCK_IDX.x == 0 && RS2GPU_THREAD_IDX.x == 0) {")
     emitter.indent += 1
     emitter.hoist(f"u32 {site} = 0u;")
     emitter.hoist(f"u64 {index} = 0, {length} = 0;")

@@ -16,7 +16,8 @@ _KEYWORDS = {"if", "else", "for", "while", "return", "break", "continue", "const
              "union", "do", "inline", "unsigned"}
 _TYPES = {"i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize", "f32", "f64", "bool", "void",
           "int", "char", "float", "double"}
-_QUALIFIERS = {"__global__", "__device__", "__shared__", "__restrict__", "__launch_bounds__", "__forceinline__"}
+_QUALIFIERS = {"__global__", "__device__", "__shared__", "RS2GPU_SHARED", "__restrict__", "__launch_bounds__",
+               "__forceinline__"}
 
 _STYLE = {"comment": "2;37", "directive": "35", "string": "32", "number": "36", "keyword": "1;34", "type": "33",
           "qualifier": "1;35"}

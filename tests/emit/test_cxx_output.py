@@ -773,7 +773,9 @@ def test_a_product_is_tiled_only_when_each_operand_misses_one_thread_variable(tm
 
 def test_the_corpus_matrix_product_is_tiled_through_shared_memory(corpus) -> None:
     text = corpus["rajaperf/mat_mat_shared.cu"]
-    assert "__shared__ f64 rs2gpu_row_tile[16][16];" in text and "__shared__ f64 rs2gpu_col_tile[16][16];" in text
+    assert "RS2GPU_SHARED f64 rs2gpu_row_tile[16][16];" in text
+    assert "RS2GPU_SHARED f64 rs2gpu_col_tile[16][16];" in text
     covering = text[text.index("rs2gpu_mat_mat_shared_0_covering("):]
-    assert covering.count("__syncthreads();") == 2
-    assert "sum += (rs2gpu_row_tile[threadIdx.y][rs2gpu_kk] * rs2gpu_col_tile[rs2gpu_kk][threadIdx.x]);" in covering
+    assert covering.count("RS2GPU_SYNC_THREADS();") == 2
+    product = "rs2gpu_row_tile[RS2GPU_THREAD_IDX.y][rs2gpu_kk] * rs2gpu_col_tile[rs2gpu_kk][RS2GPU_THREAD_IDX.x]"
+    assert f"sum += ({product});" in covering
