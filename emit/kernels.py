@@ -17,7 +17,8 @@ import math
 
 from rs2gpu.emit.covering import (COVERING_LIMIT, covering_context, covering_pays, has_covering_form,
                                   index_declaration)
-from rs2gpu.emit.cxx_stmt import ITERATION, LAUNCH_NUMBER, BodyEmitter, iteration_declaration
+from rs2gpu.emit.cxx_stmt import (BEFORE_LOOP, ITERATION, LAUNCH_NUMBER, BodyEmitter, iteration_declaration,
+                                  needed_preamble)
 from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_struct_name
 from rs2gpu.emit.dialect import RESTRICT
 from rs2gpu.emit.hostexpr import host_expr
@@ -267,9 +268,6 @@ def loop_parameters(plan: KernelPlan, loop: ParallelLoop, names: LocalNames, num
     return params
 
 
-BEFORE_LOOP = f"rs2gpu_before_loop({LAUNCH_NUMBER})"  # the iteration a check before a launch's loop records
-
-
 def grid_loop(loop: ParallelLoop, names: LocalNames, stopped: bool = False,
               iteration: bool = False, skip: str = "", end: str | None = None) -> tuple[list[str], list[str]]:
     """The lines that open and close the grid-stride loops of a launch, one per dimension; with `stopped`,
@@ -355,7 +353,11 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
                                   fast | loop.listed, BLOCK)
         proven["checks"] = sorted(set(proven["checks"]) | preamble.used_sites | helper_sites)
         proven["lengths_read"] = names.lengths_read
-    verify = verify_context(plan, index, loop, sites, reserved) if loop.index_lists and sites is not None else None
+    verify = None
+    if loop.index_lists and sites is not None:
+        names = parameter_names(plan.function, reserved)
+        verify = verify_context(plan, name, index, loop, sites, names, loop_parameters(plan, loop, names, numbered=True))
+        verify["loop_open"], verify["loop_close"] = grid_loop(loop, names, iteration=True)
     covering = None
     # the lists' checks need the grid-stride loop
     if has_covering_form(loop) and covering_pays(loop) and not (loop.index_lists and sites is not None):
@@ -462,15 +464,6 @@ def _preamble(plan: KernelPlan, loop: ParallelLoop, names: LocalNames, sites) ->
     for let in needed_preamble((*plan.preamble, *loop.lets), used):
         preamble.statement(let)
     return preamble
-
-
-def needed_preamble(preamble: tuple[ir.Let, ...], used: set) -> list[ir.Let]:
-    """The preamble `let`s a loop reads, directly or through other preamble `let`s, in order."""
-    needed = set(used)
-    for let in reversed(preamble):
-        if let.binding in needed and let.init is not None:
-            needed |= {n.binding for n in walk(let.init) if isinstance(n, ir.Var)}
-    return [let for let in preamble if let.binding in needed]
 
 
 def manifest_entry(plan: KernelPlan, files: dict[str, str], consts: dict, panics: list[dict], emitted: list[dict],

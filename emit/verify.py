@@ -29,7 +29,7 @@ arrays is unspecified then.
 """
 from __future__ import annotations
 
-from rs2gpu.emit.cxx_stmt import BodyEmitter
+from rs2gpu.emit.cxx_stmt import BEFORE_LOOP, BodyEmitter, needed_preamble
 from rs2gpu.emit.cxx_types import int_literal
 from rs2gpu.emit.dialect import RESTRICT
 from rs2gpu.emit.names import LocalNames
@@ -98,13 +98,12 @@ def check_lists_in_loop(loop: ParallelLoop, launch: int, names: LocalNames, para
                        f"{site}, {body.iteration})) continue;")
 
 
-def verify_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites, reserved) -> dict:
+def verify_context(plan: KernelPlan, launch_symbol: str, index: int, loop: ParallelLoop, sites, names: LocalNames,
+                   params: list[str]) -> dict:
     """The kernel after the loop: it states the panic of a list value the loop found outside the windows
-    of its reads, and marks the indices written through the lists the loop found out of order."""
-    from rs2gpu.emit.kernels import BEFORE_LOOP, grid_loop, loop_parameters, needed_preamble, parameter_names, symbol
-
-    names = parameter_names(plan.function, reserved)
-    params = loop_parameters(plan, loop, names, numbered=True)
+    of its reads, and marks the indices written through the lists the loop found out of order. It takes
+    the launch's parameters (`params`, named by `names`), then its own; the launch's grid loop runs the
+    loop's iterations (`loop_open` and `loop_close`, which the caller adds)."""
     emitter = BodyEmitter(names, indent=1, sites=sites, iteration=BEFORE_LOOP)
     used = {n.binding for check in loop.index_lists for terms in _polys(check) for _, factors in terms
             for factor in factors for n in walk(factor) if isinstance(n, ir.Var)}
@@ -122,7 +121,6 @@ def verify_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites, rese
         emitter.hoist(f"const bool {wanted[-1]} = *{unordered} == {stamp};")
     emitter.hoist(f"if (rs2gpu_panicked() || !({' || '.join(wanted)})) return;  // a panic came first, or "
                   f"the indices were in order")
-    loop_open, loop_close = grid_loop(loop, names, iteration=True)
     body = BodyEmitter(names, indent=2, sites=sites)
     position = names.name(loop.dims[0].index)
     for number, (check, unordered) in enumerate(zip(loop.index_lists, wanted)):
@@ -133,8 +131,8 @@ def verify_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites, rese
                    f"{body.length_of(ir.Var(check.target, check.span))}, {stamp}, {site}u, {at}, {body.iteration});")
     summary = "; ".join(f"the values of `{c.list_param.name}` must index `{c.target.name}` at most once"
                         for c in loop.index_lists)
-    return {"symbol": verify_symbol(symbol(plan.name, index)), "params": params, "summary": summary,
-            "preamble": emitter.lines, "loop_open": loop_open, "loop_close": loop_close, "body": body.lines,
+    return {"symbol": verify_symbol(launch_symbol), "params": params, "summary": summary,
+            "preamble": emitter.lines, "body": body.lines,
             "checks": sorted(emitter.used_sites | body.used_sites), "lengths_read": names.lengths_read}
 
 
