@@ -4,7 +4,8 @@ Rust names are kept where C++ allows them. A name that would clash with a C++ ke
 built-in, a math function or a type name of the prelude gets a trailing underscore; a name that
 already ends in underscores after such a base gets one more, so the mapping stays one-to-one
 (`max` → `max_`, `max_` → `max__`, `maxi` stays). Everything the emitter invents starts with
-`rs2gpu_`, and user names with that prefix are mangled too.
+`rs2gpu_` (the prelude's macros with `RS2GPU_`), and user names with that prefix, in any case, are
+mangled too.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ RESERVED = CPP_KEYWORDS | GPU_BUILTINS | PRELUDE_TYPES
 
 def cxx_name(rust_name: str) -> str:
     base = rust_name.rstrip("_")
-    if base in RESERVED or rust_name.startswith("rs2gpu_") or rust_name.startswith("__"):
+    if base in RESERVED or rust_name.lower().startswith("rs2gpu_") or rust_name.startswith("__"):
         return rust_name + "_"
     return rust_name
 
