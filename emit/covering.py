@@ -6,8 +6,8 @@ threads must combine many iterations) also gets this second entry point, `<symbo
 a loop whose index lists the general entry point checks (its `_proven` entry point has the covering
 form):
 
-    const u32 rs2gpu_ty = blockIdx.y * blockDim.y + threadIdx.y;
-    const u32 rs2gpu_tx = blockIdx.x * blockDim.x + threadIdx.x;
+    const u32 rs2gpu_ty = RS2GPU_BLOCK_IDX.y * RS2GPU_BLOCK_DIM.y + RS2GPU_THREAD_IDX.y;
+    const u32 rs2gpu_tx = RS2GPU_BLOCK_IDX.x * RS2GPU_BLOCK_DIM.x + RS2GPU_THREAD_IDX.x;
     if (rs2gpu_ty < (u32)rs2gpu_count_y && rs2gpu_tx < (u32)rs2gpu_count_x) {
         const usize j = rs2gpu_start_y + rs2gpu_ty;
         const usize i = rs2gpu_start_x + rs2gpu_tx;
@@ -74,7 +74,8 @@ def covering_context(loop: ParallelLoop, axes: list[str], names: LocalNames, sit
                      f"from a multiple of {WARP_ITERATIONS}.")
     for axis in axes:
         skip = f" - {lead}u" if lead else ""
-        lines.append(f"    const u32 rs2gpu_t{axis} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}{skip};")
+        lines.append(f"    const u32 rs2gpu_t{axis} = RS2GPU_BLOCK_IDX.{axis} * RS2GPU_BLOCK_DIM.{axis} "
+                     f"+ RS2GPU_THREAD_IDX.{axis}{skip};")
     inside = " && ".join(f"rs2gpu_t{axis} < (u32)rs2gpu_count_{axis}" for axis in axes)
     lines.append(f"    if ({inside}) {{")
     for dim, axis in zip(loop.dims, axes):

@@ -19,12 +19,14 @@ from rs2gpu.emit.cxx_types import cxx_type
 from rs2gpu.emit.names import LocalNames, cxx_name
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.types import UNIT, ArrayType, NeverType, PrimType, RefType, TupleType
+from rs2gpu.ir.walk import walk
 
 
 # The C++ name of the iteration a check inside a launch's loop records (see the prelude's panic record),
 # and of the launch's number in the call, a parameter of every launch that can record or stop on a panic.
 ITERATION = "rs2gpu_at"
 LAUNCH_NUMBER = "rs2gpu_launch"
+BEFORE_LOOP = f"rs2gpu_before_loop({LAUNCH_NUMBER})"  # the iteration a check before a launch's loop records
 
 
 def iteration_declaration(dims: int) -> str:
@@ -35,6 +37,15 @@ def iteration_declaration(dims: int) -> str:
     fields = [f"rs2gpu_t{a}" if a in axes else "0" for a in ("z", "y")] + ["rs2gpu_tx"]
     fields += ["rs2gpu_count_y" if "y" in axes else "1", "rs2gpu_count_x", LAUNCH_NUMBER]
     return f"const rs2gpu_iteration {ITERATION} = {{{', '.join(fields)}}};"
+
+
+def needed_preamble(preamble: tuple[ir.Let, ...], used: set) -> list[ir.Let]:
+    """The preamble `let`s a loop reads, directly or through other preamble `let`s, in order."""
+    needed = set(used)
+    for let in reversed(preamble):
+        if let.binding in needed and let.init is not None:
+            needed |= {n.binding for n in walk(let.init) if isinstance(n, ir.Var)}
+    return [let for let in preamble if let.binding in needed]
 
 
 # The prelude's atomic update of a scatter target, by combining operation.

@@ -10,8 +10,10 @@ import math
 
 from rs2gpu.emit.covering import (covering_context, covering_pays, has_covering_form,
                                   index_declaration)
-from rs2gpu.emit.cxx_stmt import ITERATION, LAUNCH_NUMBER, BodyEmitter, iteration_declaration
+from rs2gpu.emit.cxx_stmt import (BEFORE_LOOP, ITERATION, LAUNCH_NUMBER, BodyEmitter, iteration_declaration,
+                                  needed_preamble)
 from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_struct_name
+from rs2gpu.emit.dialect import RESTRICT
 from rs2gpu.emit.names import LocalNames, cxx_name
 from rs2gpu.emit.privatize import private_lines, private_name, private_scatter
 from rs2gpu.emit.l2_adds import l2_adds_plan
@@ -40,7 +42,7 @@ def param_abi(p: ir.Binding, restrict: bool, names: LocalNames, by_value: bool =
     """The C++ parameters, and their sizes, that one Rust parameter becomes; `by_value` for a `&[T; N]`
     the transfer plan passes in the launch arguments."""
     name = names.name(p)
-    qualifier = " __restrict__" if restrict else ""
+    qualifier = f" {RESTRICT}" if restrict else ""
     ty = p.ty
     if by_value:
         # read in place from the argument space (no per-thread copy, even at a computed index)
@@ -148,11 +150,11 @@ def _reduction_context(plan: KernelPlan, r: Reduction, names: LocalNames, params
     name, ty = names.name(r.binding), cxx_type(r.binding.ty)
     start = identity(r)
     if element_seed(plan, r) is not None:
-        seed_param, seed = f"const {ty}* __restrict__ rs2gpu_seed_element_{name}", f"*rs2gpu_seed_element_{name}"
+        seed_param, seed = f"const {ty}* {RESTRICT} rs2gpu_seed_element_{name}", f"*rs2gpu_seed_element_{name}"
     else:
         seed_param, seed = f"const {ty} rs2gpu_seed_{name}", f"rs2gpu_seed_{name}"
     if r.location is None:
-        params += [seed_param, f"{ty}* __restrict__ rs2gpu_partials_{name}", f"{ty}* __restrict__ rs2gpu_result_{name}"]
+        params += [seed_param, f"{ty}* {RESTRICT} rs2gpu_partials_{name}", f"{ty}* {RESTRICT} rs2gpu_result_{name}"]
         op = f"rs2gpu_op_{OP_NAMES[r.op]}()"
         return {"declarations": [f"{ty} {name} = {start};"],
                 "block": f"rs2gpu_reduce_block<{BLOCK_SIZE}>(rs2gpu_partials_{name}, {name}, {op});",
@@ -163,8 +165,8 @@ def _reduction_context(plan: KernelPlan, r: Reduction, names: LocalNames, params
     # the identity's location loses every tie: the largest for the first location, the smallest for the last
     no_location = f"rs2gpu_int<{loc_ty}>::{'max' if r.first else 'min'}"
     params += [seed_param, f"const {loc_ty} rs2gpu_seed_{loc}",
-               f"{pair}* __restrict__ rs2gpu_partials_{name}", f"{ty}* __restrict__ rs2gpu_result_{name}",
-               f"{loc_ty}* __restrict__ rs2gpu_result_{loc}"]
+               f"{pair}* {RESTRICT} rs2gpu_partials_{name}", f"{ty}* {RESTRICT} rs2gpu_result_{name}",
+               f"{loc_ty}* {RESTRICT} rs2gpu_result_{loc}"]
     flags = f"{str(r.op == 'minloc').lower()}, {str(r.first).lower()}"
     return {"declarations": [f"{ty} {name} = {start};", f"{loc_ty} {loc} = {no_location};"],
             "block": f"rs2gpu_reduce_block<{BLOCK_SIZE}>(rs2gpu_partials_{name}, {pair}{{{name}, {loc}}}, "
@@ -255,9 +257,6 @@ def loop_parameters(plan: KernelPlan, loop: ParallelLoop, names: LocalNames, num
     return params
 
 
-BEFORE_LOOP = f"rs2gpu_before_loop({LAUNCH_NUMBER})"  # the iteration a check before a launch's loop records
-
-
 def grid_loop(loop: ParallelLoop, names: LocalNames, stopped: bool = False,
               iteration: bool = False, skip: str = "", end: str | None = None) -> tuple[list[str], list[str]]:
     """The lines that open and close the grid-stride loops of a launch, one per dimension; with `stopped`,
@@ -272,8 +271,9 @@ def grid_loop(loop: ParallelLoop, names: LocalNames, stopped: bool = False,
         if depth == 0 and stopped:
             condition = f"!rs2gpu_stopped && {condition}"
         first = skip if depth == 0 else ""
-        loop_open += [f"{pad}for (usize {t} = {first}(usize)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}; "
-                      f"{condition}; {t} += (usize)gridDim.{axis} * blockDim.{axis}) {{",
+        loop_open += [f"{pad}for (usize {t} = {first}(usize)RS2GPU_BLOCK_IDX.{axis} * RS2GPU_BLOCK_DIM.{axis} "
+                      f"+ RS2GPU_THREAD_IDX.{axis}; {condition}; "
+                      f"{t} += (usize)RS2GPU_GRID_DIM.{axis} * RS2GPU_BLOCK_DIM.{axis}) {{",
                       f"{pad}    {index_declaration(dim, axis, names)}"]
         loop_close.insert(0, f"{pad}}}")
     if iteration:
@@ -337,7 +337,11 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
                                   fast | loop.listed, BLOCK_SIZE)
         proven["checks"] = sorted(set(proven["checks"]) | preamble.used_sites | helper_sites)
         proven["lengths_read"] = names.lengths_read
-    verify = verify_context(plan, index, loop, sites, reserved) if loop.index_lists and sites is not None else None
+    verify = None
+    if loop.index_lists and sites is not None:
+        names = parameter_names(plan.function, reserved)
+        verify = verify_context(plan, name, index, loop, sites, names, loop_parameters(plan, loop, names, numbered=True))
+        verify["loop_open"], verify["loop_close"] = grid_loop(loop, names, iteration=True)
     covering = None
     # the lists' checks need the grid-stride loop
     if has_covering_form(loop) and covering_pays(loop) and not (loop.index_lists and sites is not None):
@@ -441,7 +445,7 @@ def _variant(plan: KernelPlan, index: int, loop: ParallelLoop, name: str, hoiste
     params += reduction_params
     signals = signals_done(plan, index)
     if signals:
-        params.append("u32* __restrict__ rs2gpu_done")
+        params.append(f"u32* {RESTRICT} rs2gpu_done")
     body.block(loop.body)
     stopped = stops and bool(reductions)
     iteration = bool(body.used_sites) or body.passes_iteration
@@ -480,15 +484,6 @@ def _preamble(plan: KernelPlan, loop: ParallelLoop, names: LocalNames, sites) ->
     for let in needed_preamble((*plan.preamble, *loop.lets), used):
         preamble.statement(let)
     return preamble
-
-
-def needed_preamble(preamble: tuple[ir.Let, ...], used: set) -> list[ir.Let]:
-    """The preamble `let`s a loop reads, directly or through other preamble `let`s, in order."""
-    needed = set(used)
-    for let in reversed(preamble):
-        if let.binding in needed and let.init is not None:
-            needed |= {n.binding for n in walk(let.init) if isinstance(n, ir.Var)}
-    return [let for let in preamble if let.binding in needed]
 
 
 def seed_expr(plan: KernelPlan, binding) -> ir.Expr:

@@ -1,7 +1,7 @@
 """The L2-adds entry point of a loop: `y[i] += v` as an atomic add that the L2 performs.
 
 A thread of the general entry point runs DAXPY's `y[i] += a * x[i]` as a load of y[i], a load of x[i],
-an add and a store. RAJAPerf's DAXPY_ATOMIC adds with `atomicAdd(&y[i], a * x[i])` instead, whose result
+an add and a store. RAJAPerf's DAXPY_ATOMIC adds `a * x[i]` to y[i] with an atomic add instead, whose result
 it does not use, so NVCC makes it a reduction (`RED.E.ADD.F64`): the thread loads x[i] and posts the add,
 which the L2 applies to its copy of y[i]; y never travels to the SM. Where the loop's data fit in the L2,
 that is faster: on an H200 (a 60 MiB L2; events after the bench's flush, so every line comes from DRAM)
@@ -26,7 +26,7 @@ zero, and integer `+=` is not measured: neither gets the form.)
 
 The host runs it where the slices' elements the loop touches, `count * bytes_per_iteration`, fit in the
 device's L2 (`LaunchPlan.l2_adds_fit`), before the vector entry point; a backend that reports no L2 size
-for this (HIP's: `atomicAdd(double*)` is a compare-and-swap loop there unless hipcc is given
+for this (HIP's: an atomic add of a double is a compare-and-swap loop there unless hipcc is given
 -munsafe-fp-atomics) never runs it.
 """
 from __future__ import annotations

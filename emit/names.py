@@ -4,31 +4,12 @@ Rust names are kept where C++ allows them. A name that would clash with a C++ ke
 built-in, a math function or a type name of the prelude gets a trailing underscore; a name that
 already ends in underscores after such a base gets one more, so the mapping stays one-to-one
 (`max` → `max_`, `max_` → `max__`, `maxi` stays). Everything the emitter invents starts with
-`rs2gpu_`, and user names with that prefix are mangled too.
+`rs2gpu_` (the prelude's macros with `RS2GPU_`), and user names with that prefix, in any case, are
+mangled too.
 """
 from __future__ import annotations
 
-CPP_KEYWORDS = set("""
-alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t char32_t class
-compl concept const consteval constexpr constinit const_cast continue co_await co_return co_yield decltype
-default delete do double dynamic_cast else enum explicit export extern false float for friend goto if inline
-int long mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public
-register reinterpret_cast requires return short signed sizeof static static_assert static_cast struct
-switch template this thread_local throw true try typedef typeid typename union unsigned using virtual void
-volatile wchar_t while xor xor_eq NULL main restrict
-""".split())
-
-GPU_BUILTINS = set("""
-threadIdx blockIdx blockDim gridDim warpSize dim3 uint3 float2 float3 float4 double2 double3 double4 int2 int3
-int4 uchar1 char1 short2 half __half min max abs fabs sqrt cbrt exp exp2 expm1 log log2 log10 log1p pow sin
-cos tan asin acos atan atan2 sinh cosh tanh asinh acosh atanh floor ceil round trunc fmod fmin fmax fma hypot
-copysign norm rnorm rsqrt erf erfc lgamma tgamma signbit isnan isinf isfinite nan powi ldexp frexp modf
-sincos assert printf malloc free memcpy memset atomicAdd atomicSub atomicMin atomicMax atomicCAS atomicExch
-atomicAnd atomicOr atomicXor clock clock64 size_t ptrdiff_t int8_t int16_t int32_t int64_t uint8_t uint16_t
-uint32_t uint64_t std cuda hip __syncthreads
-sqrtf cbrtf expf exp2f expm1f logf log1pf log2f log10f fabsf floorf ceilf roundf truncf sinf cosf tanf asinf
-acosf atanf sinhf coshf tanhf asinhf acoshf atanhf fminf fmaxf powf atan2f hypotf copysignf fmodf fmaf
-""".split())  # the f32 spellings too: the emitter calls them, and a local of that name would hide them
+from rs2gpu.emit.dialect import CPP_KEYWORDS, GPU_BUILTINS
 
 PRELUDE_TYPES = {"i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize", "f32", "f64"}
 
@@ -37,7 +18,7 @@ RESERVED = CPP_KEYWORDS | GPU_BUILTINS | PRELUDE_TYPES
 
 def cxx_name(rust_name: str) -> str:
     base = rust_name.rstrip("_")
-    if base in RESERVED or rust_name.startswith("rs2gpu_") or rust_name.startswith("__"):
+    if base in RESERVED or rust_name.lower().startswith("rs2gpu_") or rust_name.startswith("__"):
         return rust_name + "_"
     return rust_name
 

@@ -60,9 +60,9 @@ def private_lines(scatter: Scatter, names, length: str, block: int) -> tuple[lis
     elem = scatter.param.ty.target.elem
     t, copy, target = cxx_type(elem), private_name(scatter, names), names.name(scatter.param)
     each = f"for (unsigned rs2gpu_k = rs2gpu_thread_in_block(); rs2gpu_k < {length}; rs2gpu_k += {block}u)"
-    before = [f"    __shared__ {t} {copy}[{capacity(scatter)}];  // this block's updates of `{scatter.param.name}`",
+    before = [f"    RS2GPU_SHARED {t} {copy}[{capacity(scatter)}];  // this block's updates of `{scatter.param.name}`",
               f"    {each} {copy}[rs2gpu_k] = rs2gpu_add_identity(({t})0);",
-              "    __syncthreads();"]
-    after = ["    __syncthreads();",
+              "    RS2GPU_SYNC_THREADS();"]
+    after = ["    RS2GPU_SYNC_THREADS();",
              f"    {each} rs2gpu_flush_add(&{target}[rs2gpu_k], {copy}[rs2gpu_k]);"]
     return before, after

@@ -66,8 +66,8 @@ def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
     elem_a, elem_b = cxx_type(pattern.row_read.ty), cxx_type(pattern.col_read.ty)
     out = [f"    // A matrix product through {TILE} x {TILE} tiles of shared memory, on blocks of {TILE} x {TILE} "
            "threads, one per iteration.",
-           f"    const u32 rs2gpu_ty = blockIdx.y * {TILE} + threadIdx.y;",
-           f"    const u32 rs2gpu_tx = blockIdx.x * {TILE} + threadIdx.x;",
+           f"    const u32 rs2gpu_ty = RS2GPU_BLOCK_IDX.y * {TILE} + RS2GPU_THREAD_IDX.y;",
+           f"    const u32 rs2gpu_tx = RS2GPU_BLOCK_IDX.x * {TILE} + RS2GPU_THREAD_IDX.x;",
            "    const bool rs2gpu_row_in = rs2gpu_ty < (u32)rs2gpu_count_y;",
            "    const bool rs2gpu_col_in = rs2gpu_tx < (u32)rs2gpu_count_x;",
            f"    const {cxx_type(row_dim.index.ty)} {row} = rs2gpu_start_y + rs2gpu_ty;",
@@ -80,24 +80,25 @@ def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
     row_load = _render(names, sites, loop, pattern.row_read)
     col_load = _render(names, sites, loop, pattern.col_read)
     a_first = _operands(k_loop)[0] is pattern.row_read
-    product = ("rs2gpu_row_tile[threadIdx.y][rs2gpu_kk] * rs2gpu_col_tile[rs2gpu_kk][threadIdx.x]" if a_first else
-               "rs2gpu_col_tile[rs2gpu_kk][threadIdx.x] * rs2gpu_row_tile[threadIdx.y][rs2gpu_kk]")
+    product = ("rs2gpu_row_tile[RS2GPU_THREAD_IDX.y][rs2gpu_kk] * rs2gpu_col_tile[rs2gpu_kk][RS2GPU_THREAD_IDX.x]"
+               if a_first else
+               "rs2gpu_col_tile[rs2gpu_kk][RS2GPU_THREAD_IDX.x] * rs2gpu_row_tile[RS2GPU_THREAD_IDX.y][rs2gpu_kk]")
     accumulator = names.name(pattern.accumulator)
-    out += [f"    __shared__ {elem_a} rs2gpu_row_tile[{TILE}][{TILE}];  // the block's rows of {_source(pattern.row_read)}",
-            f"    __shared__ {elem_b} rs2gpu_col_tile[{TILE}][{TILE}];  // the block's columns of {_source(pattern.col_read)}",
+    out += [f"    RS2GPU_SHARED {elem_a} rs2gpu_row_tile[{TILE}][{TILE}];  // the block's rows of {_source(pattern.row_read)}",
+            f"    RS2GPU_SHARED {elem_b} rs2gpu_col_tile[{TILE}][{TILE}];  // the block's columns of {_source(pattern.col_read)}",
             f"    for (usize rs2gpu_k0 = {start}, rs2gpu_k_end = {end}; rs2gpu_k0 < rs2gpu_k_end;) {{",
             "        const usize rs2gpu_k_left = rs2gpu_k_end - rs2gpu_k0;",
             f"        const u32 rs2gpu_k_tile = rs2gpu_k_left < {TILE} ? (u32)rs2gpu_k_left : {TILE}u;",
             "        // only elements the loop reads: rows and columns of the iteration space, k before the end",
-            "        if (rs2gpu_row_in && threadIdx.x < rs2gpu_k_tile) {",
-            f"            const usize {k} = rs2gpu_k0 + threadIdx.x;",
-            f"            rs2gpu_row_tile[threadIdx.y][threadIdx.x] = {row_load};",
+            "        if (rs2gpu_row_in && RS2GPU_THREAD_IDX.x < rs2gpu_k_tile) {",
+            f"            const usize {k} = rs2gpu_k0 + RS2GPU_THREAD_IDX.x;",
+            f"            rs2gpu_row_tile[RS2GPU_THREAD_IDX.y][RS2GPU_THREAD_IDX.x] = {row_load};",
             "        }",
-            "        if (rs2gpu_col_in && threadIdx.y < rs2gpu_k_tile) {",
-            f"            const usize {k} = rs2gpu_k0 + threadIdx.y;",
-            f"            rs2gpu_col_tile[threadIdx.y][threadIdx.x] = {col_load};",
+            "        if (rs2gpu_col_in && RS2GPU_THREAD_IDX.y < rs2gpu_k_tile) {",
+            f"            const usize {k} = rs2gpu_k0 + RS2GPU_THREAD_IDX.y;",
+            f"            rs2gpu_col_tile[RS2GPU_THREAD_IDX.y][RS2GPU_THREAD_IDX.x] = {col_load};",
             "        }",
-            "        __syncthreads();",
+            "        RS2GPU_SYNC_THREADS();",
             "        if (rs2gpu_row_in && rs2gpu_col_in) {",
             f"            if (rs2gpu_k_tile == {TILE}) {{  // a whole tile: unrolled",
             "#pragma unroll",
@@ -110,7 +111,7 @@ def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
             "                }",
             "            }",
             "        }",
-            "        __syncthreads();  // the tiles are overwritten next",
+            "        RS2GPU_SYNC_THREADS();  // the tiles are overwritten next",
             "        rs2gpu_k0 += rs2gpu_k_tile;",
             "    }",
             "    if (rs2gpu_row_in && rs2gpu_col_in) {"]

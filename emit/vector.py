@@ -340,10 +340,10 @@ def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
         return f"(usize)rs2gpu_start_x + {f'{head} + ' if head else ''}{group} * {w}"
 
     group_open, body, group_close = _group_lines(plan, loop, names, sites, hoisted, 2)
-    tid = "(usize)blockIdx.x * blockDim.x + threadIdx.x"
+    tid = "(usize)RS2GPU_BLOCK_IDX.x * RS2GPU_BLOCK_DIM.x + RS2GPU_THREAD_IDX.x"
     if not (loop.reductions and len(plan.slices) == 1):
         loop_open = [f"    for (usize rs2gpu_gx = {tid}; {condition}; "
-                     f"rs2gpu_gx += (usize)gridDim.x * blockDim.x) {{",
+                     f"rs2gpu_gx += (usize)RS2GPU_GRID_DIM.x * RS2GPU_BLOCK_DIM.x) {{",
                      f"        const usize rs2gpu_first_x = {first_of('rs2gpu_gx')};", *group_open]
         return groups, loop_open, body, group_close + ["    }"]
     # a reduction's grid is capped, so its threads run many groups: one slice read one group at a time keeps
@@ -352,7 +352,7 @@ def vector_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
     second_open, second_body, second_close = _group_lines(plan, loop, names, sites, hoisted, 2,
                                                           "rs2gpu_second_x", "rs2gpu_gy")
     paired = condition.replace("rs2gpu_gx <", "rs2gpu_gx + rs2gpu_stride_x <")
-    loop_open = ["    const usize rs2gpu_stride_x = (usize)gridDim.x * blockDim.x;",
+    loop_open = ["    const usize rs2gpu_stride_x = (usize)RS2GPU_GRID_DIM.x * RS2GPU_BLOCK_DIM.x;",
                  f"    usize rs2gpu_gx = {tid};",
                  f"    for (; {paired}; rs2gpu_gx += 2 * rs2gpu_stride_x) {{  // two groups per pass",
                  f"        const usize rs2gpu_first_x = {first_of('rs2gpu_gx')};",
@@ -376,9 +376,9 @@ def nest_vector_lines(plan: VectorPlan, loop: ParallelLoop, axes: list[str], nam
     w, head = plan.width, plan.head
     outer = list(zip(loop.dims[:-1], axes[:-1]))
     lines = ["    // One thread per row and group of iterations: this entry point runs only on a grid that covers them."]
-    lines += [f"    const u32 rs2gpu_t{axis} = blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis};"
-              for _, axis in outer]
-    lines.append("    const u32 rs2gpu_gx = blockIdx.x * blockDim.x + threadIdx.x;")
+    lines += [f"    const u32 rs2gpu_t{axis} = RS2GPU_BLOCK_IDX.{axis} * RS2GPU_BLOCK_DIM.{axis} "
+              f"+ RS2GPU_THREAD_IDX.{axis};" for _, axis in outer]
+    lines.append("    const u32 rs2gpu_gx = RS2GPU_BLOCK_IDX.x * RS2GPU_BLOCK_DIM.x + RS2GPU_THREAD_IDX.x;")
     inside = " && ".join([f"rs2gpu_t{axis} < (u32)rs2gpu_count_{axis}" for _, axis in outer]
                          + [f"rs2gpu_gx < (u32)((rs2gpu_count_x + {w - 1}) / {w})"])
     lines.append(f"    if ({inside}) {{")

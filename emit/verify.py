@@ -15,7 +15,7 @@ of their own. So each iteration, before its body:
 The kernel after the loop, launched in the same stream, states for a recorded list value the panic of
 the first read Rust fails at (per-read code there, not in the loop, where it would cost registers), and
 where the loop flagged a list out of order it finds repeats the slow way: each thread sets the element
-it writes in a mark array (one `u32` per element of `out`) to the call's stamp with `atomicExch`, and
+it writes in a mark array (one `u32` per element of `out`) to the call's stamp by an atomic exchange, and
 finding the stamp already there means another iteration writes the same element: it records an "index
 list" panic (the element, and this thread's position in the list). Its blocks return at once when the
 lists were in order, or when the loop recorded another panic, which comes first. The order flag is a
@@ -29,8 +29,9 @@ arrays is unspecified then.
 """
 from __future__ import annotations
 
-from rs2gpu.emit.cxx_stmt import BodyEmitter
+from rs2gpu.emit.cxx_stmt import BEFORE_LOOP, BodyEmitter, needed_preamble
 from rs2gpu.emit.cxx_types import int_literal
+from rs2gpu.emit.dialect import RESTRICT
 from rs2gpu.emit.names import LocalNames
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.plan import IndexListCheck, KernelPlan, ParallelLoop
@@ -67,7 +68,7 @@ def check_lists_in_loop(loop: ParallelLoop, launch: int, names: LocalNames, para
     position = names.name(loop.dims[0].index)
     for number, check in enumerate(loop.index_lists):
         _, stamp, unordered = list_names(names, check.target)
-        params += [f"u32* __restrict__ {unordered}", f"const u32 {stamp}"]
+        params += [f"u32* {RESTRICT} {unordered}", f"const u32 {stamp}"]
         windows = []
         for param, scale, _ in read_windows(check):
             window = names.fresh(f"window_{names.name(param)}" + (f"_by{scale}" if scale != 1 else ""))
@@ -97,13 +98,12 @@ def check_lists_in_loop(loop: ParallelLoop, launch: int, names: LocalNames, para
                        f"{site}, {body.iteration})) continue;")
 
 
-def verify_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites, reserved) -> dict:
+def verify_context(plan: KernelPlan, launch_symbol: str, index: int, loop: ParallelLoop, sites, names: LocalNames,
+                   params: list[str]) -> dict:
     """The kernel after the loop: it states the panic of a list value the loop found outside the windows
-    of its reads, and marks the indices written through the lists the loop found out of order."""
-    from rs2gpu.emit.kernels import BEFORE_LOOP, grid_loop, loop_parameters, needed_preamble, parameter_names, symbol
-
-    names = parameter_names(plan.function, reserved)
-    params = loop_parameters(plan, loop, names, numbered=True)
+    of its reads, and marks the indices written through the lists the loop found out of order. It takes
+    the launch's parameters (`params`, named by `names`), then its own; the launch's grid loop runs the
+    loop's iterations (`loop_open` and `loop_close`, which the caller adds)."""
     emitter = BodyEmitter(names, indent=1, sites=sites, iteration=BEFORE_LOOP)
     used = {n.binding for check in loop.index_lists for terms in _polys(check) for _, factors in terms
             for factor in factors for n in walk(factor) if isinstance(n, ir.Var)}
@@ -116,12 +116,11 @@ def verify_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites, rese
     for check in loop.index_lists:
         emitter.locate(check.span)
         marks, stamp, unordered = list_names(names, check.target)
-        params += [f"u32* __restrict__ {marks}", f"const u32 {stamp}", f"const u32* __restrict__ {unordered}"]
+        params += [f"u32* {RESTRICT} {marks}", f"const u32 {stamp}", f"const u32* {RESTRICT} {unordered}"]
         wanted.append(names.fresh(f"out_of_order_{names.name(check.target)}"))
         emitter.hoist(f"const bool {wanted[-1]} = *{unordered} == {stamp};")
     emitter.hoist(f"if (rs2gpu_panicked() || !({' || '.join(wanted)})) return;  // a panic came first, or "
                   f"the indices were in order")
-    loop_open, loop_close = grid_loop(loop, names, iteration=True)
     body = BodyEmitter(names, indent=2, sites=sites)
     position = names.name(loop.dims[0].index)
     for number, (check, unordered) in enumerate(zip(loop.index_lists, wanted)):
@@ -132,8 +131,8 @@ def verify_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites, rese
                    f"{body.length_of(ir.Var(check.target, check.span))}, {stamp}, {site}u, {at}, {body.iteration});")
     summary = "; ".join(f"the values of `{c.list_param.name}` must index `{c.target.name}` at most once"
                         for c in loop.index_lists)
-    return {"symbol": verify_symbol(symbol(plan.name, index)), "params": params, "summary": summary,
-            "preamble": emitter.lines, "loop_open": loop_open, "loop_close": loop_close, "body": body.lines,
+    return {"symbol": verify_symbol(launch_symbol), "params": params, "summary": summary,
+            "preamble": emitter.lines, "body": body.lines,
             "checks": sorted(emitter.used_sites | body.used_sites), "lengths_read": names.lengths_read}
 
 
@@ -148,7 +147,7 @@ def _state_read_panic(emitter: BodyEmitter, check: IndexListCheck, names: LocalN
     emitter.hoist(f"if (rs2gpu_recorded({recorded}u, {value})) {{  // outside the windows of the reads through "
                   f"`{check.list_param.name}`")
     emitter.indent += 1
-    emitter.hoist("if (blockIdx.x == 0 && threadIdx.x == 0) {")
+    emitter.hoist("if (RS2GPU_BLOCK_IDX.x == 0 && RS2GPU_THREAD_IDX.x == 0) {")
     emitter.indent += 1
     emitter.hoist(f"u32 {site} = 0u;")
     emitter.hoist(f"u64 {index} = 0, {length} = 0;")

@@ -584,20 +584,13 @@ class FunctionLowerer(LoopLowering):
             placeholder = f"{item.name}<{len(self.generic_calls)}>"
             self.generic_calls[placeholder] = (item, [generic_vars[n] for n in names])
             return ir.Call(placeholder, tuple(args), ret, self.span(node))
-        return ir.Call(self._instantiate(item, ()), tuple(args), ret, self.span(node))
-
-    def _instantiate(self, item: RawItem, type_args: tuple) -> str:
-        ir_name = self.crate.lower_function(item, type_args)
-        if ir_name not in self.crate.functions and ir_name not in self.crate._in_progress:
-            from rs2gpu.frontend.lower_crate import LoweringError
-            raise LoweringError()
-        return ir_name
+        return ir.Call(self.crate.lower_callee(item, ()), tuple(args), ret, self.span(node))
 
     def _instantiate_generic_calls(self, root):
         """`root` with each generic call naming its instantiation, now that the caller's types are known."""
         if not self.generic_calls:
             return root
-        names = {placeholder: self._instantiate(item, tuple(infer.zonk(v) for v in type_vars))
+        names = {placeholder: self.crate.lower_callee(item, tuple(infer.zonk(v) for v in type_vars))
                  for placeholder, (item, type_vars) in self.generic_calls.items()}
         return irwalk.rebuild(root, lambda n: dataclasses.replace(n, func=names[n.func])
                             if isinstance(n, ir.Call) and n.func in names else None)

@@ -10,11 +10,13 @@ from contextlib import contextmanager
 from tree_sitter import Node
 
 from rs2gpu.frontend import infer
+from rs2gpu.frontend.consteval import NotConstant, evaluate
 from rs2gpu.frontend.items import (RawItem, attribute_options, collect_items, generic_names, is_kernel, is_repr_c,
                                    kernel_attribute, token_list)
+from rs2gpu.frontend.lower_body import FunctionLowerer
 from rs2gpu.frontend.source import SourceFile, text_of
 from rs2gpu.ir import nodes
-from rs2gpu.ir.diagnostics import DiagnosticSink
+from rs2gpu.ir.diagnostics import DiagnosticSink, Note
 from rs2gpu.ir.nodes import Span
 from rs2gpu.ir.types import (PRIM_NAMES, UNIT, ArrayType, PrimType, RefType, SliceType, StructType,
                              TupleType, Type)
@@ -87,8 +89,6 @@ class CrateLowerer:
 
     def lower_function(self, item: RawItem, type_args: tuple[Type, ...], as_kernel: bool = False) -> str:
         """Lower `item` for `type_args` (once) and return the IR name of that instantiation."""
-        from rs2gpu.frontend.lower_body import FunctionLowerer
-
         ir_name = item.name if not type_args else item.name + "_" + "_".join(map(_type_token, type_args))
         self._used.add(("fn", item.name))
         taken = self.functions.get(ir_name)
@@ -113,6 +113,15 @@ class CrateLowerer:
                 self._failed.add(ir_name)
         if fn is not None:
             self.functions[ir_name] = fn
+        return ir_name
+
+    def lower_callee(self, item: RawItem, type_args: tuple[Type, ...]) -> str:
+        """The IR name of the instantiation of `item` for `type_args` that a call names, lowered if it was not;
+        LoweringError where its lowering failed (its error was reported then: the caller just stops). A
+        function still being lowered is the callee of a recursive call."""
+        ir_name = self.lower_function(item, type_args)
+        if ir_name not in self.functions and ir_name not in self._in_progress:
+            raise LoweringError()
         return ir_name
 
     def kernel_options(self, item: RawItem) -> dict:
@@ -260,8 +269,6 @@ class CrateLowerer:
         item = self.items.get(name)
         if item is None or item.kind != "const":
             return None
-        from rs2gpu.frontend.lower_body import FunctionLowerer
-
         self._used.add(("const", name))
         with self._reported_once(("const", name)):
             if f"const {name}" in self._in_progress:
@@ -280,9 +287,6 @@ class CrateLowerer:
 
     def const_usize(self, node: Node, file: SourceFile) -> int:
         """Evaluate an array length or similar `usize` constant expression."""
-        from rs2gpu.frontend.consteval import NotConstant, evaluate
-        from rs2gpu.frontend.lower_body import FunctionLowerer
-
         value = FunctionLowerer.for_file(self, file).lower_const_value(node, PrimType("usize"))
         try:
             result = evaluate(value, self)
@@ -316,8 +320,6 @@ class CrateLowerer:
 
 
 def nodes_note(message: str, item: RawItem):
-    from rs2gpu.ir.diagnostics import Note
-
     return Note(message, item.file.span(item.node.child_by_field_name("name")))
 
 

@@ -14,10 +14,10 @@ import traceback
 from pathlib import Path
 
 from rs2gpu import __version__, pipeline, support_crate_path
-from rs2gpu.emit.dialect import DIALECTS
 from rs2gpu.ir.abi import BLOCK_SIZE, EntryKind, EntryPoint, KernelABI, Launch, ParamKind, to_json
 from rs2gpu.ir.codes import CODES, explain
 from rs2gpu.ir.diagnostics import CompileFailed, render
+from rs2gpu.runtime.options import DEFAULT_ARCH
 
 EXIT_OK, EXIT_USER_ERROR, EXIT_INTERNAL = 0, 1, 2
 
@@ -349,8 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="which generated C++ to compile (default: all)")
     p.add_argument("--arch", action="append", metavar="ARCH",
                    help="sm_XX or compute_XX (CUDA) or gfxNNN (HIP), repeatable; a target with no --arch of its "
-                        f"own is compiled for {DIALECTS['cuda'].default_arch} (CUDA) or "
-                        f"{DIALECTS['hip'].default_arch} (HIP)")
+                        f"own is compiled for {DEFAULT_ARCH['cuda']} (CUDA) or {DEFAULT_ARCH['hip']} (HIP)")
     p.add_argument("--kernel", action="append", metavar="NAME", help="compile only this kernel (repeatable)")
     p.add_argument("--hip-compiler", choices=("hiprtc", "clang"), default="hiprtc",
                    help="hiprtc (default, what the HIP backend uses) or clang with the ROCm device libraries, "

@@ -12,10 +12,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
-from rs2gpu.emit.dialect import DIALECTS
 from rs2gpu.ir.abi import CrateABI
 from rs2gpu.runtime.errors import GpuCompileError
-from rs2gpu.runtime.options import CudaOptions, HipOptions
+from rs2gpu.runtime.options import DEFAULT_ARCH, CudaOptions, HipOptions
 from rs2gpu.runtime.resources import KernelResources
 
 HIP_COMPILERS = ("hiprtc", "clang")
@@ -74,7 +73,7 @@ def target_of_arch(arch: str) -> str:
 
 
 def plan_archs(targets: tuple[str, ...], archs: list[str] | None) -> dict[str, list[str]]:
-    """The archs to compile each target for: those given for it, else the vendor table's default."""
+    """The archs to compile each target for: those given for it, else the target's default."""
     given: dict[str, list[str]] = {}
     for arch in archs or []:
         target = target_of_arch(arch)
@@ -82,7 +81,7 @@ def plan_archs(targets: tuple[str, ...], archs: list[str] | None) -> dict[str, l
             raise ValueError(f"--arch {arch} is for {target}, which --target leaves out")
         if arch not in given.setdefault(target, []):
             given[target].append(arch)
-    return {t: given.get(t) or [DIALECTS[t].default_arch] for t in targets}
+    return {t: given.get(t) or [DEFAULT_ARCH[t]] for t in targets}
 
 
 def jobs_for(crate: CrateABI, archs: dict[str, list[str]], kernels: list[str] | None) -> list[Job]:

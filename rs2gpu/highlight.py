@@ -17,7 +17,8 @@ _KEYWORDS = {"if", "else", "for", "while", "return", "break", "continue", "const
              "template", "typename", "typedef", "extern", "constexpr", "static_assert", "true", "false",
              "union", "do", "inline", "unsigned"}
 _TYPES = set(PRIMITIVES) | {"void", "int", "char", "float", "double"}  # the prelude's typedefs, and C's
-_QUALIFIERS = {"__global__", "__device__", "__shared__", "__restrict__", "__launch_bounds__", "__forceinline__"}
+_QUALIFIERS = {"__global__", "__device__", "__shared__", "RS2GPU_SHARED", "__restrict__", "__launch_bounds__",
+               "__forceinline__"}
 
 _STYLE = {"comment": "2;37", "directive": "35", "string": "32", "number": "36", "keyword": "1;34", "type": "33",
           "qualifier": "1;35"}

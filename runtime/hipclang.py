@@ -22,7 +22,7 @@ from .compile_result import CompiledBinary
 from .elf import EM_AMDGPU, elf_machine, elf_symbols
 from .errors import GpuCompileError, ToolchainUnavailable
 from .offload_bundle import is_offload_bundle, unbundle
-from .options import HIPRTC_ENVIRONMENT, HipOptions
+from .options import DEFAULT_ARCH, HIPRTC_ENVIRONMENT, HipOptions
 
 CLANG_CANDIDATES = (
     *(f"clang++-{major}" for major in range(19, 14, -1)),
@@ -134,7 +134,7 @@ def _relative_source_path(source_name: str) -> PurePosixPath:
 def compile_hip_clang(
     source: str,
     source_name: str,
-    arch: str = "gfx90a",
+    arch: str = DEFAULT_ARCH["hip"],
     options: Sequence[str] = (),
     *,
     fast_math: bool = False,

@@ -21,7 +21,7 @@ from . import hiprtc_child
 from .cache import BinaryCache, cache_key
 from .compile_result import CompiledBinary
 from .errors import GpuCompileError, ToolchainUnavailable
-from .options import HIPRTC_ENVIRONMENT, HipOptions
+from .options import DEFAULT_ARCH, HIPRTC_ENVIRONMENT, HipOptions
 
 # hiprtc 5.x ignores the program name and reports the generated file as comgr's temporary input file.
 _COMGR_INPUT = re.compile(r"/\S*?comgr-[^/\s]+/input/CompileSource")
@@ -92,7 +92,7 @@ def _signal_name(returncode: int) -> str:
 def compile_hip(
     source: str,
     source_name: str,
-    arch: str = "gfx90a",
+    arch: str = DEFAULT_ARCH["hip"],
     options: Sequence[str] = (),
     *,
     fast_math: bool = False,

@@ -12,7 +12,7 @@ from .cache import BinaryCache, cache_key
 from .compile_result import CompiledBinary
 from .elf import EM_CUDA, STT_FUNC, elf_machine, elf_symbols
 from .errors import GpuCompileError, ToolchainUnavailable
-from .options import CudaOptions
+from .options import DEFAULT_ARCH, CudaOptions
 
 _INSTALL_HINT = "pip install 'cuda-bindings>=13.0,<14' 'nvidia-cuda-nvrtc==13.0.*'  (or: pip install 'rs2gpu[cuda]')"
 
@@ -107,7 +107,7 @@ def nvcc_command(source_name: str, opts: CudaOptions, extra: Sequence[str] = ())
 def compile_cuda(
     source: str,
     source_name: str,
-    arch: str = "sm_90",
+    arch: str = DEFAULT_ARCH["cuda"],
     options: Sequence[str] = (),
     *,
     fast_math: bool = False,

@@ -14,6 +14,9 @@ from dataclasses import asdict, dataclass
 
 CXX_STANDARD = "c++17"
 
+# The architecture each target compiles for where the caller names none.
+DEFAULT_ARCH = {"cuda": "sm_90", "hip": "gfx90a"}
+
 _CUDA_ARCH = re.compile(r"^(sm|compute)_[0-9]{2,3}[af]?$")
 # `gfx90a`, `gfx1030`, `gfx90a:sramecc+:xnack-`, and ROCm 6's generic targets such as `gfx10-3-generic`.
 _HIP_ARCH = re.compile(r"^gfx([0-9a-f]{3,4}|[0-9]+(-[0-9]+)?-generic)(:[a-z0-9_]+[+-])*$")
@@ -29,7 +32,7 @@ def _digest(vendor: str, fields: dict[str, object], flags: list[str]) -> str:
 class CudaOptions:
     """NVRTC options. `sm_XX` produces a cubin, `compute_XX` produces PTX."""
 
-    arch: str = "sm_90"
+    arch: str = DEFAULT_ARCH["cuda"]
     fast_math: bool = False
 
     def __post_init__(self) -> None:
@@ -51,7 +54,7 @@ class CudaOptions:
 class HipOptions:
     """Options shared by hiprtc and clang: both accept exactly these flags."""
 
-    arch: str = "gfx90a"
+    arch: str = DEFAULT_ARCH["hip"]
     fast_math: bool = False
 
     def __post_init__(self) -> None:

@@ -385,15 +385,18 @@ def test_arrays_passed_by_value_are_const_arrays_read_in_place(corpus) -> None:
 CLASHING_NAMES = """\
 #[kernel]
 pub fn clash(norm: &mut [f64], max: &[f64], min: &[f64], class: f64, int: i32, template: u8, float: f32,
-             threadIdx: usize, sqrt: &[f64], f64: f64) {
+             threadIdx: usize, sqrt: &[f64], f64: f64, RS2GPU_SHARED: f64) {
     for i in 0..norm.len() {
         let rs2gpu_t = max[i] + min[i];
         let double = sqrt[i] * class;
-        norm[i] = rs2gpu_t + double + int as f64 + template as f64 + float as f64 + threadIdx as f64 + f64;
+        norm[i] = rs2gpu_t + double + int as f64 + template as f64 + float as f64 + threadIdx as f64 + f64
+            + RS2GPU_SHARED;
     }
 }
 """
-RESERVED = ["norm", "max", "min", "class", "int", "template", "float", "threadIdx", "sqrt", "f64", "double"]
+# (RS2GPU_SHARED is a macro of the prelude.)
+RESERVED = ["norm", "max", "min", "class", "int", "template", "float", "threadIdx", "sqrt", "f64", "double",
+            "RS2GPU_SHARED"]
 
 
 def test_names_that_clash_with_cxx_or_gpu_builtins_are_mangled_and_compile(tmp_path: Path) -> None:
@@ -773,7 +776,9 @@ def test_a_product_is_tiled_only_when_each_operand_misses_one_thread_variable(tm
 
 def test_the_corpus_matrix_product_is_tiled_through_shared_memory(corpus) -> None:
     text = corpus["rajaperf/mat_mat_shared.cu"]
-    assert "__shared__ f64 rs2gpu_row_tile[16][16];" in text and "__shared__ f64 rs2gpu_col_tile[16][16];" in text
+    assert "RS2GPU_SHARED f64 rs2gpu_row_tile[16][16];" in text
+    assert "RS2GPU_SHARED f64 rs2gpu_col_tile[16][16];" in text
     covering = text[text.index("rs2gpu_mat_mat_shared_0_covering("):]
-    assert covering.count("__syncthreads();") == 2
-    assert "sum += (rs2gpu_row_tile[threadIdx.y][rs2gpu_kk] * rs2gpu_col_tile[rs2gpu_kk][threadIdx.x]);" in covering
+    assert covering.count("RS2GPU_SYNC_THREADS();") == 2
+    product = "rs2gpu_row_tile[RS2GPU_THREAD_IDX.y][rs2gpu_kk] * rs2gpu_col_tile[rs2gpu_kk][RS2GPU_THREAD_IDX.x]"
+    assert f"sum += ({product});" in covering

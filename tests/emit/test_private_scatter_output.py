@@ -55,14 +55,14 @@ def entry_body(text: str, symbol: str) -> str:
 
 def test_a_histogram_accumulates_in_a_shared_copy_of_16_kib(translated) -> None:
     body = entry_body(translated.files["histogram.cu"], "rs2gpu_histogram_0_private")
-    assert "__shared__ f64 rs2gpu_private_values[2048];" in body  # 16384 bytes / 8
+    assert "RS2GPU_SHARED f64 rs2gpu_private_values[2048];" in body  # 16384 bytes / 8
     assert re.findall(r"rs2gpu_atomic_add\(&(\w+)\[", body) == ["rs2gpu_private_values"]
 
 
 def test_the_copy_starts_at_the_identity_and_is_flushed_after_a_barrier(translated) -> None:
     body = entry_body(translated.files["histogram.cu"], "rs2gpu_histogram_0_private")
     setup, loop, flush = body.index("rs2gpu_add_identity"), body.index("for (usize"), body.index("rs2gpu_flush_add")
-    assert setup < body.index("__syncthreads();") < loop < body.rindex("__syncthreads();") < flush
+    assert setup < body.index("RS2GPU_SYNC_THREADS();") < loop < body.rindex("RS2GPU_SYNC_THREADS();") < flush
     assert "rs2gpu_flush_add(&values[rs2gpu_k], rs2gpu_private_values[rs2gpu_k]);" in body
 
 
@@ -72,7 +72,7 @@ def test_the_bounds_check_is_against_the_slice_not_the_copy(translated) -> None:
 
 
 def test_a_subtraction_is_an_addition_and_gets_one_too(translated) -> None:
-    assert "__shared__ u32 rs2gpu_private_counts[4096];" in translated.files["drain.cu"]
+    assert "RS2GPU_SHARED u32 rs2gpu_private_counts[4096];" in translated.files["drain.cu"]
 
 
 @pytest.mark.parametrize("kernel", ["lowest", "two_targets"])

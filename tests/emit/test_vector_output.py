@@ -231,8 +231,8 @@ def test_a_nest_runs_one_thread_per_group_on_a_grid_that_covers_them(translated)
     assert vector_of(translated, "plane")["count_limit"] == 2**31
     source = translated.emitted.files["plane.cu"]
     vector = source[source.index("rs2gpu_plane_0_vector("):source.index("rs2gpu_plane_0_covering(")]
-    assert "const u32 rs2gpu_gx = blockIdx.x * blockDim.x + threadIdx.x;" in vector
-    assert "gridDim" not in vector
+    assert "const u32 rs2gpu_gx = RS2GPU_BLOCK_IDX.x * RS2GPU_BLOCK_DIM.x + RS2GPU_THREAD_IDX.x;" in vector
+    assert "RS2GPU_GRID_DIM" not in vector
 
 
 def test_each_row_an_index_reaches_through_a_let_is_a_stream_of_its_own(translated):

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rs2gpu import cli, pipeline
-from rs2gpu.emit.dialect import DIALECTS
 from rs2gpu.emit.kernels import entry_points
+from rs2gpu.runtime.options import DEFAULT_ARCH
 
 ABI_SOURCE = Path(__file__).resolve().parent / "data" / "abi.rs"
 
@@ -47,7 +47,7 @@ def test_json_report_of_both_targets() -> None:
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout)
     assert [(r["kernel"], r["target"], r["arch"]) for r in results] == [
-        ("mixed", "cuda", DIALECTS["cuda"].default_arch), ("mixed", "hip", DIALECTS["hip"].default_arch)]
+        ("mixed", "cuda", DEFAULT_ARCH["cuda"]), ("mixed", "hip", DEFAULT_ARCH["hip"])]
     for r in results:  # the symbols in the binary's order
         assert r["ok"] and sorted(r["symbols"]) == sorted(launch_symbols()) and r["missing_symbols"] == []
         assert r["binary_bytes"] > 0 and r["compiler"]
@@ -111,7 +111,7 @@ def test_help_tells_what_the_command_does() -> None:
     text = " ".join(done.stdout.split())
     assert done.returncode == 0
     for phrase in ("NVRTC for CUDA, hiprtc for HIP", "without a GPU", "exit status is 1",
-                   f"compiled for {DIALECTS['cuda'].default_arch} (CUDA) or {DIALECTS['hip'].default_arch} (HIP)",
+                   f"compiled for {DEFAULT_ARCH['cuda']} (CUDA) or {DEFAULT_ARCH['hip']} (HIP)",
                    "VGPRs, SGPRs", "--hip-compiler {hiprtc,clang}"):
         assert phrase in text, phrase
 
