@@ -7,11 +7,11 @@ The nodes that facts are recorded about (bindings, element accesses, assignments
 checker's facts and the emitter's plans are keyed by it. A node gets it when it is made and keeps it
 through `walk.rebuild` and `dataclasses.replace`, so a fact about an access still holds for the access
 after a pass rebuilt the loop around it (which `id()` would not: the copy is another object, and a dead
-node's `id()` may be handed to a new one). Identities come from one counter, so no two nodes made in
-one process share one: a pass that makes new nodes needs no allocator of the crate. Spans could not serve:
-one span can hold several nodes (each use of a `for` pattern's element name is an access of its own; the
-instances of a generic helper share its spans). The identity is left out of `==`, `hash` and `repr`, which
-stay structural, and out of the printed IR.
+node's `id()` may be handed to a new one). Identities come from one counter, so two nodes made apart
+never share one (only a copy shares its original's), and a pass that makes new nodes needs no allocator
+of the crate's. Spans could not serve: one span can hold several nodes (each use of a `for` pattern's
+element name is an access of its own; the instances of a generic helper share its spans). The identity is
+left out of `==`, `hash` and `repr`, which stay structural, and out of the printed IR.
 """
 from __future__ import annotations
 
