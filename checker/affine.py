@@ -65,7 +65,8 @@ def degree(p: Poly) -> int:
 
 @dataclass(frozen=True)
 class Affine:
-    """Σ coeffs[v] · v + rest, with `coeffs` keyed by loop-variable id and sorted."""
+    """Σ coeffs[v] · v + rest, with `coeffs` keyed by the loop variable's `node_id` (or a gather's key)
+    and sorted."""
 
     coeffs: tuple[tuple[int, Poly], ...]
     rest: Poly
@@ -112,7 +113,7 @@ class AffineAnalysis:
     def __init__(self, loop_vars: list[LoopVar], invariant: set[ir.Binding],
                  definitions: dict[ir.Binding, ir.Expr], functions: dict[str, ir.Function] | None = None) -> None:
         self.functions = functions or {}
-        self.loop_vars = {id(v.binding): v for v in loop_vars}
+        self.loop_vars = {v.binding.node_id: v for v in loop_vars}
         self.invariant = invariant
         self.definitions = definitions
         self.atoms: dict[str, ir.Expr] = {}  # atom name → an IR expression of its value, for launch checks
@@ -124,7 +125,7 @@ class AffineAnalysis:
     def set_loop_vars(self, loop_vars: list[LoopVar]) -> None:
         """Extents are computed with this analysis before the loop variables are known to it, since a
         bound that mentions a loop variable has no invariant extent."""
-        self.loop_vars = {id(v.binding): v for v in loop_vars}
+        self.loop_vars = {v.binding.node_id: v for v in loop_vars}
 
     def _atom(self, key: str, expr: ir.Expr, non_negative: bool) -> Affine:
         # Atoms are named in order of first use (`key` tells bindings apart by identity), so the order of
@@ -144,10 +145,10 @@ class AffineAnalysis:
             return self._atom("const " + expr.name, expr, _unsigned(expr.ty))
         if isinstance(expr, ir.Var):
             b = expr.binding
-            if id(b) in self.loop_vars:
-                return Affine(((id(b), constant(1)),), ())
+            if b.node_id in self.loop_vars:
+                return Affine(((b.node_id, constant(1)),), ())
             if b in self.invariant:
-                return self._atom(f"{b.name}@{id(b)}", expr, _unsigned(b.ty))
+                return self._atom(f"{b.name}@{b.node_id}", expr, _unsigned(b.ty))
             if b in self.definitions:
                 return self.form(self.definitions[b])
             return None
@@ -156,10 +157,10 @@ class AffineAnalysis:
         if isinstance(expr, ir.Intrinsic) and expr.name == "len" and isinstance(expr.args[0], ir.Var) \
                 and expr.args[0].binding.kind == "param":
             b = expr.args[0].binding
-            return self._atom(f"len {b.name}@{id(b)}", expr, True)
+            return self._atom(f"len {b.name}@{b.node_id}", expr, True)
         if isinstance(expr, ir.Field) and isinstance(expr.base, ir.Var) and expr.base.binding in self.invariant:
             b = expr.base.binding
-            return self._atom(f"{b.name}@{id(b)}.{expr.name}", expr, _unsigned(expr.ty))
+            return self._atom(f"{b.name}@{b.node_id}.{expr.name}", expr, _unsigned(expr.ty))
         if isinstance(expr, ir.Call) and expr.func in self.functions:
             inlined = inline_call(self.functions[expr.func], expr.args)
             return self.form(inlined) if inlined is not None else None
@@ -211,9 +212,9 @@ class AffineAnalysis:
             return None
         position = self.form(expr.index)
         thread = [v for v in self.loop_vars.values() if v.thread]
-        if position is None or len(thread) != 1 or position.coeffs != ((id(thread[0].binding), constant(1)),):
+        if position is None or len(thread) != 1 or position.coeffs != ((thread[0].binding.node_id, constant(1)),):
             return None
-        key = hash(("gather", id(expr.base.binding), position.rest))
+        key = hash(("gather", expr.base.binding.node_id, position.rest))
         gather = self.gathers.setdefault(key, Gather(key, expr.base.binding, thread[0].binding, position.rest))
         return gather
 
@@ -233,7 +234,7 @@ class AffineAnalysis:
                 return Injectivity(True, index_list=self.gathers[gathered[0]])
             return Injectivity(False)
         thread_vars = [v for v in self.loop_vars.values() if v.thread]
-        missing = [v.binding.name for v in thread_vars if not form.coeff(id(v.binding))]
+        missing = [v.binding.name for v in thread_vars if not form.coeff(v.binding.node_id)]
         if missing:
             return Injectivity(False, independent_of=missing)
         coeffs = dict(form.coeffs)  # in loop order (not id order), so the choice below is the same every run
@@ -319,13 +320,13 @@ def inline_call(callee: ir.Function, args: tuple[ir.Expr, ...]) -> ir.Expr | Non
     if callee.body.tail is None or not all(isinstance(s, ir.Let) and not s.binding.mutable and s.init is not None
                                            for s in callee.body.stmts):
         return None
-    values: dict[int, ir.Expr] = {id(p): a for p, a in zip(callee.params, args)}
+    values: dict[ir.NodeId, ir.Expr] = {p.node_id: a for p, a in zip(callee.params, args)}
 
     def substitute(expr: ir.Expr) -> ir.Expr:
-        return rebuild(expr, lambda n: values.get(id(n.binding)) if isinstance(n, ir.Var) else None)
+        return rebuild(expr, lambda n: values.get(n.binding.node_id) if isinstance(n, ir.Var) else None)
 
     for let in callee.body.stmts:
-        values[id(let.binding)] = substitute(let.init)
+        values[let.binding.node_id] = substitute(let.init)
     return substitute(callee.body.tail)
 
 

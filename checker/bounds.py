@@ -122,7 +122,7 @@ class BoundsPlan:
     """Where each access of one parallel loop is checked.
 
     `bounds` the host raises on; `guarded` the host evaluates to choose the loop's variant; `hoisted`
-    holds the ids of the accesses the device never checks, `optional` those it checks only in the
+    holds the accesses the device never checks, `optional` those it checks only in the
     checked variant. Per index-list write (in the order given): the access whose panic the list's
     verification raises for a written index out of bounds (the write, or an access at its index, that
     happens in every iteration; None: the verification leaves the bounds to the loop's own device
@@ -130,53 +130,53 @@ class BoundsPlan:
 
     bounds: list[BoundsCheck] = field(default_factory=list)
     guarded: list[BoundsCheck] = field(default_factory=list)
-    hoisted: set[int] = field(default_factory=set)
-    optional: set[int] = field(default_factory=set)
+    hoisted: set[ir.NodeId] = field(default_factory=set)
+    optional: set[ir.NodeId] = field(default_factory=set)
     list_bounds: list[ir.Span | None] = field(default_factory=list)
     list_gathers: list[list[ListGather]] = field(default_factory=list)
     list_reads: list[ListRead] = field(default_factory=list)
-    listed: set[int] = field(default_factory=set)
+    listed: set[ir.NodeId] = field(default_factory=set)
 
 
 def plan_bounds(body: ir.Block, analysis: AffineAnalysis, dims, lists: list[IndexListWrite]) -> BoundsPlan:
     """The host checks of the accesses whose range can be computed, and which accesses the device checks."""
-    starts = {id(d.var): analysis.form(d.start) for d in dims}
-    thread_vars = [id(d.var) for d in dims]
-    sequential: dict[int, ir.For] = {}
+    starts = {d.var.node_id: analysis.form(d.start) for d in dims}
+    thread_vars = [d.var.node_id for d in dims]
+    sequential: dict[ir.NodeId, ir.For] = {}
     for node in walk(body):
         if isinstance(node, ir.For):
-            starts[id(node.var)] = analysis.form(node.start)
-            sequential[id(node.var)] = node
+            starts[node.var.node_id] = analysis.form(node.start)
+            sequential[node.var.node_id] = node
     accesses = sorted(param_accesses(body), key=lambda a: a.order)
-    forms = {id(a.node): analysis.form(a.node.index) for a in accesses}
+    forms = {a.node.node_id: analysis.form(a.node.index) for a in accesses}
     plan = BoundsPlan(list_bounds=[None] * len(lists), list_gathers=[[] for _ in lists])
     for k, write in enumerate(lists):
         plan.list_bounds[k] = next((a.node.span for a in accesses if a.every_iteration and a.node.base.binding
-                                    is write.target and forms[id(a.node)] == write.form), None)
+                                    is write.target and forms[a.node.node_id] == write.form), None)
     terms = analysis_terms(analysis)
     list_keys = {w.key: k for k, w in enumerate(lists)}
     checked: list[tuple[tuple, ParamAccess]] = []  # ((param, form), access) of the host-checked unconditional accesses
     guarded: dict[tuple, BoundsCheck] = {}
     for access in accesses:
-        index, param, form = access.node, access.node.base.binding, forms[id(access.node)]
+        index, param, form = access.node, access.node.base.binding, forms[access.node.node_id]
         if any(w.target is param and w.form == form and plan.list_bounds[k] is not None for k, w in enumerate(lists)):
-            plan.hoisted.add(id(index))
+            plan.hoisted.add(index.node_id)
             continue
         through = _list_gather(form, list_keys)
         if through is not None and access.every_iteration:
             scale, offset, owner = through
             plan.list_gathers[owner].append(ListGather(param, scale, terms(offset), index.span))
-            plan.hoisted.add(id(index))
+            plan.hoisted.add(index.node_id)
             continue
         read = _list_read(form, analysis)
         if read is not None:
             scale, offset, gather = read
             plan.list_reads.append(ListRead(param, gather.list_param, scale, terms(offset), index.span))
-            plan.listed.add(id(index))
+            plan.listed.add(index.node_id)
             continue
         key = (param, form)
         if any(k == key and set(earlier.loops) <= set(access.loops) for k, earlier in checked):
-            plan.hoisted.add(id(index))  # an earlier access at this index, made whenever this one is, is checked
+            plan.hoisted.add(index.node_id)  # an earlier access at this index, made whenever this one is, is checked
             continue
         extents = _extents(access, thread_vars, analysis)
         bounds = _range(form, analysis, starts)
@@ -184,17 +184,17 @@ def plan_bounds(body: ir.Block, analysis: AffineAnalysis, dims, lists: list[Inde
             continue
         low, high = bounds
         if _provably_inside(low, high, param, analysis):
-            plan.hoisted.add(id(index))
+            plan.hoisted.add(index.node_id)
             continue
         check = BoundsCheck(param, terms(low), terms(high), tuple(terms(e) for e in extents), index.span,
                             access.order, _index_form(form, access, dims, sequential, analysis, terms),
                             _exact_bounds(form, access, dims, sequential, analysis, terms))
         if access.every_iteration:
             checked.append((key, access))
-            plan.hoisted.add(id(index))
+            plan.hoisted.add(index.node_id)
             plan.bounds.append(check)
         else:
-            plan.optional.add(id(index))
+            plan.optional.add(index.node_id)
             guarded.setdefault((param, form, access.loops), check)
     plan.guarded = list(guarded.values())
     return plan
@@ -216,11 +216,11 @@ def _list_read(form: Affine | None, analysis: AffineAnalysis):
     return None if scale is None else (scale, form.rest, analysis.gathers[form.coeffs[0][0]])
 
 
-def _extents(access: ParamAccess, thread_vars: list[int], analysis: AffineAnalysis) -> list[Poly] | None:
+def _extents(access: ParamAccess, thread_vars: list[ir.NodeId], analysis: AffineAnalysis) -> list[Poly] | None:
     """The iteration counts that must all be non-zero for the access to happen: the thread dimensions' and
     those of the sequential loops around it (None when one of those is not invariant)."""
     extents: list[Poly] = []
-    for var_id in [*thread_vars, *(id(b) for b in access.loops)]:
+    for var_id in [*thread_vars, *(b.node_id for b in access.loops)]:
         var = analysis.loop_vars.get(var_id)
         if var is None or var.extent is None:
             if var_id in thread_vars:
@@ -266,27 +266,27 @@ def _provably_inside(low: Poly, high: Poly, param: ir.Binding, analysis: AffineA
     return analysis.proven_non_negative(low) and analysis.proven_non_negative(room)
 
 
-def _index_form(form: Affine, access: ParamAccess, dims, sequential: dict[int, ir.For], analysis: AffineAnalysis,
-                terms) -> IndexForm:
+def _index_form(form: Affine, access: ParamAccess, dims, sequential: dict[ir.NodeId, ir.For],
+                analysis: AffineAnalysis, terms) -> IndexForm:
     """The access's index over the thread dimensions and the sequential loops around it, with those loops'
     bounds and where their bodies start: what the runtime needs to find the first iteration that leaves the
     slice."""
     loops = []
     for binding in access.loops:
-        node = sequential[id(binding)]
+        node = sequential[binding.node_id]
         start, end = analysis.form(node.start), analysis.form(node.end)  # invariant: the loop has an extent
         loops.append(SequentialLoop(terms(start.rest), terms(end.rest), node.inclusive, binding.ty,
-                                    terms(form.coeff(id(binding))), (node.body.span.line, node.body.span.col)))
-    return IndexForm(terms(form.rest), tuple(terms(form.coeff(id(d.var))) for d in dims), tuple(loops),
+                                    terms(form.coeff(binding.node_id)), (node.body.span.line, node.body.span.col)))
+    return IndexForm(terms(form.rest), tuple(terms(form.coeff(d.var.node_id)) for d in dims), tuple(loops),
                      access.order[:2])
 
 
-def _exact_bounds(form: Affine, access: ParamAccess, dims, sequential: dict[int, ir.For], analysis: AffineAnalysis,
-                  terms) -> tuple:
+def _exact_bounds(form: Affine, access: ParamAccess, dims, sequential: dict[ir.NodeId, ir.For],
+                  analysis: AffineAnalysis, terms) -> tuple:
     """The loop bounds a check's range is computed from, as (bound, least, greatest value of its type), where
     Rust's value of the bound (computed in the type, wrapping: `n - 1` with `n == 0`) may differ from the
     exact one: those of the thread dimensions the index depends on and of every loop around the access."""
-    loops = [d for d in dims if form.coeff(id(d.var))] + [sequential[id(b)] for b in access.loops]
+    loops = [d for d in dims if form.coeff(d.var.node_id)] + [sequential[b.node_id] for b in access.loops]
     out = []
     for loop in loops:
         ty = loop.var.ty

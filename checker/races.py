@@ -186,7 +186,7 @@ def _check_write_pairs(param, writes, nest: Nest, analysis: AffineAnalysis, sink
         for b, wb in writes[a_index + 1:]:
             diff = b.minus(a)
             offset = constant_value(diff.rest)
-            single = len(a.coeffs) == 1 and len(nest.dims) == 1 and a.coeffs[0][0] == id(nest.dims[0].var)
+            single = len(a.coeffs) == 1 and len(nest.dims) == 1 and a.coeffs[0][0] == nest.dims[0].var.node_id
             stride = constant_value(a.coeffs[0][1]) if single else None
             if not diff.coeffs and (offset is None or stride is None) and diff.rest \
                     and analysis.read_disjoint(b, a, launch_checks, wb.span):

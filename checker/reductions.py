@@ -79,6 +79,8 @@ def _location_update(node, accumulators: set[ir.Binding]):
 
 def find_reductions(loop: ir.For, accumulators: set[ir.Binding], sink: DiagnosticSink) -> tuple[Reduction, ...]:
     found: dict[ir.Binding, Reduction] = {}
+    # by `id()`: marks on nodes of `loop.body` (which keeps them alive) for the walks below, never kept; the
+    # variables among them have no `node_id`
     update_reads: set[int] = set()
     for node in walk(loop.body):
         located = _location_update(node, accumulators)

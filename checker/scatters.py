@@ -125,10 +125,10 @@ def _refusal(param: ir.Binding, assigns: list[ir.Assign], updates: list[ScatterU
             kinds = "integers" if ops[0] in BITWISE else "integers and floats"
             return Note(f"atomic `{_shown(ops[0])}` updates need 32- or 64-bit {kinds}, and the elements of "
                         f"`{name}` are `{ty}`", update.assign.span)
-    owned = {id(_element_of(u.assign.target)) for u in updates} | \
-            {id(_element_of(u.element)) for u in updates if u.element is not None}
+    owned = {_element_of(u.assign.target).node_id for u in updates} | \
+            {_element_of(u.element).node_id for u in updates if u.element is not None}
     for node in walk(body):
-        if isinstance(node, ir.Index) and id(node) not in owned and _element_of(node) is node \
+        if isinstance(node, ir.Index) and node.node_id not in owned and _element_of(node) is node \
                 and node.base.binding is param:
             return Note(f"`{name}` is also read here, {why}", node.span)
     for helper_param, span in accesses.helper_slices:

@@ -189,7 +189,7 @@ class ExprRenderer:
 
     def _Index(self, e: ir.Index) -> str:
         base, index = self.expr(e.base), self.expr(e.index)
-        if self.sites is None or id(e) in self.hoisted:
+        if self.sites is None or e.node_id in self.hoisted:
             return f"{base}[{index}]"
         return f"{base}[rs2gpu_checked({index}, {self.length_of(e.base)}, {self.site('bounds', e.span)}, {self.iteration})]"
 

@@ -65,12 +65,12 @@ class BodyEmitter(ExprRenderer):
         or a helper's parameter), which a call passes on to a helper that checks something
         (`sites.checked_helpers`); `passes_iteration` tells whether one did. `private` maps a scatter
         target to the C++ name of the block's copy its updates go to (see `emit.privatize`); `l2_adds` holds
-        the ids of the `y[i] += v` statements to render as adds the L2 performs (see `emit.l2_adds`)."""
+        the `y[i] += v` statements (by `node_id`) to render as adds the L2 performs (see `emit.l2_adds`)."""
         self.sites = sites
         self.hoisted = hoisted
         self.iteration = iteration
         self.passes_iteration = False
-        self.scatter_updates = {id(u.assign): u for s in scatters for u in s.updates}
+        self.scatter_updates = {u.assign.node_id: u for s in scatters for u in s.updates}
         self.private = private or {}
         self.l2_adds = l2_adds
         self.used_sites: set[int] = set()
@@ -174,7 +174,7 @@ class BodyEmitter(ExprRenderer):
             self.hoist(f"{const}{ty} {name} = {value};")
 
     def assign(self, stmt: ir.Assign) -> None:
-        update = self.scatter_updates.get(id(stmt))
+        update = self.scatter_updates.get(stmt.node_id)
         if update is not None:
             self._scatter(stmt, update)
             return
@@ -182,7 +182,7 @@ class BodyEmitter(ExprRenderer):
         guards: list[str] = []
         target = self._place(stmt.target, guards)
         self._open_guards(guards)
-        if id(stmt) in self.l2_adds:
+        if stmt.node_id in self.l2_adds:
             self.hoist(f"rs2gpu_{ATOMIC_OPS[stmt.op]}_in_l2(&{target}, {value});")
         else:
             self._store(stmt, target, value)
@@ -213,7 +213,7 @@ class BodyEmitter(ExprRenderer):
         guards: list[str] = []
         spans = {}
         if update.element is not None:
-            spans = {id(t): e.span for t, e in zip(_indices(stmt.target), _indices(update.element))}
+            spans = {t.node_id: e.span for t, e in zip(_indices(stmt.target), _indices(update.element))}
         if update.element_first:
             target = self._place(stmt.target, guards, spans)
             self._open_guards(guards)
@@ -227,23 +227,23 @@ class BodyEmitter(ExprRenderer):
 
     def _checks_on_device(self, target) -> bool:
         while isinstance(target, (ir.Index, ir.Field)):
-            if isinstance(target, ir.Index) and self.sites is not None and id(target) not in self.hoisted:
+            if isinstance(target, ir.Index) and self.sites is not None and target.node_id not in self.hoisted:
                 return True
             target = target.base
         return False
 
     def _place(self, e, guards: list[str], spans: dict | None = None) -> str:
         """Render an assignment target; each device-checked index is computed once into a temporary and
-        its check added to `guards` (reported at `spans[id(index)]` if given, else where it is written)."""
+        its check added to `guards` (reported at `spans[index.node_id]` if given, else where it is written)."""
         if isinstance(e, ir.Index):
             copy = self.private.get(e.base.binding) if isinstance(e.base, ir.Var) else None
             base = copy or self._place(e.base, guards, spans)
-            if self.sites is None or id(e) in self.hoisted:
+            if self.sites is None or e.node_id in self.hoisted:
                 return f"{base}[{self.expr(e.index)}]"
             slot = self.names.fresh("index")
             self.hoist(f"const usize {slot} = {self.expr(e.index)};")
             guards.append(f"rs2gpu_in_bounds({slot}, {self.length_of(e.base)}, "
-                          f"{self.site('bounds', (spans or {}).get(id(e), e.span))}, {self.iteration})")
+                          f"{self.site('bounds', (spans or {}).get(e.node_id, e.span))}, {self.iteration})")
             return f"{base}[{slot}]"
         if isinstance(e, ir.Field):
             base = self._place(e.base, guards, spans)

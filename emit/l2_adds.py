@@ -45,7 +45,7 @@ UPDATES = ("+", "-")
 class L2AddsPlan:
     """The statements of a loop body that become L2 adds, and the bytes an iteration touches."""
 
-    updates: frozenset  # ids of the ir.Assign statements
+    updates: frozenset[ir.NodeId]  # the ir.Assign statements
     bytes_per_iteration: int
 
 
@@ -58,9 +58,9 @@ def l2_adds_plan(loop: ParallelLoop, vector: VectorPlan | None) -> L2AddsPlan | 
     for stream, _ in vector.places.values():
         accesses[stream.slice] = accesses.get(stream.slice, 0) + 1
     updates = frozenset(
-        id(stmt) for stmt in loop.body.stmts
+        stmt.node_id for stmt in loop.body.stmts
         if isinstance(stmt, ir.Assign) and stmt.op in UPDATES and isinstance(stmt.target, ir.Index)
-        and id(stmt.target) in vector.places and accesses[stmt.target.base.binding] == 1)
+        and stmt.target.node_id in vector.places and accesses[stmt.target.base.binding] == 1)
     if not updates:
         return None
     return L2AddsPlan(updates, size_of(vector.element) * len(accesses))

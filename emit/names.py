@@ -35,7 +35,7 @@ class LocalNames:
         self.lengths_read: set = set()
 
     def name(self, binding) -> str:
-        return self._unique(id(binding), cxx_name(binding.name))
+        return self._unique(binding.node_id, cxx_name(binding.name))
 
     def length_name(self, binding) -> str:
         """The name of the length that travels with the slice `binding`, for code that reads it: the
@@ -46,7 +46,7 @@ class LocalNames:
 
     def length_parameter(self, binding) -> str:
         """The same name, for the declaration of the parameter (not a read)."""
-        return self._unique(("len", id(binding)), self.name(binding) + "_len")
+        return self._unique(("len", binding.node_id), self.name(binding) + "_len")
 
     def _unique(self, key, base: str) -> str:
         if key not in self._names:

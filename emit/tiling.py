@@ -175,7 +175,7 @@ def _match(loop: ParallelLoop, uniform: frozenset[ir.Binding]) -> _Pattern | Non
 
 def _tileable(read, loop: ParallelLoop) -> bool:
     """`p[index]` of a read-only slice parameter, bounds-checked on the host, of a primitive element."""
-    return isinstance(read, ir.Index) and id(read) in loop.hoisted and isinstance(read.base, ir.Var) \
+    return isinstance(read, ir.Index) and read.node_id in loop.hoisted and isinstance(read.base, ir.Var) \
         and read.base.binding.kind == "param" and isinstance(read.base.ty, RefType) and not read.base.ty.mutable \
         and isinstance(read.base.ty.target, SliceType) and isinstance(read.ty, PrimType)
 

@@ -112,7 +112,7 @@ class VectorPlan:
     loads: tuple[Stream, ...]
     stores: tuple[Stream, ...]
     offsets: tuple[tuple[Stream, tuple[int, ...]], ...]  # per stream, the offsets from the loop variable
-    places: dict = field(compare=False)  # id of each access (ir.Index) of the body -> (its stream, offset)
+    places: dict = field(compare=False)  # each access (ir.Index) of the body, by node_id -> (its stream, offset)
     head: int = 0  # the iterations before the first group (the loop's start is a literal; see the module)
     rows_checked: bool = False  # a nest: its rows and groups test their streams' alignment (see the module)
 
@@ -179,7 +179,7 @@ def vector_plan(loop: ParallelLoop, params: tuple[ir.Binding, ...]) -> VectorPla
             stream = Stream(node.base.binding, row, f"{name}_row{len(of_slice)}" if of_slice else name)
             of_slice.append(stream)
         offsets.setdefault(stream, set()).add(offset)
-        places[id(node)] = (stream, offset)
+        places[node.node_id] = (stream, offset)
     if not accesses:
         return None
     mentions = sum(1 for n in walk(loop.body) if isinstance(n, ir.Var) and n.binding in slices)
@@ -463,7 +463,7 @@ def _group_lines(plan: VectorPlan, loop: ParallelLoop, names: LocalNames, sites,
         elements = {(s, offset): ir.Binding(_position_name(s, lane + offset - plan.first_offset(s)), plan.element,
                                             s in plan.stores, "local", s.slice.span)
                     for s, offsets in plan.offsets for offset in offsets}
-        block = rebuild(loop.body, lambda node: ir.Var(elements[plan.places[id(node)]], node.span)
+        block = rebuild(loop.body, lambda node: ir.Var(elements[plan.places[node.node_id]], node.span)
                         if isinstance(node, ir.Index) else None)
         body = BodyEmitter(names, indent=level + 1, sites=sites, hoisted=hoisted)
         body.block(block)

@@ -180,16 +180,16 @@ def resolve_function(fn: nodes.Function) -> nodes.Function:
     it changed, and each binding is replaced by one new binding wherever it is used (bindings are
     compared by identity).
     """
-    bindings: dict[int, nodes.Binding] = {}
+    bindings: dict[nodes.NodeId, nodes.Binding] = {}
     plans = _RESOLVE_PLANS
     fields = FIELDS
     binding_class = nodes.Binding
 
     def concrete_binding(b: nodes.Binding) -> nodes.Binding:
-        new = bindings.get(id(b))
+        new = bindings.get(b.node_id)
         if new is None:
             new = dataclasses.replace(b, ty=zonk(b.ty)) if _has_var(b.ty) else b
-            bindings[id(b)] = new
+            bindings[b.node_id] = new
         return new
 
     def resolve(node):

@@ -91,6 +91,8 @@ class ElementName:
     name: str
 
     def at(self, span: ir.Span) -> ir.Expr:
+        if isinstance(self.access, ir.Index):  # each use is an access of its own, with facts of its own
+            return dataclasses.replace(self.access, span=span, node_id=ir.new_node_id())
         return dataclasses.replace(self.access, span=span)
 
 

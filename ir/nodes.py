@@ -2,13 +2,32 @@
 
 All nodes are frozen dataclasses. Every expression has `span` (where it came from in the .rs file) and
 `ty` (its Rust type after inference). Passes never mutate a node: they build new ones.
+
+The nodes that facts are recorded about (bindings, element accesses, assignments) have a `node_id`: the
+checker's facts and the emitter's plans are keyed by it. A node gets it when it is made and keeps it
+through `walk.rebuild` and `dataclasses.replace`, so a fact about an access still holds for the access
+after a pass rebuilt the loop around it (which `id()` would not: the copy is another object, and a dead
+node's `id()` may be handed to a new one). Identities come from one counter, so two nodes made apart
+never share one (only a copy shares its original's), and a pass that makes new nodes needs no allocator
+of the crate's. Spans could not serve: one span can hold several nodes (each use of a `for` pattern's
+element name is an access of its own; the instances of a generic helper share its spans). The identity is
+left out of `==`, `hash` and `repr`, which stay structural, and out of the printed IR.
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Union
 
 from rs2gpu.ir.types import UNIT, Type
+
+NodeId = int
+
+new_node_id = itertools.count(1).__next__  # () -> a NodeId no node made before has
+
+
+def _identity():
+    return field(default_factory=new_node_id, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +49,8 @@ class Binding:
     """One variable: a parameter, a `let`, or a loop variable.
 
     Identity is the object itself (eq=False), so two `let x` that shadow each other are different
-    bindings even though they share a name.
+    bindings even though they share a name; `node_id` names it where a key must outlive the object or
+    order keys the same way on every run.
     """
 
     name: str
@@ -38,6 +58,7 @@ class Binding:
     mutable: bool
     kind: str  # "param" | "local" | "loop"
     span: Span
+    node_id: NodeId = _identity()
 
 
 # ---------------------------------------------------------------- expressions
@@ -106,6 +127,7 @@ class Index:
     index: "Expr"
     ty: Type
     span: Span
+    node_id: NodeId = _identity()
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +298,7 @@ class Assign:
     value: Expr
     op: str | None
     span: Span
+    node_id: NodeId = _identity()
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.nodes import Binding, Block, Crate, Expr, Function, Let, Span
+from rs2gpu.ir.nodes import Binding, Block, Crate, Expr, Function, Let, NodeId, Span
 from rs2gpu.ir.types import PrimType, StructType
 from rs2gpu.ir.walk import walk
 
@@ -219,14 +219,14 @@ class ParallelLoop:
     span: Span
     index_lists: tuple[IndexListCheck, ...] = ()
     bounds: tuple[BoundsCheck, ...] = ()
-    hoisted: frozenset = frozenset()  # ids of the ir.Index nodes (of `body`) the device never checks
+    hoisted: frozenset[NodeId] = frozenset()  # the ir.Index nodes (of `body`) the device never checks
     guarded_bounds: tuple[BoundsCheck, ...] = ()  # conditional accesses: all in bounds → the unchecked variant
-    optional: frozenset = frozenset()  # ids of the ir.Index nodes checked on the device only in the checked variant
+    optional: frozenset[NodeId] = frozenset()  # the ir.Index nodes checked on the device only in the checked variant
     scatters: tuple[Scatter, ...] = ()
     uniforms: tuple[Binding, ...] = ()  # values of the host loops around it that it reads: launch arguments
     lets: tuple[Let, ...] = ()         # `let`s of the host loops around it only a thread can compute: recomputed
     list_reads: tuple[ListRead, ...] = ()  # accesses through index lists the device checks (see `ListRead`)
-    listed: frozenset = frozenset()    # the ids of their ir.Index nodes
+    listed: frozenset[NodeId] = frozenset()    # their ir.Index nodes
 
 
 @dataclass(frozen=True, slots=True)

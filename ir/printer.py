@@ -19,7 +19,8 @@ The text shows every type that is not evident from the syntax:
 - expression statements end with `;` as in Rust (block-like ones of type `()` need none); a block's
   tail, its value, is the last line without one.
 
-Output is deterministic: it depends only on the IR, never on object identities or dict order.
+Output is deterministic: it depends only on the IR, never on object identities or dict order. Node
+identities (`node_id`) are not shown: their values depend on what else the process has lowered.
 """
 from __future__ import annotations
 

@@ -9,7 +9,9 @@ messages rather than diagnostics:
 Checked: every type is a concrete `ir.types` type (no inference variables left), every variable is
 used inside the scope of its binding (a parameter, an enclosing `let`, or a `for` variable),
 operators agree with their operand types, indices are `usize`, `break`/`continue` sit inside loops,
-assignment targets are places, and every node and binding has a span.
+assignment targets are places, every node and binding has a span, and every binding, index and
+assignment has an identity (`node_id`) of its own, and appears once (a binding: is declared once).
+`validate_crate` checks each function, and that no two of them share an identity.
 """
 from __future__ import annotations
 
@@ -28,7 +30,13 @@ _INTRINSIC_NAMES = frozenset(name for _, name in INTRINSICS)
 
 def validate_function(fn: ir.Function) -> list[str]:
     """Every internal inconsistency found in `fn`, as `file:line:col: message` lines; [] when valid."""
-    return _Validator(fn).run()
+    return _Validator(fn, {}).run()
+
+
+def validate_crate(crate: ir.Crate) -> list[str]:
+    """`validate_function` of every function of `crate`, and the identities that two functions share."""
+    identities: dict[ir.NodeId, tuple[object, object]] = {}
+    return [error for fn in crate.functions for error in _Validator(fn, identities).run()]
 
 
 def is_concrete(ty: object) -> bool:
@@ -57,8 +65,9 @@ def _int(ty: object) -> bool:
 
 
 class _Validator:
-    def __init__(self, fn: ir.Function) -> None:
+    def __init__(self, fn: ir.Function, identities: dict) -> None:
         self.fn = fn
+        self.identities = identities  # node_id -> (its node, where), shared by the functions of a crate
         self.errors: list[str] = []
         self.scopes: list[set[ir.Binding]] = []
         self.loops: list[object] = []  # per enclosing loop: the type its `break`s carry (None: no value)
@@ -108,6 +117,21 @@ class _Validator:
         self.concrete(b.ty, b.span, f"binding `{b.name}`")
         if b.kind not in ("param", "local", "loop"):
             self.report(b.span, f"binding `{b.name}` has the unknown kind `{b.kind}`")
+        self.identity(b, b.span, f"binding `{b.name}`")
+
+    def identity(self, node: object, span: object, what: str) -> None:
+        """The checker's facts are keyed by `node_id`: a fact about one node must not apply to another."""
+        node_id = getattr(node, "node_id", None)
+        if type(node_id) is not int:
+            self.report(span, f"{what} has no identity")
+            return
+        seen = self.identities.get(node_id)
+        if seen is None:
+            self.identities[node_id] = (node, span)
+        elif seen[0] is node:
+            self.report(span, f"{what} appears twice (node {node_id})")
+        else:
+            self.report(span, f"{what} has the identity of another node (node {node_id}, at {seen[1]})")
 
     def in_scope(self, b: ir.Binding) -> bool:
         return any(b in scope for scope in self.scopes)
@@ -149,6 +173,7 @@ class _Validator:
 
     def assign(self, stmt: ir.Assign) -> None:
         span = self.span_of(stmt, "assignment")
+        self.identity(stmt, span, "assignment")
         self.expr(stmt.target)
         self.expr(stmt.value)
         root = stmt.target
@@ -246,6 +271,7 @@ class _Validator:
             self.report(span, f"cast from `{e.operand.ty}` to `{e.ty}`: only primitive types cast")
 
     def _index(self, e: ir.Index, span) -> None:
+        self.identity(e, span, "index")
         self.expr(e.base)
         self.expr(e.index)
         if e.index.ty != USIZE and not _never(e.index.ty):
@@ -420,4 +446,4 @@ class _Validator:
             self.report(span, f"`{what}` has type `{e.ty}`, expected `!`")
 
 
-__all__ = ["validate_function", "is_concrete"]
+__all__ = ["validate_function", "validate_crate", "is_concrete"]

@@ -22,7 +22,7 @@ FIELDS: dict[type, tuple[str, ...]] = {
 # Field annotations that can never hold a node; fields declared with any other annotation are
 # looked into (by value, the way `ir.walk` does).
 LEAF_ANNOTATIONS = frozenset({
-    "Span", "Type", "Binding", "str", "str | None", "bool", "int | None", "int | float | bool",
+    "Span", "Type", "Binding", "NodeId", "str", "str | None", "bool", "int | None", "int | float | bool",
     "dict[str, str]", "tuple[str, ...]", "tuple[Type, ...]", "tuple[Binding, ...]",
     "tuple[int | tuple[int, int], ...]",
 })
@@ -99,7 +99,8 @@ def preorder(root: object, classes: tuple[type, ...] | None = None) -> list:
 
 def rebuild(node: object, rewrite: Callable[[object], object | None]) -> object:
     """Same as `ir.walk.rebuild`: a copy of `node` where `rewrite(n)` replaced every sub-node it
-    returned non-None for, children first; unchanged sub-trees are shared, not copied."""
+    returned non-None for, children first; unchanged sub-trees are shared, not copied, and a node copied
+    because its children changed keeps its `node_id` (the facts about it still hold)."""
     cls = type(node)
     names = FIELDS[cls]
     values = [getattr(node, name) for name in names]
@@ -125,7 +126,8 @@ def _rebuild_value(value: object, rewrite: Callable[[object], object | None]) ->
 
 
 def same_value(a: object, b: object) -> bool:
-    """Structural equality of two expressions, ignoring where they were written (their spans)."""
+    """Structural equality of two expressions, ignoring where they were written (their spans) and which
+    nodes they are (their identities)."""
     if type(a) is not type(b):
         return False
     if not is_node(a):
@@ -133,4 +135,4 @@ def same_value(a: object, b: object) -> bool:
             return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
         return a is b if isinstance(a, nodes.Binding) else a == b
     return all(same_value(getattr(a, f.name), getattr(b, f.name))
-               for f in dataclasses.fields(a) if f.name != "span")
+               for f in dataclasses.fields(a) if f.name not in ("span", "node_id"))

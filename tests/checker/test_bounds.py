@@ -7,8 +7,10 @@ The facts here are what the plan says; that the checks raise Rust's panic is tes
 """
 from __future__ import annotations
 
+import dataclasses
+
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.walk import walk
+from rs2gpu.ir.walk import rebuild, walk
 
 
 def single_loop(check_source, source: str):
@@ -26,7 +28,22 @@ def accesses(loop) -> dict[str, list[ir.Index]]:
 
 
 def device_checked(loop) -> set[str]:
-    return {name for name, nodes in accesses(loop).items() if any(id(n) not in loop.hoisted for n in nodes)}
+    return {name for name, nodes in accesses(loop).items() if any(n.node_id not in loop.hoisted for n in nodes)}
+
+
+def test_where_each_access_is_checked_holds_for_a_rebuilt_copy_of_the_loop_body(check_source) -> None:
+    loop = single_loop(check_source, """
+#[kernel]
+pub fn gather(out: &mut [f64], a: &[f64], idx: &[usize]) {
+    for i in 0..out.len() {
+        out[i] = a[idx[i]] + a[i];
+    }
+}
+""")
+    body = rebuild(loop.body, lambda n: ir.Var(n.binding, n.span) if isinstance(n, ir.Var) else None)
+    copied = dataclasses.replace(loop, body=body)
+    assert all(new is not old for old, new in zip(accesses(loop)["a"], accesses(copied)["a"]))
+    assert device_checked(loop) == device_checked(copied) == {"a"}  # `a[idx[i]]`; the host checks the others
 
 
 def test_zipped_slices_need_no_check_anywhere(check_source) -> None:
@@ -172,7 +189,7 @@ pub fn spread(x: &mut [f64], vol: &[f64], zones: &[usize], jp: usize) {
 """)
     reads = [(r.param.name, r.list_param.name, r.scale, len(r.offset)) for r in loop.list_reads]
     assert reads == [("vol", "zones", 1, 0), ("x", "zones", 1, 0), ("x", "zones", 1, 1)]
-    assert loop.listed == {id(n) for name in ("vol", "x") for n in accesses(loop)[name]}
+    assert loop.listed == {n.node_id for name in ("vol", "x") for n in accesses(loop)[name]}
     assert device_checked(loop) == {"vol", "x"}  # unless the host clears them from a verified list
 
 

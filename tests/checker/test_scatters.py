@@ -238,13 +238,13 @@ def test_affine_scatter_indices_are_checked_on_the_host(check_source) -> None:
     [loop] = check_source(source).checked.kernels[0].loops
     checked = sorted((b.param.name, b.span.line, b.span.col) for b in loop.bounds)
     assert ("out", *locate(source, "out[i + 1]")) in checked
-    assert {id(u.assign.target) for s in loop.scatters for u in s.updates} <= loop.hoisted
+    assert {u.assign.target.node_id for s in loop.scatters for u in s.updates} <= loop.hoisted
 
 
 def test_data_dependent_scatter_indices_are_checked_on_the_device(check_source) -> None:
     [loop] = check_source(SCATTERS["histogram_through_an_index_list"][0]).checked.kernels[0].loops
     [scatter] = loop.scatters
-    assert id(scatter.updates[0].assign.target) not in loop.hoisted
+    assert scatter.updates[0].assign.target.node_id not in loop.hoisted
 
 
 # ---------------------------------------------------------------- near misses: still races

@@ -6,11 +6,15 @@ its range leaves the slice, a conditional one only when it runs there.
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-from rs2gpu import pipeline
+from rs2gpu import __version__, pipeline
+from rs2gpu.emit import emit_crate
+from rs2gpu.ir import nodes as ir
+from rs2gpu.ir.walk import rebuild, walk
 
 HEADER = "use rs2gpu::kernel;\n\n"
 
@@ -270,3 +274,53 @@ pub fn halves(out: &mut [i32], a: &[i32], d: &[i32]) {
     panics = result.emitted.manifest["kernels"]["halves"]["panics"]
     assert sorted((p["kind"], p["source"]) for p in panics) == sorted(
         [("div", column(source, "a[i] / d[i]")), ("div", column(source, "a[i] / -1"))])
+
+
+FACTS = ROOTS + """
+#[kernel]
+pub fn gather(out: &mut [f64], a: &[f64], idx: &[usize]) {
+    for i in 0..out.len() {
+        out[i] = a[idx[i]];
+    }
+}
+
+#[kernel]
+pub fn daxpy(y: &mut [f64], x: &[f64], alpha: f64) {
+    for i in 0..y.len() {
+        y[i] += alpha * x[i];
+    }
+}
+
+#[kernel]
+pub fn highest(top: &mut [f64], bins: &[usize], data: &[f64]) {
+    for i in 0..data.len() {
+        top[bins[i]] = top[bins[i]].max(data[i]);
+    }
+}
+"""
+
+
+def with_loop_bodies_copied(checked):
+    """`checked` with the body of every parallel loop rebuilt, each of its nodes a new object."""
+    def copy(node):
+        return ir.Var(node.binding, node.span) if isinstance(node, ir.Var) else None
+
+    return dataclasses.replace(checked, kernels=tuple(
+        dataclasses.replace(plan, loops=tuple(dataclasses.replace(loop, body=rebuild(loop.body, copy))
+                                              for loop in plan.loops))
+        for plan in checked.kernels))
+
+
+def test_the_facts_about_a_loop_body_hold_for_a_rebuilt_copy_of_it(translate) -> None:
+    # host-checked, guarded and device-checked accesses, a vector and an L2-adds entry point (which find
+    # the body's accesses and updates by their identities), and a scatter's atomic updates
+    result = translate(FACTS)
+    text = "".join(result.emitted.files[f"{name}.cu"] for name in ("gather", "daxpy", "highest"))
+    assert all(f in text for f in ("rs2gpu_checked(", "_vector(", "_l2_adds(", "rs2gpu_atomic_max("))
+    copied = with_loop_bodies_copied(result.checked)
+    pairs = [(old, new) for plan, copy in zip(result.checked.kernels, copied.kernels)
+             for loop, rebuilt in zip(plan.loops, copy.loops)
+             for old, new in zip(walk(loop.body), walk(rebuilt.body)) if isinstance(old, (ir.Index, ir.Assign))]
+    assert len(pairs) == 19 and all(new is not old and new.node_id == old.node_id for old, new in pairs)
+    again = emit_crate(copied, pipeline.ALL_TARGETS, __version__)
+    assert again.files == result.emitted.files and again.manifest == result.emitted.manifest

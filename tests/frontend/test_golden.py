@@ -29,7 +29,7 @@ import pytest
 from rs2gpu.frontend import lower_text
 from rs2gpu.ir.diagnostics import Diagnostic
 from rs2gpu.ir.printer import format_crate
-from rs2gpu.ir.validate import validate_function
+from rs2gpu.ir.validate import validate_crate
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 FILES = sorted(DATA.glob("ir-*.test"))
@@ -86,7 +86,7 @@ def lower_case(source: str) -> tuple[str, list[str]]:
     lines = [format_diagnostic(d) for d in sink.items]
     if not sink.has_errors:
         lines += format_crate(crate).rstrip("\n").splitlines()
-    problems = [f"{fn.name}: {message}" for fn in crate.functions for message in validate_function(fn)]
+    problems = validate_crate(crate)
     return "\n".join(lines).strip("\n"), problems
 
 

@@ -10,7 +10,7 @@ from rs2gpu.frontend import lower_path, lower_text
 from rs2gpu.frontend.infer import InferVar
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.types import BOOL, F32, F64, I32, NEVER, U32, UNIT, USIZE, RefType, SliceType
-from rs2gpu.ir.validate import is_concrete, validate_function
+from rs2gpu.ir.validate import is_concrete, validate_crate, validate_function
 
 REPO = Path(__file__).resolve().parent.parent.parent
 SPAN = ir.Span("src/lib.rs", 1, 1, 1, 2)
@@ -47,8 +47,7 @@ def one_error(fn: ir.Function) -> str:
 def test_every_function_of_the_example_crate_is_valid() -> None:
     crate, sink = lower_path(REPO / "examples" / "rajaperf")
     assert not sink.has_errors
-    for fn in crate.functions:
-        assert validate_function(fn) == [], fn.name
+    assert validate_crate(crate) == []
 
 
 def test_frontend_output_with_every_construct_is_valid() -> None:
@@ -174,6 +173,48 @@ def test_assignment_through_index_and_field_chains_is_a_place() -> None:
     a = param("a", SLICE)
     fn = function([ir.Assign(ir.Index(var(a), lit(0, USIZE), F64, SPAN), lit(1.0, F64), "+", SPAN)], params=(a,))
     assert validate_function(fn) == []
+
+
+def test_two_accesses_with_one_identity_are_reported() -> None:
+    a = param("a", SLICE)
+    first = ir.Index(var(a), lit(0, USIZE), F64, SPAN)
+    second = dataclasses.replace(first, index=lit(1, USIZE))  # a copy keeps the identity: not a new access
+    fn = function([ir.Assign(first, second, None, SPAN)], params=(a,))
+    assert f"index has the identity of another node (node {first.node_id}, at src/lib.rs:1:1)" in one_error(fn)
+
+
+def test_one_access_placed_twice_is_reported() -> None:
+    a = param("a", SLICE)
+    element = ir.Index(var(a), lit(0, USIZE), F64, SPAN)
+    fn = function([ir.Assign(element, element, "+", SPAN)], params=(a,))
+    assert f"index appears twice (node {element.node_id})" in one_error(fn)
+
+
+def test_assignment_and_binding_identities_are_checked_too() -> None:
+    x = local("x", F64, mutable=True)
+    store = ir.Assign(var(x), lit(1.0, F64), None, SPAN)
+    fn = function([ir.Let(x, None, SPAN), store, store])
+    assert f"assignment appears twice (node {store.node_id})" in one_error(fn)
+    twin = dataclasses.replace(x, name="y")
+    fn = function([ir.Let(x, None, SPAN), ir.Let(twin, None, SPAN)])
+    assert f"binding `y` has the identity of another node (node {x.node_id}" in one_error(fn)
+
+
+def test_access_without_an_identity_is_reported() -> None:
+    a = param("a", SLICE)
+    element = dataclasses.replace(ir.Index(var(a), lit(0, USIZE), F64, SPAN), node_id=None)
+    assert "index has no identity" in one_error(function([], element, params=(a,), ret=F64))
+
+
+def test_functions_of_a_crate_sharing_an_identity_are_reported() -> None:
+    a, b = param("a", SLICE), param("b", SLICE)
+    element = ir.Index(var(a), lit(0, USIZE), F64, SPAN)
+    f = function([], element, params=(a,), ret=F64)
+    g = dataclasses.replace(function([], dataclasses.replace(element, base=var(b)), params=(b,), ret=F64), name="g")
+    assert validate_function(f) == validate_function(g) == []
+    crate = ir.Crate("c", "", (), (), (f, g), {})
+    assert validate_crate(crate) == [f"src/lib.rs:1:1: index has the identity of another node (node "
+                                     f"{element.node_id}, at src/lib.rs:1:1)"]
 
 
 def test_let_initializer_must_have_the_binding_type() -> None:
