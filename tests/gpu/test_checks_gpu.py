@@ -1,4 +1,4 @@
-"""The device side of the checks on the cuda backend: the checked launch variant, the checks of index
+"""The device side of the checks on the cuda backend: the checked entry point, the checks of index
 lists (in the loop, and the verification after it), the panic record, and calls that need not wait for
 the device.
 
