@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import rs2gpu
+from rs2gpu.ir.abi import ParamKind
 from rs2gpu.runtime.errors import ToolchainUnavailable
 
 from .conftest import RAJAPERF
@@ -197,8 +198,8 @@ def test_kernel_gives_its_formula_bitwise(rajaperf, name: str, n: int) -> None:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_shared_slices_are_left_untouched(rajaperf, name: str) -> None:
     case = CASES[name](np.random.default_rng(7), 100)
-    shared = [k for k, p in enumerate(rajaperf.manifest["kernels"][name]["params"])
-              if p["kind"] == "slice" and not p["mutable"]]
+    shared = [k for k, p in enumerate(rajaperf.abi.kernels[name].params)
+              if p.kind == ParamKind.SLICE and not p.mutable]
     before = {k: case.args[k].tobytes() for k in shared}
     getattr(rajaperf, name)(*case.args)
     assert {k: case.args[k].tobytes() for k in shared} == before
@@ -374,13 +375,13 @@ def test_out_of_bounds_stencil_input_panics_at_the_first_read_past_the_end(rajap
 
 def test_scatter_index_out_of_bounds_panics_where_the_device_check_reports_it(rajaperf) -> None:
     # values[bins[i]] += data[i] with bins[2] past the end: Rust panics at the update's place, having added
-    # data[0] and data[1]; the GPU checks that index on the device, at a site the manifest names
+    # data[0] and data[1]; the GPU checks that index on the device, at a site the kernel ABI names
     values, bins = np.zeros(3), np.array([0, 2, 7, 1], dtype=np.uint64)
     with pytest.raises(rs2gpu.KernelPanic) as caught:
         rajaperf.multi_reduce(values, np.ones(4), bins)
     assert caught.value.message == "index out of bounds: the len is 3 but the index is 7"
     assert caught.value.location == location(RAJAPERF, "src/basic.rs", "values[bins[i]] += data[i];", "values[bins[i]]")
-    sites = {p["source"] for p in rajaperf.manifest["kernels"]["multi_reduce"]["panics"] if p["kind"] == "bounds"}
+    sites = {p.source for p in rajaperf.abi.kernels["multi_reduce"].panics if p.kind == "bounds"}
     assert caught.value.location in sites
 
 
@@ -394,7 +395,7 @@ def test_min_update_out_of_bounds_panics_at_the_read_on_the_right(probe, probe_c
     statement = "lo[idx[i]] = lo[idx[i]].min(v[i]);"
     right = location(probe_crate, "src/lib.rs", statement, "lo[idx[i]].min")
     assert caught.value.location == right
-    sites = [p["source"] for p in probe.manifest["kernels"]["lowest"]["panics"] if p["kind"] == "bounds"]
+    sites = [p.source for p in probe.abi.kernels["lowest"].panics if p.kind == "bounds"]
     assert right in sites and location(probe_crate, "src/lib.rs", statement, "lo[idx[i]] =") not in sites
     assert lo.tolist() == [5.0, 1.0]  # iteration 0 ran before the panic
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import rs2gpu
+from rs2gpu.ir.abi import KernelABI, ParamKind
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "rajaperf"
@@ -31,18 +32,18 @@ def cpu_kernels():
     return rs2gpu.load(EXAMPLE, backend="cpu")
 
 
-def random_arguments(entry: dict, n: int, rng: np.random.Generator, input_extra: int) -> list:
+def random_arguments(entry: KernelABI, n: int, rng: np.random.Generator, input_extra: int) -> list:
     """Non-zero random data: outputs of length n, inputs of length n + input_extra (stencils read past
     the loop's end), scalars in (0.5, 1.5)."""
     args = []
-    for p in entry["params"]:
-        if p["kind"] == "slice":
-            length = n if p["mutable"] else n + input_extra
+    for p in entry.params:
+        if p.kind == ParamKind.SLICE:
+            length = n if p.mutable else n + input_extra
             args.append(rng.uniform(0.5, 1.5, length) * rng.choice([-1.0, 1.0], length))
-        elif p["kind"] == "scalar":
+        elif p.kind == ParamKind.SCALAR:
             args.append(float(rng.uniform(0.5, 1.5)))
         else:
-            raise NotImplementedError(p["kind"])
+            raise NotImplementedError(p.kind)
     return args
 
 
@@ -51,7 +52,7 @@ INPUT_EXTRAS = (lambda n: 0, lambda n: 16, lambda n: 25 * n + 16)  # exact, sten
 
 def input_extra_for(cpu_kernels, name: str, n: int) -> int:
     """The smallest extra input length with which the Rust kernel does not panic at size n."""
-    entry = cpu_kernels.manifest["kernels"][name]
+    entry = cpu_kernels.abi.kernels[name]
     rng = np.random.default_rng(0)
     for extra in INPUT_EXTRAS:
         try:

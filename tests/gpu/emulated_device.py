@@ -19,8 +19,8 @@ def emulated_kernels(translation, workdir: Path) -> dict[str, DeviceKernel]:
     """Every kernel of a translation (with the cuda target) on one emulated device."""
     device = EmulatedBackend(workdir)
     emitted = translation.emitted
-    return {name: DeviceKernel(device, name, entry, emitted.files[entry["files"]["cuda"]], entry["files"]["cuda"])
-            for name, entry in emitted.manifest["kernels"].items()}
+    return {name: DeviceKernel(device, name, entry, emitted.files[entry.files["cuda"]], entry.files["cuda"])
+            for name, entry in emitted.abi.kernels.items()}
 
 
 def launched(kernel: DeviceKernel) -> list[str]:

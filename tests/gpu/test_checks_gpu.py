@@ -1,4 +1,4 @@
-"""The device side of the checks on the cuda backend: the checked launch variant, the checks of index
+"""The device side of the checks on the cuda backend: the checked entry point, the checks of index
 lists (in the loop, and the verification after it), the panic record, and calls that need not wait for
 the device.
 
@@ -109,7 +109,7 @@ def marked(kernel, target: str) -> tuple[int, bool]:
 
 
 def race_message(gpu, kernel: str, positions: str, written: str) -> str:
-    source = gpu.manifest["kernels"][kernel]["launches"][0]["index_lists"][0]["source"]
+    source = gpu.abi.kernels[kernel].launches[0].index_lists[0].source
     return (f"kernel `{kernel}`: index list `zones` holds the same value at positions {positions}, so two "
             f"iterations of the loop at {source} may write `{written}`; nothing was copied back to the host, "
             f"and what the loop wrote to device arrays is unspecified")

@@ -34,7 +34,7 @@ def _copy(value):
 
 @pytest.mark.parametrize("k", ENTRIES, ids=[k.name for k in ENTRIES])
 def test_corpus_kernel_matches_rustc(cuda_kernels, cpu_kernels, k):
-    entry = cpu_kernels.manifest["kernels"][k.rust]
+    entry = cpu_kernels.abi.kernels[k.rust]
     dims = k.dims(TARGET)
     sides = prepare(k, dims, np, seed=7)
     cpu_vars = {name: _copy(value) for name, value in sides.gen.items()}

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import rs2gpu
+from rs2gpu.ir.abi import ParamKind
 
 from .conftest import EXAMPLE, SIZES, input_extra_for, random_arguments
 
@@ -52,18 +53,18 @@ NOT_CORRECTLY_ROUNDED = {"planckian": planckian_bound}
 @pytest.mark.parametrize("n", SIZES)
 @pytest.mark.parametrize("name", ELEMENTWISE)
 def test_elementwise_kernel_matches_rustc_bitwise(cuda_kernels, cpu_kernels, name, n):
-    entry = cpu_kernels.manifest["kernels"][name]
+    entry = cpu_kernels.abi.kernels[name]
     rng = np.random.default_rng([n, len(name)])
     args = random_arguments(entry, n, rng, input_extra_for(cpu_kernels, name, n))
     expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     getattr(cpu_kernels, name)(*expected)
     getattr(cuda_kernels, name)(*args)
     bounds = NOT_CORRECTLY_ROUNDED[name](args, expected) if name in NOT_CORRECTLY_ROUNDED else {}
-    for p, got, want in zip(entry["params"], args, expected):
+    for p, got, want in zip(entry.params, args, expected):
         if not isinstance(got, np.ndarray):
             continue
-        if p["name"] in bounds:
-            assert np.all(np.abs(got - want) <= bounds[p["name"]]), f"{name}: `{p['name']}` beyond the bound"
+        if p.name in bounds:
+            assert np.all(np.abs(got - want) <= bounds[p.name]), f"{name}: `{p.name}` beyond the bound"
         else:
             assert got.tobytes() == want.tobytes(), f"{name}: `{p['name']}` differs from rustc at n={n}"
 
@@ -80,13 +81,13 @@ def test_dot_matches_rustc_within_reordering_bound(cuda_kernels, cpu_kernels, n)
 
 @pytest.mark.parametrize("name", ELEMENTWISE)
 def test_shared_inputs_are_left_untouched(cuda_kernels, cpu_kernels, name):
-    entry = cuda_kernels.manifest["kernels"][name]
+    entry = cuda_kernels.abi.kernels[name]
     args = random_arguments(entry, 1000, np.random.default_rng(7), input_extra_for(cpu_kernels, name, 1000))
-    before = {p["name"]: a.tobytes() for p, a in zip(entry["params"], args) if p["kind"] == "slice" and not p["mutable"]}
+    before = {p.name: a.tobytes() for p, a in zip(entry.params, args) if p.kind == ParamKind.SLICE and not p.mutable}
     getattr(cuda_kernels, name)(*args)
-    for p, a in zip(entry["params"], args):
-        if p["name"] in before:
-            assert a.tobytes() == before[p["name"]]
+    for p, a in zip(entry.params, args):
+        if p.name in before:
+            assert a.tobytes() == before[p.name]
 
 
 def test_write_only_output_is_never_uploaded(cuda_kernels):

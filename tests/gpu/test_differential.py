@@ -25,6 +25,7 @@ import pytest
 
 import rs2gpu
 from rs2gpu import pipeline
+from rs2gpu.ir.abi import KernelABI, ParamKind
 from rs2gpu.runtime.arguments import numpy_dtype
 
 HERE = Path(__file__).resolve().parent
@@ -37,8 +38,8 @@ SIZES = (1, 257, 4099)
 
 
 def kernels_of(path: Path) -> list[str]:
-    """The kernels of a file as the manifest names them (one per instantiation of a generic kernel)."""
-    return list(pipeline.translate(path, ("cuda",)).emitted.manifest["kernels"])
+    """The kernels of a file as the kernel ABI names them (one per instantiation of a generic kernel)."""
+    return list(pipeline.translate(path, ("cuda",)).emitted.abi.kernels)
 
 
 CASES = [(f, k) for f in FILES for k in kernels_of(f)]
@@ -87,17 +88,17 @@ def random_values(dtype: np.dtype, shape, rng: np.random.Generator):
     return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
 
 
-def arguments(entry: dict, n: int, rng: np.random.Generator) -> list:
+def arguments(entry: KernelABI, n: int, rng: np.random.Generator) -> list:
     args = []
-    for p in entry["params"]:
-        if p["kind"] == "slice":
-            length = n if p["mutable"] else n + 16
-            args.append(np.ascontiguousarray(random_values(numpy_dtype(p["elem"]), length, rng)))
-        elif p["kind"] in ("array", "struct_ref"):
-            count = p.get("length", 1)
-            args.append(np.ascontiguousarray(random_values(numpy_dtype(p["elem"]), count, rng)))
-        elif p["kind"] == "scalar":
-            ty = p["type"]
+    for p in entry.params:
+        if p.kind == ParamKind.SLICE:
+            length = n if p.mutable else n + 16
+            args.append(np.ascontiguousarray(random_values(numpy_dtype(p.layout), length, rng)))
+        elif p.kind in (ParamKind.ARRAY, ParamKind.STRUCT_REF):
+            count = p.length if p.length is not None else 1
+            args.append(np.ascontiguousarray(random_values(numpy_dtype(p.layout), count, rng)))
+        elif p.kind == ParamKind.SCALAR:
+            ty = p.layout.type
             if ty == "bool":
                 args.append(bool(rng.integers(0, 2)))
             elif ty in ("f32", "f64"):
@@ -105,7 +106,7 @@ def arguments(entry: dict, n: int, rng: np.random.Generator) -> list:
             else:
                 args.append(int(rng.integers(0, 16)))  # scalars often count something: keep them small
         else:
-            record = random_values(numpy_dtype(p["layout"]), (), rng)
+            record = random_values(numpy_dtype(p.layout), (), rng)
             args.append(record[()])
     return args
 
@@ -144,7 +145,7 @@ def test_emulated_device_agrees_with_rustc(emulated_modules, path, name, n):
 
 
 def agrees_with_rustc(cpu, cuda, path: Path, name: str, n: int) -> None:
-    entry = cpu.manifest["kernels"][name]
+    entry = cpu.abi.kernels[name]
     rng = np.random.default_rng([n, len(name), sum(map(ord, name))])
     args = arguments(entry, n, rng)
     expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
@@ -161,14 +162,14 @@ def agrees_with_rustc(cpu, cuda, path: Path, name: str, n: int) -> None:
         return
     got = getattr(cuda, name)(*args)
     source = path.read_text()
-    inexact = bool(NOT_CORRECTLY_ROUNDED.search(_kernel_text(source, entry["rust_path"].split("::")[-1])))
-    for p, a, b in zip(entry["params"], args, expected):
+    inexact = bool(NOT_CORRECTLY_ROUNDED.search(_kernel_text(source, entry.rust_path.split("::")[-1])))
+    for p, a, b in zip(entry.params, args, expected):
         if isinstance(a, np.ndarray):
             if inexact:
                 tolerance = 1e-5 if a.dtype == np.float32 else 1e-13
-                assert close(a, b, tolerance), f"`{p['name']}` differs beyond a few ulps"
+                assert close(a, b, tolerance), f"`{p.name}` differs beyond a few ulps"
             else:
-                assert same_bits(a, b), f"`{p['name']}` differs from rustc"
+                assert same_bits(a, b), f"`{p.name}` differs from rustc"
     _compare_results(entry, args, got, want)
 
 
@@ -178,8 +179,8 @@ def _compare_results(entry, args, got, want) -> None:
         return
     got_all = got if isinstance(got, tuple) else (got,)
     want_all = want if isinstance(want, tuple) else (want,)
-    reordered = any(r["op"] in ("+", "*") and r["type"] in ("f32", "f64")
-                    for launch in entry["launches"] for r in launch["reductions"])
+    reordered = any(r.op in ("+", "*") and r.type in ("f32", "f64")
+                    for launch in entry.launches for r in launch.reductions)
     first = next((a for a in args if isinstance(a, np.ndarray) and a.dtype.kind == "f"), None)
     for g, w in zip(got_all, want_all):
         if isinstance(w, float) and reordered and first is not None:

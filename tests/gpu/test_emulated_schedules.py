@@ -101,7 +101,7 @@ def test_negative_signed_index_panics_with_the_wrapped_usize_before_any_launch(c
 
 
 def test_generic_kernel_on_a_device_picks_the_instantiation_of_the_arguments(cpu, device, translation):
-    axpy = group_instances(device, translation.emitted.manifest)["axpy_generic"]
+    axpy = group_instances(device, translation.emitted.abi)["axpy_generic"]
     y, x = random(30, 8).astype(np.float32), random(30, 9).astype(np.float32)
     want = y.copy()
     cpu.axpy_generic(want, x, 1.5)

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import rs2gpu
+from rs2gpu.ir.abi import KernelABI
 from rs2gpu.runtime.arguments import numpy_dtype
 from rs2gpu.runtime.base import REDUCTION_BLOCKS_PER_MULTIPROCESSOR
 
@@ -41,12 +42,12 @@ def grid_threads() -> int:
     return sms * REDUCTION_BLOCKS_PER_MULTIPROCESSOR * 256
 
 
-def inputs(entry: dict, n: int, rng: np.random.Generator) -> list[np.ndarray]:
+def inputs(entry: KernelABI, n: int, rng: np.random.Generator) -> list[np.ndarray]:
     """One array per slice parameter: small non-zero values with many repeats (ties for the location
     reductions, float products that stay finite), of both signs for the signed types."""
     out = []
-    for p in entry["params"]:
-        dtype = numpy_dtype(p["elem"])
+    for p in entry.params:
+        dtype = numpy_dtype(p.layout)
         if dtype.kind == "f":
             values = rng.choice([0.998, 0.999, 1.0, 1.001, 1.002, -0.999, -1.0, -1.001], n)
         elif dtype.kind == "i":
@@ -57,17 +58,17 @@ def inputs(entry: dict, n: int, rng: np.random.Generator) -> list[np.ndarray]:
     return out
 
 
-def reordered_results(entry: dict) -> dict[int, str]:
+def reordered_results(entry: KernelABI) -> dict[int, str]:
     """The positions of the kernel's results that are float sums or products (the GPU combines their terms
     in another order than Rust), with the operator."""
-    ops = {r["name"]: r["op"] for launch in entry["launches"] for r in launch["reductions"]
-           if r["op"] in ("+", "*") and r["type"] in ("f32", "f64")}
-    returned = entry["returns"]["expr"]
+    ops = {r.name: r.op for launch in entry.launches for r in launch.reductions
+           if r.op in ("+", "*") and r.type in ("f32", "f64")}
+    returned = entry.returns.expr
     items = returned["tuple"] if "tuple" in returned else [returned]
     return {i: ops[item["reduction"]] for i, item in enumerate(items) if item.get("reduction") in ops}
 
 
-def assert_same_results(name: str, entry: dict, args: list, got, want) -> None:
+def assert_same_results(name: str, entry: KernelABI, args: list, got, want) -> None:
     got = got if isinstance(got, tuple) else (got,)
     want = want if isinstance(want, tuple) else (want,)
     reordered = reordered_results(entry)
@@ -87,7 +88,7 @@ def assert_same_results(name: str, entry: dict, args: list, got, want) -> None:
 def test_reduction_matches_rustc(semantics, name, size):
     cpu, cuda = semantics
     n = {"grid": grid_threads() + 1, "3 grids": 3 * grid_threads() + 17}.get(size, size)
-    entry = cpu.manifest["kernels"][name]
+    entry = cpu.abi.kernels[name]
     args = inputs(entry, n, np.random.default_rng([n, len(name)]))
     assert_same_results(name, entry, args, getattr(cuda, name)(*args), getattr(cpu, name)(*args))
 
@@ -97,7 +98,7 @@ def test_results_are_the_same_in_every_call(semantics, name):
     import cupy as cp
 
     _, cuda = semantics
-    entry = cuda.manifest["kernels"][name]
+    entry = cuda.abi.kernels[name]
     args = [cp.asarray(a) for a in inputs(entry, 3 * grid_threads() + 5, np.random.default_rng(3))]
     first = getattr(cuda, name)(*args)
     for _ in range(20):

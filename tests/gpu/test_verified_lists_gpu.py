@@ -10,6 +10,7 @@ import pytest
 import rs2gpu
 from bench import harness
 from bench.kernels import KERNELS
+from rs2gpu.ir.abi import KernelABI
 
 pytestmark = pytest.mark.gpu
 
@@ -23,7 +24,7 @@ extern "C" __global__ void spin(long long cycles) {
 """
 
 
-def arguments(kernel, entry: dict, target: int, seed: int, verified: bool):
+def arguments(kernel, entry: KernelABI, target: int, seed: int, verified: bool):
     """The bench's data for the kernel at `target` zones (numpy), bound to the Rust signature."""
     k = BY_NAME[kernel]
     d = k.dims(target)
@@ -38,7 +39,7 @@ def arguments(kernel, entry: dict, target: int, seed: int, verified: bool):
 def test_a_verified_zone_list_runs_the_loop_without_list_checks_and_gives_rustcs_bits(cuda_kernels, cpu_kernels,
                                                                                        kernel):
     name = BY_NAME[kernel].rust
-    entry = cuda_kernels.manifest["kernels"][name]
+    entry = cuda_kernels.abi.kernels[name]
     want, got = arguments(kernel, entry, 200_000, 7, False), arguments(kernel, entry, 200_000, 7, True)
     getattr(cpu_kernels, name)(*want)
     getattr(cuda_kernels, name)(*got)
@@ -57,7 +58,7 @@ def test_a_call_on_device_arrays_waits_for_the_device_only_with_a_plain_list(cud
     import cupy as cp  # the cuda backend's own dependency: a GPU machine without it fails here
 
     kernel = BY_NAME["ZONAL_ACCUMULATION_3D"]
-    entry = cuda_kernels.manifest["kernels"][kernel.rust]
+    entry = cuda_kernels.abi.kernels[kernel.rust]
     host = arguments(kernel.name, entry, 200_000, 8, False)
     want = [a.copy() if isinstance(a, np.ndarray) else a for a in host]
     cpu_kernels.zonal_accumulation_3d(*want)
@@ -77,7 +78,7 @@ def test_a_call_on_device_arrays_waits_for_the_device_only_with_a_plain_list(cud
 
 def test_a_verified_list_with_a_zone_past_the_mesh_panics_as_rust_does(cuda_kernels, cpu_kernels):
     kernel = BY_NAME["ZONAL_ACCUMULATION_3D"]
-    entry = cuda_kernels.manifest["kernels"][kernel.rust]
+    entry = cuda_kernels.abi.kernels[kernel.rust]
     plain = arguments(kernel.name, entry, 200_000, 9, False)
     zones = plain[2].copy()
     zones[5000] = plain[1].size - 1  # its corners past x's end
@@ -98,7 +99,7 @@ def test_repeated_calls_through_a_verified_zone_list_skip_the_general_path_and_g
     import cupy as cp
 
     name = BY_NAME[kernel].rust
-    entry = cuda_kernels.manifest["kernels"][name]
+    entry = cuda_kernels.abi.kernels[name]
     gpu_kernel = getattr(cuda_kernels, name)
     lists = {at: a for at, a in enumerate(arguments(kernel, entry, 200_000, 10, True))
              if isinstance(a, rs2gpu.IndexList)}

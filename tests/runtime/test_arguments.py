@@ -1,6 +1,6 @@
 """Python call arguments are checked the way a Rust caller's are by the type system: element types, lengths,
-alignment, value ranges, and no `&mut` borrow overlapping another argument. numpy only; the parameter
-entries are written by hand in the manifest's format.
+alignment, value ranges, and no `&mut` borrow overlapping another argument. numpy only; the parameters are
+written by hand as the kernel ABI's `Param`s.
 """
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import struct
 import numpy as np
 import pytest
 
+from rs2gpu.ir.abi import ArgPart, ArgRole, FieldLayout, Layout, Param, ParamKind, Transfer
 from rs2gpu.runtime.arguments import (array_argument, check_aliasing, check_array_length, numpy_dtype, scalar_value,
                                       struct_value)
 from rs2gpu.runtime.errors import AliasError
@@ -17,36 +18,45 @@ PRIM_SIZES = {"bool": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "i32": 4, "u32": 
               "i64": 8, "u64": 8, "isize": 8, "usize": 8, "f64": 8}
 
 
-def prim(ty: str) -> dict:
-    return {"type": ty, "size": PRIM_SIZES[ty], "align": PRIM_SIZES[ty]}
+def prim(ty: str) -> Layout:
+    return Layout(ty, PRIM_SIZES[ty], PRIM_SIZES[ty])
 
 
-def slice_param(name: str, elem: str = "f64", mutable: bool = False) -> dict:
-    return {"name": name, "type": f"&{'mut ' if mutable else ''}[{elem}]", "kind": "slice", "mutable": mutable,
-            "elem": prim(elem)}
+def pointer(name: str) -> ArgPart:
+    return ArgPart(name, ArgRole.POINTER, 8, 8)
 
 
-def scalar_param(name: str, ty: str) -> dict:
-    return {"name": name, "type": ty, "kind": "scalar", "layout": prim(ty)}
+def reference_param(name: str, rust_type: str, kind: ParamKind, layout: Layout, mutable: bool = False,
+                    length: int | None = None) -> Param:
+    """A parameter in memory: a slice (a pointer and a length), an array or a referenced struct (a pointer)."""
+    parts = (pointer(name), ArgPart(f"{name}_len", ArgRole.LENGTH, 8, 8)) if kind == ParamKind.SLICE \
+        else (pointer(name),)
+    transfer, reason = (Transfer.INOUT, "read and written") if mutable else (Transfer.IN, "shared reference")
+    return Param(name, rust_type, kind, mutable, transfer, reason, parts, layout, length)
+
+
+def slice_param(name: str, elem: str = "f64", mutable: bool = False) -> Param:
+    return reference_param(name, f"&{'mut ' if mutable else ''}[{elem}]", ParamKind.SLICE, prim(elem), mutable)
 
 
 # #[repr(C)] struct Affine { scale: f64, shift: f32, steps: i32, flag: u8 }: offsets 0, 8, 12, 16; size 24
 # (rounded up to the 8-byte alignment of `scale`)
-AFFINE = {"type": "Affine", "size": 24, "align": 8, "fields": [
-    {"name": "scale", "offset": 0, **prim("f64")},
-    {"name": "shift", "offset": 8, **prim("f32")},
-    {"name": "steps", "offset": 12, **prim("i32")},
-    {"name": "flag", "offset": 16, **prim("u8")},
-]}
+AFFINE = Layout("Affine", 24, 8, fields=(
+    FieldLayout("scale", 0, prim("f64")),
+    FieldLayout("shift", 8, prim("f32")),
+    FieldLayout("steps", 12, prim("i32")),
+    FieldLayout("flag", 16, prim("u8")),
+))
 # #[repr(C)] struct Body { pos: [f32; 3], inner: Affine }: `pos` at 0 (12 bytes), `inner` at 16; size 40
-BODY = {"type": "Body", "size": 40, "align": 8, "fields": [
-    {"name": "pos", "offset": 0, "type": "[f32; 3]", "size": 12, "align": 4, "elem": prim("f32"), "length": 3},
-    {"name": "inner", "offset": 16, **AFFINE},
-]}
+BODY = Layout("Body", 40, 8, fields=(
+    FieldLayout("pos", 0, Layout("[f32; 3]", 12, 4, elem=prim("f32"), length=3)),
+    FieldLayout("inner", 16, AFFINE),
+))
 
 
-def struct_param(name: str, layout: dict) -> dict:
-    return {"name": name, "type": layout["type"], "kind": "struct", "layout": layout}
+def struct_param(name: str, layout: Layout) -> Param:
+    return Param(name, layout.type, ParamKind.STRUCT, False, Transfer.VALUE, "passed by value",
+                 (ArgPart(name, ArgRole.VALUE, layout.size, layout.align),), layout)
 
 
 def affine_bytes(scale: float, shift: float, steps: int, flag: int) -> bytes:
@@ -147,15 +157,14 @@ def test_gpu_array_is_passed_by_device_address_to_a_device_backend() -> None:
 
 
 def test_fixed_size_array_needs_exactly_its_length() -> None:
-    param = {"name": "table", "type": "&[f64; 4]", "kind": "array", "mutable": False, "length": 4,
-             "elem": prim("f64")}
+    param = reference_param("table", "&[f64; 4]", ParamKind.ARRAY, prim("f64"), length=4)
     check_array_length(param, array_argument(param, np.zeros(4), allow_device=False))
     with pytest.raises(ValueError, match="`table` \\(&\\[f64; 4\\]\\) must have exactly 4 elements, got 3"):
         check_array_length(param, array_argument(param, np.zeros(3), allow_device=False))
 
 
 def test_struct_reference_needs_exactly_one_record() -> None:
-    param = {"name": "p", "type": "&Affine", "kind": "struct_ref", "mutable": False, "elem": AFFINE}
+    param = reference_param("p", "&Affine", ParamKind.STRUCT_REF, AFFINE)
     records = np.zeros(2, dtype=numpy_dtype(AFFINE))
     with pytest.raises(ValueError, match="`p` \\(&Affine\\) must be one struct, got 2 elements"):
         check_array_length(param, array_argument(param, records, allow_device=False))
@@ -170,13 +179,13 @@ def test_struct_dtype_has_the_repr_c_layout() -> None:
 def test_aligned_numpy_struct_dtype_is_accepted_for_a_repr_c_slice() -> None:
     # numpy's align=True follows the same C layout rules as #[repr(C)]
     natural = np.dtype([("scale", "f8"), ("shift", "f4"), ("steps", "i4"), ("flag", "u1")], align=True)
-    param = {"name": "ps", "type": "&[Affine]", "kind": "slice", "mutable": False, "elem": AFFINE}
+    param = reference_param("ps", "&[Affine]", ParamKind.SLICE, AFFINE)
     assert array_argument(param, np.zeros(3, dtype=natural), allow_device=False).count == 3
 
 
 def test_packed_numpy_struct_dtype_is_rejected() -> None:
     packed = np.dtype([("scale", "f8"), ("shift", "f4"), ("steps", "i4"), ("flag", "u1")])
-    param = {"name": "ps", "type": "&[Affine]", "kind": "slice", "mutable": False, "elem": AFFINE}
+    param = reference_param("ps", "&[Affine]", ParamKind.SLICE, AFFINE)
     with pytest.raises(TypeError, match="`ps`"):
         array_argument(param, np.zeros(3, dtype=packed), allow_device=False)
 
@@ -184,11 +193,11 @@ def test_packed_numpy_struct_dtype_is_rejected() -> None:
 # ---------------------------------------------------------------- aliasing
 
 
-def arrays_of(params: list[dict], *values) -> dict:
-    return {p["name"]: array_argument(p, v, allow_device=False) for p, v in zip(params, values)}
+def arrays_of(params: tuple[Param, ...], *values) -> dict:
+    return {p.name: array_argument(p, v, allow_device=False) for p, v in zip(params, values)}
 
 
-OUT_IN = [slice_param("out", mutable=True), slice_param("inp")]
+OUT_IN = (slice_param("out", mutable=True), slice_param("inp"))
 
 
 def test_mutable_slice_may_not_be_the_same_array_as_another_argument() -> None:
@@ -204,7 +213,7 @@ def test_mutable_slice_may_not_overlap_part_of_another_argument() -> None:
 
 
 def test_two_mutable_slices_may_not_overlap() -> None:
-    params = [slice_param("a", mutable=True), slice_param("b", mutable=True)]
+    params = (slice_param("a", mutable=True), slice_param("b", mutable=True))
     x = np.zeros(20)
     with pytest.raises(AliasError, match="`a` and `b`"):
         check_aliasing(params, arrays_of(params, x[0:10], x[5:15]))
@@ -216,7 +225,7 @@ def test_adjacent_views_of_one_buffer_do_not_overlap() -> None:
 
 
 def test_two_shared_slices_may_be_the_same_array() -> None:
-    params = [slice_param("a"), slice_param("b")]
+    params = (slice_param("a"), slice_param("b"))
     x = np.zeros(8)
     check_aliasing(params, arrays_of(params, x, x))
 
@@ -235,28 +244,28 @@ def test_alias_error_is_a_value_error() -> None:
 
 
 def test_bool_parameter_takes_a_bool() -> None:
-    assert scalar_value(scalar_param("flag", "bool"), True) is True
-    assert scalar_value(scalar_param("flag", "bool"), np.bool_(False)) is False
+    assert scalar_value("flag", "bool", True) is True
+    assert scalar_value("flag", "bool", np.bool_(False)) is False
 
 
 def test_bool_parameter_rejects_an_int() -> None:
     with pytest.raises(TypeError, match="argument `flag` \\(bool\\) must be a bool, got int"):
-        scalar_value(scalar_param("flag", "bool"), 1)
+        scalar_value("flag", "bool", 1)
 
 
 def test_int_parameter_rejects_a_bool() -> None:
     # Rust has no implicit bool -> integer conversion
     with pytest.raises(TypeError, match="argument `n` \\(i32\\) must be an int, got bool"):
-        scalar_value(scalar_param("n", "i32"), True)
+        scalar_value("n", "i32", True)
 
 
 def test_int_parameter_rejects_a_float_even_when_integral() -> None:
     with pytest.raises(TypeError, match="argument `n` \\(usize\\) must be an int, got float"):
-        scalar_value(scalar_param("n", "usize"), 2.0)
+        scalar_value("n", "usize", 2.0)
 
 
 def test_numpy_integer_is_accepted_as_a_python_int() -> None:
-    value = scalar_value(scalar_param("n", "i64"), np.int16(-5))
+    value = scalar_value("n", "i64", np.int16(-5))
     assert value == -5 and type(value) is int
 
 
@@ -264,44 +273,42 @@ def test_numpy_integer_is_accepted_as_a_python_int() -> None:
                                               ("u32", 0, 2**32 - 1), ("usize", 0, 2**64 - 1),
                                               ("i64", -2**63, 2**63 - 1)])
 def test_int_parameter_takes_its_whole_range_and_nothing_beyond(ty: str, lo: int, hi: int) -> None:
-    param = scalar_param("n", ty)
-    assert (scalar_value(param, lo), scalar_value(param, hi)) == (lo, hi)
+    assert (scalar_value("n", ty, lo), scalar_value("n", ty, hi)) == (lo, hi)
     for outside in (lo - 1, hi + 1):
         with pytest.raises(ValueError, match=f"argument `n` = {outside} does not fit in {ty}"):
-            scalar_value(param, outside)
+            scalar_value("n", ty, outside)
 
 
 def test_float_parameter_rejects_a_bool_and_a_string() -> None:
     for value in (True, "1.0"):
         with pytest.raises(TypeError, match="argument `alpha` \\(f64\\) must be a number"):
-            scalar_value(scalar_param("alpha", "f64"), value)
+            scalar_value("alpha", "f64", value)
 
 
 def test_f64_parameter_takes_an_int_as_the_equal_double() -> None:
-    assert scalar_value(scalar_param("alpha", "f64"), 3) == 3.0
+    assert scalar_value("alpha", "f64", 3) == 3.0
 
 
 def test_f32_parameter_rounds_a_python_float_to_the_nearest_f32() -> None:
     # 0.1f32 as f64 == 0.10000000149011612 (rustc)
-    assert scalar_value(scalar_param("alpha", "f32"), 0.1) == 0.10000000149011612
+    assert scalar_value("alpha", "f32", 0.1) == 0.10000000149011612
 
 
 def test_f32_parameter_rounds_a_large_int_once() -> None:
     # the literal 18014399583223809_f32 is 18014400656965632 (rustc): 2^54 + 2^30 + 1 rounds up to 2^54 + 2^31
-    assert scalar_value(scalar_param("alpha", "f32"), 2**54 + 2**30 + 1) == 2.0**54 + 2.0**31
+    assert scalar_value("alpha", "f32", 2**54 + 2**30 + 1) == 2.0**54 + 2.0**31
 
 
 def test_f32_parameter_rejects_a_finite_value_beyond_its_range() -> None:
     # rustc rejects the literal 1e39_f32 rather than make it infinite
     with pytest.raises(ValueError, match="argument `alpha` = 1e\\+39 does not fit in f32"):
-        scalar_value(scalar_param("alpha", "f32"), 1e39)
+        scalar_value("alpha", "f32", 1e39)
 
 
 def test_f32_parameter_keeps_infinities_and_nan() -> None:
-    param = scalar_param("alpha", "f32")
-    assert scalar_value(param, float("inf")) == float("inf")
-    assert scalar_value(param, float("-inf")) == float("-inf")
-    assert np.isnan(scalar_value(param, float("nan")))
+    assert scalar_value("alpha", "f32", float("inf")) == float("inf")
+    assert scalar_value("alpha", "f32", float("-inf")) == float("-inf")
+    assert np.isnan(scalar_value("alpha", "f32", float("nan")))
 
 
 # ---------------------------------------------------------------- structs by value

@@ -169,9 +169,9 @@ def test_cache_dir_defaults_to_xdg_cache_home(monkeypatch, tmp_path: Path) -> No
 def generated_triad() -> tuple[str, str, str]:
     """The CUDA C++ rs2gpu generates for the example crate's `triad`, its file name, and its launch symbol."""
     emitted = pipeline.translate(REPO / "examples" / "rajaperf", ("cuda",)).emitted
-    entry = emitted.manifest["kernels"]["triad"]
-    name = entry["files"]["cuda"]
-    return emitted.files[name], name, entry["launches"][0]["symbol"]
+    kernel = emitted.abi.kernels["triad"]
+    name = kernel.files["cuda"]
+    return emitted.files[name], name, kernel.launches[0].general.symbol
 
 
 def test_generated_kernel_compiles_to_a_cubin_with_its_launch_symbol(generated_triad) -> None:

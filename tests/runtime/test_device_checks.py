@@ -1,4 +1,4 @@
-"""The device side of the checks, run on the CPU: conditional accesses, launch variants, index-list
+"""The device side of the checks, run on the CPU: conditional accesses, entry points, index-list
 verification and the panic record, with the generated kernels compiled by g++ (`bench.emulate`).
 
 Expected results and panics come from rustc (the cpu backend runs the same Rust); a RaceError has no Rust
@@ -13,6 +13,7 @@ import pytest
 
 import rs2gpu
 from rs2gpu import pipeline
+from rs2gpu.ir.abi import EntryKind
 from rs2gpu.runtime.base import DeviceKernel
 
 from bench.emulate import EmulatedBackend, EmulatedDeviceArray, EmulatedKernels, compiler
@@ -84,7 +85,7 @@ def test_a_conditional_write_past_the_end_that_runs_panics_as_rust_does(device, 
     assert np.all(x1 == 7.0) and np.all(x2 == 7.0)  # nothing was copied back
 
 
-def test_conditional_accesses_in_bounds_run_the_variant_without_checks_and_the_call_does_not_wait(device) -> None:
+def test_conditional_accesses_in_bounds_run_the_entry_point_without_checks_and_the_call_does_not_wait(device) -> None:
     n = 700
     s = roots_input(n, n, [])
     x1, x2 = EmulatedDeviceArray(np.zeros(n)), EmulatedDeviceArray(np.zeros(n))
@@ -96,7 +97,7 @@ def test_conditional_accesses_in_bounds_run_the_variant_without_checks_and_the_c
     assert np.array_equal(x2.array[s >= 0], np.sqrt(s[s >= 0])) and np.all(x2.array[s < 0] == 0.0)
 
 
-def test_the_checked_variant_waits_for_the_device_to_read_its_panics(device) -> None:
+def test_the_checked_entry_point_waits_for_the_device_to_read_its_panics(device) -> None:
     n = 300
     x1, x2 = EmulatedDeviceArray(np.zeros(n)), EmulatedDeviceArray(np.zeros(n - 1))
     waits = device.backend.synchronizations
@@ -141,7 +142,7 @@ def marked(kernel: DeviceKernel, target: str) -> np.ndarray:
 
 def race_message(device: EmulatedKernels, kernel: str, positions: str, written: str) -> str:
     """The RaceError text the runtime documents for a repeated index (no Rust counterpart)."""
-    source = device.translation.emitted.manifest["kernels"][kernel]["launches"][0]["index_lists"][0]["source"]
+    source = device.translation.emitted.abi.kernels[kernel].launches[0].index_lists[0].source
     return (f"kernel `{kernel}`: index list `zones` holds the same value at positions {positions}, so two "
             f"iterations of the loop at {source} may write `{written}`; nothing was copied back to the host, "
             f"and what the loop wrote to device arrays is unspecified")
@@ -451,8 +452,9 @@ def test_if_quad_on_device_arrays_returns_without_waiting(rajaperf) -> None:
 
 
 def test_pressure_has_no_device_checks_at_all(rajaperf) -> None:
-    entry = rajaperf.translation.emitted.manifest["kernels"]["pressure"]
-    assert [v["records_panics"] for launch in entry["launches"] for v in launch["variants"]] == [False, False]
+    kernel = rajaperf.translation.emitted.abi.kernels["pressure"]
+    assert [launch.entry(EntryKind.CHECKED) for launch in kernel.launches] == [None, None]
+    assert not any(entry.records_panics for launch in kernel.launches for entry in launch.entry_points)
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from bench.emulate import EmulatedDeviceArray, compiler, rust_and_emulated
+from rs2gpu.ir.abi import Transfer
 from rs2gpu.runtime.callplan import CallPlan
 from rs2gpu.runtime.errors import AliasError, KernelPanic
 
@@ -318,7 +319,7 @@ def test_a_preamble_that_can_panic_on_a_parameter_outside_the_key_never_repeats(
     # has the key of one with d = 4, and must still panic as Rust does
     a = EmulatedDeviceArray(values(16, 15))
     out = EmulatedDeviceArray(np.zeros(16))
-    assert not any(v["records_panics"] for v in device.copy_parted.entry["launches"][0]["variants"])
+    assert not any(entry.records_panics for entry in device.copy_parted.entry.launches[0].entry_points)
     device.copy_parted(out, a, 4)
     device.copy_parted(out, a, 4)
     with pytest.raises(KernelPanic, match="attempt to divide by zero"):
@@ -404,7 +405,7 @@ def filter_call(kernels, taps) -> tuple[np.ndarray, np.ndarray]:
 
 def test_an_array_passed_by_value_repeats_with_each_calls_elements(kernels) -> None:
     _, device = kernels
-    assert device.filter4.entry["params"][2]["transfer"] == "value"  # its elements travel in the arguments
+    assert device.filter4.entry.params[2].transfer == Transfer.VALUE  # its elements travel in the arguments
     before = device.filter4.repeats
     for taps in ([0.25, 0.5, 0.125, 1.0], [-1.0, 3.0, 0.0, 2.5], [1e-300, 1e300, -7.0, 0.5]):
         got, expected = filter_call(kernels, np.array(taps))

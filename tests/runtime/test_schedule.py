@@ -1,4 +1,4 @@
-"""The call plan of a kernel with host loops: how its schedule is read from the manifest, which launches
+"""The call plan of a kernel with host loops: how its schedule is read from the kernel ABI, which launches
 must be checked again in every iteration, and what a launch inside a host loop is given.
 
 Whole calls (launch order, transfers, panics) run on the emulated device in tests/gpu.
@@ -37,7 +37,7 @@ pub fn k(a: &mut [f64], b: &mut [f64], steps: i32, every: usize) {
 def plan(tmp_path_factory) -> CallPlan:
     path = tmp_path_factory.mktemp("schedule") / "k.rs"
     path.write_text(SOURCE)
-    return CallPlan("k", pipeline.translate(Path(path), ("cuda",)).emitted.manifest["kernels"]["k"])
+    return CallPlan("k", pipeline.translate(Path(path), ("cuda",)).emitted.abi.kernels["k"])
 
 
 def test_schedule_holds_the_launches_and_the_host_loop_in_source_order(plan: CallPlan) -> None:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from bench.emulate import EmulatedDeviceArray, compiler, rust_and_emulated
+from rs2gpu.ir.abi import EntryKind
 
 SOURCE = """
 use rs2gpu::kernel;
@@ -370,7 +371,7 @@ def test_a_loop_reading_a_slice_out_of_step_with_its_stores_runs_one_thread_per_
     rust, device = kernels
     # y[i + 1] only, y exactly n + 1 long: lanes in step with x's would load y[n + 1] in the last group, and
     # a group would read each lane's y[i + 1] on its own; the covering entry point reads one per thread
-    assert device.next_of.entry["launches"][0]["vector"] is None
+    assert device.next_of.entry.launches[0].entry(EntryKind.VECTOR) is None
     ys = values(n + 2, 17)
     y = ys[1:]
     expected, x = np.zeros(n), np.zeros(n)
@@ -385,8 +386,8 @@ def test_a_loop_from_one_storing_at_its_variable_starts_its_warps_at_multiples_o
     rust, device = kernels
     # TRIDIAG_ELIM's shape: xin[i - 1] only, xin exactly as long as the loop reads (n - 1 elements). Its
     # covering grid starts with one idle thread, so thread t runs i = t; n = 256 fills one block, 257 takes two
-    launch = device.eliminate.entry["launches"][0]
-    assert launch["vector"] is None and launch["covering"]["lead"] == 1
+    launch = device.eliminate.entry.launches[0]
+    assert launch.entry(EntryKind.VECTOR) is None and launch.entry(EntryKind.COVERING).grid.lead == 1
     z, y, xin = values(n, 18), values(n, 19), values(n - 1, 20)
     expected, xout = np.full(n, -1.0), np.full(n, -1.0)
     rust.eliminate(expected, xin, y, z)
@@ -449,7 +450,7 @@ def test_a_nest_with_a_reduction_has_no_vector_entry_point(kernels) -> None:
     rust, device = kernels
     # a nest's vector form runs one thread per group on a grid that covers them; a reduction's grid is
     # capped at a few blocks per multiprocessor, its threads striding over the iterations
-    assert device.plane_total.entry["launches"][0]["vector"] is None
+    assert device.plane_total.entry.launches[0].entry(EntryKind.VECTOR) is None
     v = np.random.default_rng(5).integers(-1000, 1000, 1000 * 3, dtype=np.int32)
     assert device.plane_total(v, 1000, 3) == rust.plane_total(v, 1000, 3)
     assert device.plane_total.last_variants == ["rs2gpu_plane_total_0"]

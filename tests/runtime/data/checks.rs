@@ -1,5 +1,5 @@
 //! Kernels whose checks land in every place rs2gpu puts them: conditional accesses (a guarded host check
-//! and a checked launch variant), the right side of `&&`, a sequential loop around an access, and
+//! and a checked entry point), the right side of `&&`, a sequential loop around an access, and
 //! writes through index lists with gathers through them (checked in the loop, and verified distinct after
 //! it where the indices were out of order).
 //! The cpu backend (rustc) is the reference for what they compute and where they panic.
