@@ -19,6 +19,7 @@ import pytest
 
 import rs2gpu
 from rs2gpu import pipeline
+from rs2gpu.ir.abi import KernelABI
 from rs2gpu.runtime.arguments import numpy_dtype
 from rs2gpu.runtime.base import REDUCTION_BLOCKS_PER_MULTIPROCESSOR, DeviceKernel
 
@@ -132,9 +133,9 @@ def backend(tmp_path_factory):
 
 def device_kernels(translation: pipeline.Translation, backend, names) -> dict[str, DeviceKernel]:
     emitted = translation.emitted
-    entries = emitted.manifest["kernels"]
-    return {name: DeviceKernel(backend, name, entries[name], emitted.files[entries[name]["files"]["cuda"]],
-                               entries[name]["files"]["cuda"]) for name in names}
+    entries = emitted.abi.kernels
+    return {name: DeviceKernel(backend, name, entries[name], emitted.files[entries[name].files["cuda"]],
+                               entries[name].files["cuda"]) for name in names}
 
 
 @pytest.fixture(scope="module")
@@ -157,13 +158,13 @@ def tickets_left(kernel: DeviceKernel) -> int:
     return ctypes.c_uint32.in_dll(kernel._module.handle, "rs2gpu_finished_blocks").value
 
 
-def exact_values(entry: dict, n: int, rng: np.random.Generator) -> list[np.ndarray]:
+def exact_values(entry: KernelABI, n: int, rng: np.random.Generator) -> list[np.ndarray]:
     """Values whose sums and products are exact in any order, so every result must equal rustc's bit for
     bit: small non-zero integers (with many repeats: ties for the location reductions; wrapping integer
     products), and for floats ±1 with a few ±2 and ±0.5 (the products are powers of two that stay in range)."""
     out = []
-    for p in entry["params"]:
-        dtype = numpy_dtype(p["elem"])
+    for p in entry.params:
+        dtype = numpy_dtype(p.layout)
         if dtype.kind == "f":
             values = rng.choice([1.0, -1.0, 2.0, -2.0, 0.5, -0.5], n, p=[0.45, 0.45, 0.025, 0.025, 0.025, 0.025])
         else:
@@ -176,7 +177,7 @@ def exact_values(entry: dict, n: int, rng: np.random.Generator) -> list[np.ndarr
 @pytest.mark.parametrize("name", REDUCTIONS)
 def test_reduction_matches_rustc(semantics, backend, name, n):
     cpu, kernels = semantics
-    entry = cpu.manifest["kernels"][name]
+    entry = cpu.abi.kernels[name]
     args = exact_values(entry, n, np.random.default_rng([n, len(name)]))
     launched = len(backend.launches)
     assert kernels[name](*args) == getattr(cpu, name)(*args)
