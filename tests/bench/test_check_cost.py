@@ -50,7 +50,7 @@ def test_a_loop_through_an_index_list_checks_it_in_the_registers_of_the_loop_wit
     assert loop.device_checks == 2 and loop.registers == loop.bare_registers
 
 
-def test_the_checked_variant_and_the_verification_contain_the_checks(measured) -> None:
+def test_the_checked_entry_point_and_the_verification_contain_the_checks(measured) -> None:
     costs, _ = measured
     checked = next(c for c in costs if c.role == "checked")
     assert checked.device_checks == 2 and checked.instructions > checked.bare_instructions

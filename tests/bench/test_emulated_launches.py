@@ -235,7 +235,7 @@ def packed_stop_flag(kernel: DeviceKernel, launch: int) -> bool:
 
 def test_a_launch_reads_the_panic_record_only_after_code_that_can_panic(own):
     # the first loop's conditional write is checked on the device only when `out` may be too short (its
-    # checked variant); only then must the second loop look at the record before it fills
+    # checked entry point); only then must the second loop look at the record before it fills
     kernel = own[1]["clip_then_fill"]
     a, filled = np.linspace(-1.0, 1.0, 300), np.zeros(50)
     kernel(np.zeros(300), a, 0.5, filled)
@@ -243,7 +243,7 @@ def test_a_launch_reads_the_panic_record_only_after_code_that_can_panic(own):
     kernel(np.zeros(300), a, 2.0, filled)  # `out` as long as `a`, no element above the limit
     assert packed_stop_flag(kernel, 1) is False
     with pytest.raises(rs2gpu.KernelPanic, match="the len is 100 but the index is 100"):
-        kernel(np.zeros(100), a, -2.0, filled)  # too short: the checked variant runs, and panics at 100 first
+        kernel(np.zeros(100), a, -2.0, filled)  # too short: the checked entry point runs, and panics at 100 first
     assert kernel.last_variants[0] == "rs2gpu_clip_then_fill_0_checked" and packed_stop_flag(kernel, 1) is True
 
 

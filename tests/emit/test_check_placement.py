@@ -1,4 +1,4 @@
-"""Where each bounds check of a kernel goes: the host before the launch, a launch variant, the index-list
+"""Where each bounds check of a kernel goes: the host before the launch, a checked entry point, the index-list
 verification, or the loop's own code on the device; and what the kernel ABI says each entry point checks.
 
 Expected placements follow from Rust's semantics: an access every iteration makes panics in Rust whenever
@@ -61,7 +61,7 @@ pub fn roots(x1: &mut [f64], x2: &mut [f64], s: &[f64]) {
 """
 
 
-def test_a_conditional_access_gets_a_guarded_host_check_and_a_checked_variant(translate) -> None:
+def test_a_conditional_access_gets_a_guarded_host_check_and_a_checked_entry_point(translate) -> None:
     result = translate(ROOTS)
     entry = launch(result, "roots")
     assert [b.param for b in entry.guarded_bounds] == ["x2"]
