@@ -151,8 +151,15 @@ ENTRY_KINDS = {
 
 def _describe_entry(e: EntryPoint, launch: Launch) -> str:
     text = ENTRY_KINDS[e.kind].format(private=e.private, l2_adds=e.l2_adds, vector=e.vector)
-    if e.kind == EntryKind.GENERAL and launch.entry(EntryKind.CHECKED):
-        text = text.replace("runs otherwise", "runs where the host found every conditional access in bounds")
+    if e.kind == EntryKind.VECTOR and e.grid is not None:  # a nest's: the host tests no slice
+        text = text.replace("where the slices' first lanes are aligned",
+                            "where a grid covers its groups (each row tests its own alignment)")
+    if launch.entry(EntryKind.CHECKED):  # only the checked entry point runs with a conditional access out of bounds
+        found = "the host found every conditional access in bounds"
+        if e.kind == EntryKind.GENERAL:
+            text = text.replace("runs otherwise", f"runs where {found}")
+        elif e.kind in (EntryKind.PROVEN, EntryKind.L2_ADDS, EntryKind.VECTOR, EntryKind.COVERING):
+            text = text.replace("; runs where ", f"; runs where {found} and ")
     grid = e.grid
     if grid is not None:
         text += f", blocks of {' x '.join(map(str, grid.block))}" if grid.block else ""

@@ -56,7 +56,7 @@ def test_generated_arguments_bind_by_parameter_name(corpus, name: str) -> None:
     d = k.dims(1500)
     sides = harness.prepare(k, d, np, seed=5)
     args = harness.generated_arguments(corpus.kernels[k.rust], sides.gen, d)
-    assert len(args) == len(corpus.kernels[k.rust]["params"])
+    assert len(args) == len(corpus.kernels[k.rust].params)
     harness.hand_launches(k, sides.hand, d)
 
 

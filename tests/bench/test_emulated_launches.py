@@ -19,6 +19,7 @@ import pytest
 
 import rs2gpu
 from rs2gpu import pipeline
+from rs2gpu.ir.abi import KernelABI
 from rs2gpu.runtime.arguments import numpy_dtype
 from rs2gpu.runtime.base import REDUCTION_BLOCKS_PER_MULTIPROCESSOR, DeviceKernel
 
@@ -132,9 +133,9 @@ def backend(tmp_path_factory):
 
 def device_kernels(translation: pipeline.Translation, backend, names) -> dict[str, DeviceKernel]:
     emitted = translation.emitted
-    entries = emitted.manifest["kernels"]
-    return {name: DeviceKernel(backend, name, entries[name], emitted.files[entries[name]["files"]["cuda"]],
-                               entries[name]["files"]["cuda"]) for name in names}
+    entries = emitted.abi.kernels
+    return {name: DeviceKernel(backend, name, entries[name], emitted.files[entries[name].files["cuda"]],
+                               entries[name].files["cuda"]) for name in names}
 
 
 @pytest.fixture(scope="module")
@@ -157,13 +158,13 @@ def tickets_left(kernel: DeviceKernel) -> int:
     return ctypes.c_uint32.in_dll(kernel._module.handle, "rs2gpu_finished_blocks").value
 
 
-def exact_values(entry: dict, n: int, rng: np.random.Generator) -> list[np.ndarray]:
+def exact_values(entry: KernelABI, n: int, rng: np.random.Generator) -> list[np.ndarray]:
     """Values whose sums and products are exact in any order, so every result must equal rustc's bit for
     bit: small non-zero integers (with many repeats: ties for the location reductions; wrapping integer
     products), and for floats ±1 with a few ±2 and ±0.5 (the products are powers of two that stay in range)."""
     out = []
-    for p in entry["params"]:
-        dtype = numpy_dtype(p["elem"])
+    for p in entry.params:
+        dtype = numpy_dtype(p.layout)
         if dtype.kind == "f":
             values = rng.choice([1.0, -1.0, 2.0, -2.0, 0.5, -0.5], n, p=[0.45, 0.45, 0.025, 0.025, 0.025, 0.025])
         else:
@@ -176,7 +177,7 @@ def exact_values(entry: dict, n: int, rng: np.random.Generator) -> list[np.ndarr
 @pytest.mark.parametrize("name", REDUCTIONS)
 def test_reduction_matches_rustc(semantics, backend, name, n):
     cpu, kernels = semantics
-    entry = cpu.manifest["kernels"][name]
+    entry = cpu.abi.kernels[name]
     args = exact_values(entry, n, np.random.default_rng([n, len(name)]))
     launched = len(backend.launches)
     assert kernels[name](*args) == getattr(cpu, name)(*args)
@@ -234,7 +235,7 @@ def packed_stop_flag(kernel: DeviceKernel, launch: int) -> bool:
 
 def test_a_launch_reads_the_panic_record_only_after_code_that_can_panic(own):
     # the first loop's conditional write is checked on the device only when `out` may be too short (its
-    # checked variant); only then must the second loop look at the record before it fills
+    # checked entry point); only then must the second loop look at the record before it fills
     kernel = own[1]["clip_then_fill"]
     a, filled = np.linspace(-1.0, 1.0, 300), np.zeros(50)
     kernel(np.zeros(300), a, 0.5, filled)
@@ -242,7 +243,7 @@ def test_a_launch_reads_the_panic_record_only_after_code_that_can_panic(own):
     kernel(np.zeros(300), a, 2.0, filled)  # `out` as long as `a`, no element above the limit
     assert packed_stop_flag(kernel, 1) is False
     with pytest.raises(rs2gpu.KernelPanic, match="the len is 100 but the index is 100"):
-        kernel(np.zeros(100), a, -2.0, filled)  # too short: the checked variant runs, and panics at 100 first
+        kernel(np.zeros(100), a, -2.0, filled)  # too short: the checked entry point runs, and panics at 100 first
     assert kernel.last_variants[0] == "rs2gpu_clip_then_fill_0_checked" and packed_stop_flag(kernel, 1) is True
 
 

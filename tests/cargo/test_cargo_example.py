@@ -65,11 +65,11 @@ def test_generated_module_launches_scatter_kernels(tmp_path, cargo_target) -> No
     from rs2gpu.emit.rust_host import MODULE_FILE, render_rust_module
 
     case = REPO / "tests" / "cases" / "scatter.rs"
-    manifest = pipeline.translate(case).emitted.manifest
-    module = render_rust_module(manifest)[MODULE_FILE]
-    for name, entry in manifest["kernels"].items():
+    abi = pipeline.translate(case).emitted.abi
+    module = render_rust_module(abi)[MODULE_FILE]
+    for name, entry in abi.kernels.items():
         assert re.search(rf"pub fn {name}\(\s*gpu: &Gpu,", module), name
-        for target in {s["target"] for launch in entry["launches"] for s in launch["scatters"]}:
+        for target in {s.target for launch in entry.launches for s in launch.scatters}:
             assert f"let mut {target}_dev = DeviceBuffer::from_slice(gpu, {target})?;" in module, (name, target)
     include = '\npub mod kernels {\n    include!(concat!(env!("OUT_DIR"), "/rs2gpu_kernels.rs"));\n}\n'
     crate = hook_crate(tmp_path / "scatter", case.read_text() + include, name="scatter")

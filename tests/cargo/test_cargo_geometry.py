@@ -1,6 +1,6 @@
 """The Rust module launches a covering entry point on the grid and block rs2gpu's Python runtime chooses:
 its `covering_geometry` (in the runtime file beside the generated module, compiled by rustc and run on
-the CPU) gives the same answer as the Python runtime's `Covering.geometry` for the same counts and idle
+the CPU) gives the same answer as the Python runtime's `covering_launch` for the same counts and idle
 threads before the first iteration, None included."""
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import pytest
 
 from rs2gpu import pipeline
 from rs2gpu.emit.rust_host import MODULE_FILE, render_rust_module
-from rs2gpu.runtime.base import Covering
+from rs2gpu.ir.abi import CoveringGrid
+from rs2gpu.runtime.base import covering_launch
 
 from .conftest import REPO
 
@@ -35,18 +36,17 @@ CASES = [
 
 
 def python_answer(counts: tuple, block, lead: int) -> str:
-    covering = Covering(None, block, LIMIT, lead, "k", False)
-    found = covering.geometry(dict(zip("xyz", reversed(counts))))
+    found = covering_launch(CoveringGrid(block, LIMIT, lead), dict(zip("xyz", reversed(counts))))
     return "None" if found is None else f"Some(({list(found[0])}, {list(found[1])}))"
 
 
 def test_rust_covering_geometry_is_the_python_runtimes(tmp_path) -> None:
     if shutil.which("rustc") is None:
         pytest.fail("rustc is required for this test")
-    manifest = pipeline.translate(REPO / "examples" / "rajaperf").emitted.manifest
+    abi = pipeline.translate(REPO / "examples" / "rajaperf").emitted.abi
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    for name, text in render_rust_module(manifest).items():
+    for name, text in render_rust_module(abi).items():
         (out_dir / name).write_text(text)
     # the runtime as the generated module includes it, with the module's block size, and a probe in it
     block_size = re.search(r"^ *const BLOCK_SIZE: u32 = \d+;$", (out_dir / MODULE_FILE).read_text(), re.M).group(0)

@@ -2,6 +2,7 @@
 host expressions."""
 from __future__ import annotations
 
+import dataclasses
 import io
 from pathlib import Path
 
@@ -187,7 +188,7 @@ def test_literals_are_typed() -> None:
 
 
 def test_two_kernels_that_would_define_one_function_are_refused() -> None:
-    manifest = pipeline.translate(EXAMPLE).emitted.manifest
-    manifest["kernels"]["triad_on"] = manifest["kernels"]["dot"]
+    abi = pipeline.translate(EXAMPLE).emitted.abi
+    colliding = dataclasses.replace(abi, kernels={**abi.kernels, "triad_on": abi.kernels["dot"]})
     with pytest.raises(ValueError, match="would both define `triad_on`"):
-        render_rust_module(manifest)
+        render_rust_module(colliding)

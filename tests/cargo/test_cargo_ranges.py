@@ -1,5 +1,5 @@
 """The Rust the hook generates for loop bounds (`kernels::ranges::<kernel>_<n>`) computes what rs2gpu's Python
-runtime computes from the same manifest: the expected values here come from `rs2gpu.runtime.hostexpr`, and a
+runtime computes from the same kernel ABI: the expected values here come from `rs2gpu.runtime.hostexpr`, and a
 Rust test in the crate asserts them against the generated functions, compiled by rustc and run on the CPU."""
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import re
 
 from rs2gpu import pipeline
 from rs2gpu.emit.rust_host import KernelModule, Types, literal
-from rs2gpu.runtime.callplan import CallPlan
+from rs2gpu.ir.abi import CrateABI, EntryKind, KernelABI
+from rs2gpu.runtime.callplan import BoundArgs, CallPlan
 from rs2gpu.runtime.errors import RaceError
 from rs2gpu.runtime.hostexpr import Environment, HostPanic, evaluate
 
@@ -171,16 +172,16 @@ TOO_MANY = '"the loop runs 2^64 iterations or more, more than one launch can"'
 OUT_OF_BOUNDS = re.compile(r"index out of bounds: the len is (\d+) but the index is (\d+)")
 
 
-def python_result(name: str, entry: dict, index: int, values: dict) -> str:
+def python_result(name: str, entry: KernelABI, index: int, values: dict) -> str:
     """What rs2gpu's Python runtime computes for this launch (its own code: the preamble, the stride
     checks, the bounds checks, the iteration space), as the Rust value the generated function returns."""
-    launch = entry["launches"][index]
+    launch = entry.launches[index]
     plan = CallPlan(name, entry).launches[index]
     env = Environment(params={k: v for k, v in values.items() if not k.endswith(".len")},
                       lengths={k[:-4]: v for k, v in values.items() if k.endswith(".len")})
     try:
-        for let in entry["preamble"]:
-            env.locals[let["name"]] = evaluate(let["expr"], env)
+        for let in entry.preamble:
+            env.locals[let.name] = evaluate(let.expr, env)
         plan.check_strides(env, name)
         failure = plan.check_bounds(env)
         if failure is not None:
@@ -190,23 +191,22 @@ def python_result(name: str, entry: dict, index: int, values: dict) -> str:
     except HostPanic as e:
         return f"Err(RangeError::Panic({json.dumps(str(e))}))"
     except RaceError:
-        return f"Err(RangeError::Race({json.dumps(launch['checks'][0]['source'])}))"
+        return f"Err(RangeError::Race({json.dumps(launch.stride_checks[0].source)}))"
     dims = []
-    for dim in launch["dims"]:
-        if counts[dim["axis"]] >= U64:
+    for dim in launch.dims:
+        if counts[dim.axis] >= U64:
             return f"Err(RangeError::Panic({TOO_MANY}))"
-        dims.append(f"Dim {{ start: {literal(starts[dim['axis']], dim['index_type'])[0]}, "
-                    f"count: {counts[dim['axis']]} }}")
+        dims.append(f"Dim {{ start: {literal(starts[dim.axis], dim.index_type)[0]}, count: {counts[dim.axis]} }}")
     return f"Ok({dims[0]})" if len(dims) == 1 else f"Ok(({', '.join(dims)}))"
 
 
-def rust_assertions(manifest: dict) -> list[str]:
+def rust_assertions(abi: CrateABI) -> list[str]:
     lines = []
     for name, cases in CASES.items():
-        entry = manifest["kernels"][name]
+        entry = abi.kernels[name]
         module = KernelModule(name, entry, Types({}))
-        types = {p["name"]: p.get("layout", {}).get("type") for p in entry["params"]}
-        for index, launch in enumerate(entry["launches"]):
+        types = {p.name: p.layout.type for p in entry.params}
+        for index, launch in enumerate(entry.launches):
             spec = module.range_function(index, launch)
             for values in cases:
                 args = [literal(values[f"{param}.len"], "usize")[0] if kind == "len"
@@ -219,8 +219,7 @@ def rust_assertions(manifest: dict) -> list[str]:
 @needs_cargo
 def test_rust_ranges_match_the_python_runtime(tmp_path, cargo_target) -> None:
     crate = hook_crate(tmp_path / "bounds", BOUNDS_LIB_RS, name="bounds")
-    manifest = pipeline.translate(crate).emitted.manifest
-    assertions = rust_assertions(manifest)
+    assertions = rust_assertions(pipeline.translate(crate).emitted.abi)
     assert len(assertions) == sum(len(c) for c in CASES.values())
     # every kind of outcome is among them: a division by zero, a refused stride, a 2^64-iteration range,
     # a wrapped bound, an i32 index from i32::MIN, an index out of bounds, one below zero, one past 2^64
@@ -277,22 +276,24 @@ CONDITIONAL_CASES = {
 
 
 @needs_cargo
-def test_rust_chooses_the_unchecked_variant_where_the_python_runtime_does(tmp_path, cargo_target) -> None:
+def test_rust_chooses_the_unchecked_entry_point_where_the_python_runtime_does(tmp_path, cargo_target) -> None:
     """`ranges::<kernel>_<n>_in_bounds` says whether the accesses a loop makes only under a condition all
-    stay in bounds, the condition on which Python's `LaunchPlan.variant` launches the first variant."""
+    stay in bounds, what Python's `LaunchPlan.conditions` finds for the general entry point to run rather than
+    the checked one (`in_bounds`)."""
     crate = hook_crate(tmp_path / "conditional", CONDITIONAL_LIB_RS, name="conditional")
-    manifest = pipeline.translate(crate).emitted.manifest
+    abi = pipeline.translate(crate).emitted.abi
     lines, outcomes = [], set()
     for name, cases in CONDITIONAL_CASES.items():
-        entry = manifest["kernels"][name]
-        (launch,) = entry["launches"]
-        assert len(launch["variants"]) == 2
+        entry = abi.kernels[name]
+        (launch,) = entry.launches
+        assert launch.entry(EntryKind.CHECKED) is not None
         spec = KernelModule(name, entry, Types({})).range_function(0, launch, conditional=True)
         plan = CallPlan(name, entry).launches[0]
         for values in cases:
-            env = Environment(params={k: v for k, v in values.items() if not k.endswith(".len")},
-                              lengths={k[:-4]: v for k, v in values.items() if k.endswith(".len")})
-            unchecked = plan.variant(env) is plan.variants[0]
+            bound = BoundArgs()
+            bound.env = Environment(params={k: v for k, v in values.items() if not k.endswith(".len")},
+                                    lengths={k[:-4]: v for k, v in values.items() if k.endswith(".len")})
+            unchecked = plan.conditions(bound).in_bounds
             outcomes.add(unchecked)
             args = [literal(values[f"{param}.len"] if kind == "len" else values[param], "usize")[0]
                     for kind, param in spec["arguments"]]

@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from rs2gpu import pipeline
+from rs2gpu.ir.abi import CrateABI, KernelABI, from_json
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "rajaperf"
 STREAM = EXAMPLE / "src" / "stream.rs"  # RAJAPerf's Stream kernels, among them triad and dot
@@ -76,6 +79,8 @@ def test_translate_writes_cuda_hip_and_a_manifest_for_every_kernel(tmp_path: Pat
     for name, entry in manifest["kernels"].items():
         assert entry["files"] == {"cuda": f"{name}.cu", "hip": f"{name}.hip.cpp"}
     assert manifest["targets"] == ["cuda", "hip"]
+    # the crate's kernel ABI, as the translation in this process makes it
+    assert CrateABI.from_json(manifest) == pipeline.translate(EXAMPLE / "src").emitted.abi
 
 
 def test_translate_accepts_the_crate_folder_and_a_single_file(tmp_path: Path) -> None:
@@ -241,6 +246,14 @@ def test_a_syntax_error_is_rg0001_and_exit_1(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------- inspect
 
+SHAPES = REPO / "tests" / "cases" / "shapes.rs"
+
+
+def entry_lines(stdout: str) -> list[str]:
+    """The lines of `inspect`'s description of the launches that describe an entry point."""
+    launches = stdout[stdout.index("\nLaunches ("):]
+    return [line.strip() for line in launches.splitlines() if line.startswith("    rs2gpu_")]
+
 
 def test_inspect_shows_the_hip_source_and_the_transfer_plan() -> None:
     result = rs2gpu("inspect", STREAM, "--kernel", "triad", "--target", "hip")
@@ -252,7 +265,12 @@ def test_inspect_shows_the_hip_source_and_the_transfer_plan() -> None:
     # triad writes every a[i] over 0..a.len() and never reads it; b and c are shared; alpha is a scalar.
     assert [line.split(":")[0].strip() + ":" + line.split(":")[1].split()[0] for line in plan] == [
         "a:out", "b:in", "c:in", "alpha:value"]
-    assert "Launches:" in out and "rs2gpu_triad_0" in out[out.index("Launches:"):]
+    assert "\nLaunches (blocks of 256 threads; the host runs the first entry point whose condition holds):\n" in out
+    # its entry points in the order the host tries them: 16-byte groups where the slices are aligned
+    assert entry_lines(out) == [
+        "rs2gpu_triad_0_vector (vector): 2 iterations per thread with 16-byte accesses; runs where the slices' "
+        "first lanes are aligned; 0 device checks",
+        "rs2gpu_triad_0 (general): each thread strides over the iterations; runs otherwise; 0 device checks"]
 
 
 def test_inspect_names_the_slice_lengths_each_launch_takes() -> None:
@@ -267,8 +285,8 @@ def test_inspect_names_the_idle_threads_that_align_a_covering_grid() -> None:
     # tridiag_elim stores xout[i] for i in 1..: one idle thread puts iteration i on thread i
     result = rs2gpu("inspect", EXAMPLE / "src" / "lcals.rs", "--kernel", "tridiag_elim")
     assert result.returncode == 0, result.stderr
-    assert ("rs2gpu_tridiag_elim_0_covering, one thread per iteration, blocks of 256 x 1 x 1, after 1 idle thread "
-            "(warps from multiples of 32)") in result.stdout
+    assert ("rs2gpu_tridiag_elim_0_covering (covering): one thread per iteration; runs where a grid covers the nest, "
+            "blocks of 256 x 1 x 1, after 1 idle thread (warps from multiples of 32); 0 device checks") in result.stdout
 
 
 def test_inspect_defaults_to_cuda() -> None:
@@ -282,17 +300,21 @@ def test_inspect_names_the_slices_a_launch_updates_with_atomics() -> None:
     result = rs2gpu("inspect", EXAMPLE / "src" / "basic.rs", "--kernel", "multi_reduce")
     assert result.returncode == 0, result.stderr
     assert "rs2gpu_atomic_add(&values[" in result.stdout
-    launches = result.stdout[result.stdout.index("Launches:"):]
-    assert "updates with atomics values (+)" in launches
+    launches = result.stdout[result.stdout.index("\nLaunches ("):]
+    assert "launch 0: loop at src/basic.rs:202:5, over (i: usize), updates with atomics values (+)" in launches
+    # each block adds into its own copy where the bins fit in its 16 KiB of shared memory: 2048 f64
+    assert "rs2gpu_multi_reduce_0_private (private): each block updates a copy of the scatter target in shared " \
+           "memory; runs where the target has at most 2048 elements" in launches
     assert "values: inout (updated by several iterations" in result.stdout
 
 
-def test_inspect_json_prints_the_manifest_entry() -> None:
+def test_inspect_json_prints_the_kernels_abi() -> None:
     result = rs2gpu("inspect", STREAM, "--kernel", "triad", "--json")
     assert result.returncode == 0, result.stderr
     entry = json.loads(result.stdout)
     assert [(p["name"], p["transfer"]) for p in entry["params"]] == [
         ("a", "out"), ("b", "in"), ("c", "in"), ("alpha", "value")]
+    assert from_json(KernelABI, entry) == pipeline.translate(STREAM, ("cuda",)).emitted.abi.kernels["triad"]
 
 
 def test_inspect_of_an_unknown_kernel_exits_2_and_lists_the_kernels() -> None:
@@ -311,9 +333,38 @@ def test_inspect_shows_the_schedule_of_a_host_loop() -> None:
     result = rs2gpu("inspect", LANGUAGE, "--kernel", "jacobi")
     assert result.returncode == 0, result.stderr
     schedule = result.stdout[result.stdout.index("Schedule"):].splitlines()[1:4]
-    assert [line.strip().split(" at ")[0] for line in schedule] == [
-        "for `step` (usize)", "launch rs2gpu_jacobi_0", "launch rs2gpu_jacobi_1"]
-    assert "rs2gpu_jacobi_0: loop at" in result.stdout and "given `step`" in result.stdout
+    assert [line.strip().split(" at ")[0] for line in schedule] == ["for `step` (usize)", "launch 0", "launch 1"]
+    # the launches the schedule numbers, each with the host loop's values its code reads
+    for launch, value in ((0, "w"), (1, "step")):
+        assert re.search(rf"^  launch {launch}: loop at language\.rs:\d+:\d+, over \(i: usize\), given `{value}`$",
+                         result.stdout, re.M)
+
+
+
+def test_inspect_says_a_nests_vector_entry_point_needs_a_grid_of_its_groups() -> None:
+    # where `out[r * cols + c]` starts depends on the row: each row tests its own alignment, the host none
+    result = rs2gpu("inspect", SHAPES, "--kernel", "plane")
+    assert result.returncode == 0, result.stderr
+    assert entry_lines(result.stdout) == [
+        "rs2gpu_plane_0_vector (vector): 2 iterations per thread with 16-byte accesses; runs where a grid covers "
+        "its groups (each row tests its own alignment); 0 device checks",
+        "rs2gpu_plane_0_covering (covering): one thread per iteration; runs where a grid covers the nest; "
+        "0 device checks",
+        "rs2gpu_plane_0 (general): each thread strides over the iterations; runs otherwise; 0 device checks"]
+
+
+def test_inspect_says_which_entry_points_need_the_conditional_accesses_in_bounds() -> None:
+    # `out[...]` after the `continue` runs only in some iterations: only the checked loop may run where the
+    # host finds it can leave the slice
+    result = rs2gpu("inspect", SHAPES, "--kernel", "volume")
+    assert result.returncode == 0, result.stderr
+    found = "the host found every conditional access in bounds"
+    assert entry_lines(result.stdout) == [
+        f"rs2gpu_volume_0_covering (covering): one thread per iteration; runs where {found} and a grid covers "
+        "the nest; 0 device checks",
+        f"rs2gpu_volume_0 (general): each thread strides over the iterations; runs where {found}; 0 device checks",
+        "rs2gpu_volume_0_checked (checked): the same loop checking its conditional accesses on the device; runs "
+        "otherwise; 1 device check (the call waits for them)"]
 
 
 def test_inspect_of_a_generic_kernel_names_its_instantiations() -> None:

@@ -1,5 +1,5 @@
-"""Where each bounds check of a kernel goes: the host before the launch, a launch variant, the index-list
-verification, or the loop's own code on the device; and what the manifest says each entry point checks.
+"""Where each bounds check of a kernel goes: the host before the launch, a checked entry point, the index-list
+verification, or the loop's own code on the device; and what the kernel ABI says each entry point checks.
 
 Expected placements follow from Rust's semantics: an access every iteration makes panics in Rust whenever
 its range leaves the slice, a conditional one only when it runs there.
@@ -14,6 +14,7 @@ import pytest
 from rs2gpu import __version__, pipeline
 from rs2gpu.emit import emit_crate
 from rs2gpu.ir import nodes as ir
+from rs2gpu.ir.abi import EntryKind, EntryPoint, Launch, ReadWindow, Term
 from rs2gpu.ir.walk import rebuild, walk
 
 HEADER = "use rs2gpu::kernel;\n\n"
@@ -37,13 +38,13 @@ def column(source: str, fragment: str) -> str:
     return f"src/lib.rs:{before.count(chr(10)) + 1}:{len(before) - before.rfind(chr(10))}"
 
 
-def launch(result: pipeline.Translation, kernel: str, index: int = 0) -> dict:
-    return result.emitted.manifest["kernels"][kernel]["launches"][index]
+def launch(result: pipeline.Translation, kernel: str, index: int = 0) -> Launch:
+    return result.emitted.abi.kernels[kernel].launches[index]
 
 
-def site_sources(result: pipeline.Translation, kernel: str, sites: list[int]) -> list[str]:
-    panics = {p["site"]: p for p in result.emitted.manifest["kernels"][kernel]["panics"]}
-    return sorted(f"{panics[s]['kind']} {panics[s]['source']}" for s in sites)
+def site_sources(result: pipeline.Translation, kernel: str, sites: tuple[int, ...]) -> list[str]:
+    panics = {p.site: p for p in result.emitted.abi.kernels[kernel].panics}
+    return sorted(f"{panics[s].kind} {panics[s].source}" for s in sites)
 
 
 def entry_body(text: str, symbol: str) -> str:
@@ -64,15 +65,15 @@ pub fn roots(x1: &mut [f64], x2: &mut [f64], s: &[f64]) {
 """
 
 
-def test_a_conditional_access_gets_a_guarded_host_check_and_a_checked_variant(translate) -> None:
+def test_a_conditional_access_gets_a_guarded_host_check_and_a_checked_entry_point(translate) -> None:
     result = translate(ROOTS)
     entry = launch(result, "roots")
-    assert [b["param"] for b in entry["guarded_bounds"]] == ["x2"]
-    assert entry["guarded_bounds"][0]["source"] == column(ROOTS, "x2[i] =")
-    fast, checked = entry["variants"]
-    assert fast == {"symbol": "rs2gpu_roots_0", "checks": [], "records_panics": False}
-    assert checked["symbol"] == "rs2gpu_roots_0_checked" and checked["records_panics"]
-    assert site_sources(result, "roots", checked["checks"]) == [f"bounds {column(ROOTS, 'x2[i] =')}"]
+    assert [b.param for b in entry.guarded_bounds] == ["x2"]
+    assert entry.guarded_bounds[0].source == column(ROOTS, "x2[i] =")
+    assert entry.general == EntryPoint(EntryKind.GENERAL, "rs2gpu_roots_0", records_panics=False, checks=())
+    checked = entry.entry(EntryKind.CHECKED)
+    assert checked.symbol == "rs2gpu_roots_0_checked" and checked.records_panics
+    assert site_sources(result, "roots", checked.checks) == [f"bounds {column(ROOTS, 'x2[i] =')}"]
     text = result.emitted.files["roots.cu"]
     assert "rs2gpu_in_bounds" not in entry_body(text, "rs2gpu_roots_0")
     assert "rs2gpu_in_bounds(" in entry_body(text, "rs2gpu_roots_0_checked")
@@ -82,7 +83,7 @@ def test_a_conditional_access_inside_the_loop_range_needs_no_check_at_all(transl
     # x1[i] with i in 0..x1.len() is in bounds for every argument; s[i] is an unconditional read
     result = translate(ROOTS)
     entry = launch(result, "roots")
-    assert "x1" not in [b["param"] for b in entry["guarded_bounds"] + entry["bounds"]]
+    assert "x1" not in [b.param for b in entry.guarded_bounds + entry.bounds]
     assert "x1[rs2gpu_index" not in result.emitted.files["roots.cu"]
 
 
@@ -99,9 +100,9 @@ pub fn clip(p: &mut [f64], a: &[f64], b: &[f64], floor: f64) {
 }
 """
     entry = launch(translate(source), "clip")
-    assert entry["guarded_bounds"] == [] and len(entry["variants"]) == 1
-    assert entry["variants"][0]["checks"] == []
-    assert sorted(b["param"] for b in entry["bounds"]) == ["b", "p"]
+    assert entry.guarded_bounds == () and entry.entry(EntryKind.CHECKED) is None
+    assert entry.general.checks == ()
+    assert sorted(b.param for b in entry.bounds) == ["b", "p"]
 
 
 def test_a_conditional_access_before_the_unconditional_one_is_not_covered(translate) -> None:
@@ -118,8 +119,8 @@ pub fn first_then(p: &mut [f64], a: &[f64]) {
 }
 """
     entry = launch(translate(source), "first_then")
-    assert [b["param"] for b in entry["guarded_bounds"]] == ["p"]
-    assert [b["param"] for b in entry["bounds"]] == ["p"]
+    assert [b.param for b in entry.guarded_bounds] == ["p"]
+    assert [b.param for b in entry.bounds] == ["p"]
 
 
 def test_the_right_side_of_a_short_circuit_is_conditional(translate) -> None:
@@ -132,8 +133,8 @@ pub fn next_positive(out: &mut [f64], a: &[f64]) {
 }
 """
     entry = launch(translate(source), "next_positive")
-    assert [b["source"] for b in entry["guarded_bounds"]] == [column(source, "a[i + 1]")]
-    assert entry["bounds"] == []
+    assert [b.source for b in entry.guarded_bounds] == [column(source, "a[i + 1]")]
+    assert entry.bounds == ()
 
 
 def test_accesses_after_a_continue_of_the_parallel_loop_are_conditional(translate) -> None:
@@ -158,8 +159,8 @@ pub fn skip(out: &mut [f64], a: &[f64], b: &[f64], c: &[f64]) {
 """
     entry = launch(translate(source), "skip")
     # the inner loop's `continue` skips only its own iterations: b[i] still runs in every iteration
-    assert sorted({b["param"] for b in entry["bounds"]}) == ["a", "b"]
-    assert sorted(b["param"] for b in entry["guarded_bounds"]) == ["c"]
+    assert sorted({b.param for b in entry.bounds}) == ["a", "b"]
+    assert sorted(b.param for b in entry.guarded_bounds) == ["c"]
 
 
 def test_a_host_check_counts_the_loops_around_the_access(translate) -> None:
@@ -175,9 +176,9 @@ pub fn repeat(out: &mut [f64], a: &[f64], m: usize) {
     }
 }
 """
-    (check,) = launch(translate(source), "repeat")["bounds"]
+    (check,) = launch(translate(source), "repeat").bounds
     # a[i] happens only when both loops run: a `0..m` loop of no iteration makes it unreachable
-    assert check["param"] == "a" and check["extents"] == [[[1, [{"len": "out"}]]], [[1, [{"param": "m"}]]]]
+    assert check.param == "a" and check.extents == ((Term(1, ({"len": "out"},)),), (Term(1, ({"param": "m"},)),))
 
 
 ZONES = """\
@@ -195,13 +196,14 @@ pub fn gather_scatter(out: &mut [f64], x: &[f64], y: &[f64], zones: &[usize], ot
 def test_accesses_through_a_list_are_checked_by_the_loop_before_its_body(translate) -> None:
     result = translate(ZONES)
     entry = launch(result, "gather_scatter")
-    (lists,) = entry["index_lists"]
-    assert lists["bounds"] == column(ZONES, "out[i] =")
-    assert [g["source"] for g in lists["gathers"]] == [column(ZONES, "x[i] +"), column(ZONES, "x[i + jp]")]
+    (lists,) = entry.index_lists
+    assert lists.bounds == column(ZONES, "out[i] =")
+    assert [g.source for g in lists.gathers] == [column(ZONES, "x[i] +"), column(ZONES, "x[i + jp]")]
     # both reads of `x` through the list form one window, from their offsets 0 and jp
-    assert lists["windows"] == [{"param": "x", "scale": 1, "offsets": [[], [[1, [{"param": "jp"}]]]]}]
-    (variant,) = entry["variants"]
-    assert site_sources(result, "gather_scatter", variant["checks"]) == sorted([
+    assert lists.windows == (ReadWindow("x", 1, ((), (Term(1, ({"param": "jp"},)),))),)
+    # one loop that checks: no checked entry point beside it
+    assert entry.entry(EntryKind.CHECKED) is None
+    assert site_sources(result, "gather_scatter", entry.general.checks) == sorted([
         f"bounds {column(ZONES, 'out[i] =')}", f"index list reads {column(ZONES, 'out[i] =')}",
         f"bounds {column(ZONES, 'x[i + 1]')}", f"bounds {column(ZONES, 'y[other[ii]]')}"])
 
@@ -209,8 +211,9 @@ def test_accesses_through_a_list_are_checked_by_the_loop_before_its_body(transla
 def test_the_verification_states_the_panic_of_each_read_and_finds_repeats(translate) -> None:
     result = translate(ZONES)
     entry = launch(result, "gather_scatter")
-    assert entry["verify"]["symbol"] == "rs2gpu_gather_scatter_0_verify" and entry["verify"]["records_panics"]
-    assert site_sources(result, "gather_scatter", entry["verify"]["checks"]) == sorted([
+    verify = entry.entry(EntryKind.VERIFY)
+    assert verify.symbol == "rs2gpu_gather_scatter_0_verify" and verify.records_panics
+    assert site_sources(result, "gather_scatter", verify.checks) == sorted([
         f"bounds {column(ZONES, 'x[i] +')}", f"bounds {column(ZONES, 'x[i + jp]')}",
         f"index list reads {column(ZONES, 'out[i] =')}", f"index list {column(ZONES, 'out[i] =')}"])
 
@@ -256,8 +259,8 @@ pub fn scatter_where(out: &mut [f64], zones: &[usize], keep: &[u8]) {
 """
     result = translate(source)
     entry = launch(result, "scatter_where")
-    assert entry["index_lists"][0]["bounds"] is None
-    assert site_sources(result, "scatter_where", entry["variants"][0]["checks"]) == \
+    assert entry.index_lists[0].bounds is None
+    assert site_sources(result, "scatter_where", entry.general.checks) == \
         [f"bounds {column(source, 'out[zones[ii]]')}"]
 
 
@@ -271,8 +274,8 @@ pub fn halves(out: &mut [i32], a: &[i32], d: &[i32]) {
 }
 """
     result = translate(source)
-    panics = result.emitted.manifest["kernels"]["halves"]["panics"]
-    assert sorted((p["kind"], p["source"]) for p in panics) == sorted(
+    panics = result.emitted.abi.kernels["halves"].panics
+    assert sorted((p.kind, p.source) for p in panics) == sorted(
         [("div", column(source, "a[i] / d[i]")), ("div", column(source, "a[i] / -1"))])
 
 
@@ -323,4 +326,4 @@ def test_the_facts_about_a_loop_body_hold_for_a_rebuilt_copy_of_it(translate) ->
              for old, new in zip(walk(loop.body), walk(rebuilt.body)) if isinstance(old, (ir.Index, ir.Assign))]
     assert len(pairs) == 19 and all(new is not old and new.node_id == old.node_id for old, new in pairs)
     again = emit_crate(copied, pipeline.ALL_TARGETS, __version__)
-    assert again.files == result.emitted.files and again.manifest == result.emitted.manifest
+    assert again.files == result.emitted.files and again.abi == result.emitted.abi

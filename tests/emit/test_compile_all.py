@@ -4,7 +4,7 @@ Inputs are found by glob: each example crate under `examples/` and each kernel f
 `tests/gpu/kernels/`.
 Each generated `.cu` file goes through NVRTC for sm_90, each `.hip.cpp` through hiprtc for gfx90a and
 through clang for gfx90a (CDNA, wave64) and gfx1030 (RDNA, wave32). A file that does not compile is a
-failed test, never a skip, and the binary must hold exactly the entry points the manifest launches.
+failed test, never a skip, and the binary must hold exactly the entry points the ABI lists.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from rs2gpu import pipeline, support_crate_path
-from rs2gpu.emit.kernels import entry_points
+from rs2gpu.ir.abi import CrateABI
 from rs2gpu.ir.diagnostics import CompileFailed
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,14 +55,13 @@ def generated_files(suffix: str) -> list:
 
 
 def generated(source: Path, name: str) -> tuple[str, list[str]]:
-    """The text of one generated file and the entry points of the launches it defines, from the manifest."""
+    """The text of one generated file and the entry points of the launches it defines, from the ABI."""
     try:
         result = translate(source)
     except CompileFailed as err:
         pytest.fail(f"{source_id(source)} does not translate:\n{err}")
-    manifest = result.emitted.manifest
-    kernel = next(k for k in manifest["kernels"].values() if name in k["files"].values())
-    return result.emitted.files[name], [symbol for launch in kernel["launches"] for symbol in entry_points(launch)]
+    kernel = next(k for k in result.emitted.abi.kernels.values() if name in k.files.values())
+    return result.emitted.files[name], [entry.symbol for launch in kernel.launches for entry in launch.entry_points]
 
 
 def test_there_is_something_to_compile() -> None:
@@ -77,13 +76,14 @@ def test_every_kernel_of_the_source_translates(source: Path) -> None:
         pytest.fail(str(err))
     files = sorted(source.glob("src/**/*.rs")) if source.is_dir() else [source]
     declared = [name for f in files for name in re.findall(r"#\[kernel[^\]]*\]\s*pub fn (\w+)", f.read_text())]
-    kernels = result.emitted.manifest["kernels"]
-    # one manifest entry per kernel, and per instantiation of a generic kernel
-    rust_names = {entry.get("generic", {}).get("name", name) for name, entry in kernels.items()}
+    abi = result.emitted.abi
+    # one ABI entry per kernel, and per instantiation of a generic kernel
+    rust_names = {name if entry.generic is None else entry.generic.name for name, entry in abi.kernels.items()}
     assert declared and rust_names == set(declared)
-    for name, entry in kernels.items():
-        assert entry["files"] == {"cuda": f"{name}.cu", "hip": f"{name}.hip.cpp"}
-    json.dumps(result.emitted.manifest)  # the manifest is plain JSON
+    for name, entry in abi.kernels.items():
+        assert entry.files == {"cuda": f"{name}.cu", "hip": f"{name}.hip.cpp"}
+    # manifest.json is the ABI's JSON form, and reads back as the same ABI
+    assert CrateABI.from_json(json.loads(json.dumps(abi.to_json()))) == abi
 
 
 @pytest.mark.parametrize(("source", "name"), generated_files(".cu"))

@@ -12,8 +12,8 @@ import pytest
 
 import rs2gpu
 from rs2gpu import pipeline
-from rs2gpu.runtime.base import MAX_GRID_X, MAX_GRID_YZ
-from rs2gpu.runtime.covering import covering_geometry
+from rs2gpu.ir.abi import EntryKind, KernelABI
+from rs2gpu.runtime.base import covering_launch
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the source tree
@@ -39,33 +39,31 @@ def library(translated, tmp_path_factory):
         pytest.fail(f"a C++20 compiler is required: {emulate.unavailable()}")
     folder = tmp_path_factory.mktemp("covering")
     libraries = {}
-    for name, entry in translated.emitted.manifest["kernels"].items():
-        path = folder / entry["files"]["cuda"]
-        path.write_text(translated.emitted.files[entry["files"]["cuda"]])
+    for name, entry in translated.emitted.abi.kernels.items():
+        path = folder / entry.files["cuda"]
+        path.write_text(translated.emitted.files[entry.files["cuda"]])
         libraries[name] = emulate.Library(path, folder)
     return libraries
 
 
-def run_covering(library, entry: dict, args: list, bounds: list[tuple[int, int]]) -> tuple:
+def run_covering(library, entry: KernelABI, args: list, bounds: list[tuple[int, int]]) -> tuple:
     """Launch the covering entry point of the kernel's only loop nest; `bounds` are the (start, end) of its
     loops, outermost first. Returns the block it ran with."""
-    (launch,) = entry["launches"]
-    covering = launch["covering"]
+    (launch,) = entry.launches
+    covering = launch.entry(EntryKind.COVERING)
     counts = [end - start for start, end in bounds]
-    inner_first = tuple(reversed(counts)) + (1,) * (3 - len(counts))
-    grid, block = covering_geometry(inner_first, len(counts), tuple(covering["block"]) if covering["block"] else None,
-                                    covering["count_limit"], (MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ))
+    grid, block = covering_launch(covering.grid, dict(zip("xyz", reversed(counts))))
     values = []
-    for p, a in zip(entry["params"], args):
+    for p, a in zip(entry.params, args):
         if isinstance(a, np.ndarray):  # a slice: its length only where the launch reads it
-            values += [a, np.uint64(a.size)] if p["name"] in launch["lengths"] else [a]
+            values += [a, np.uint64(a.size)] if p.name in launch.lengths else [a]
         else:
-            values.append(np.float32(a) if p["type"] == "f32" else np.uint64(a))
+            values.append(np.float32(a) if p.rust_type == "f32" else np.uint64(a))
     for start, count in zip((s for s, _ in bounds), counts):
         values += [np.uint64(start), np.uint64(count)]
-    if launch["numbered"]:
+    if launch.numbered:
         values.append(np.uint32(1))  # the first launch of the call
-    library.launch(covering["symbol"], grid, block, tuple(values))
+    library.launch(covering.symbol, grid, block, tuple(values))
     return block
 
 
@@ -76,7 +74,7 @@ def test_tiled_matrix_product_is_rustcs_bit_for_bit(translated, cpu, library, m,
     a, b = rng.standard_normal(m * n), rng.standard_normal(n * p)
     want, got = np.full(m * p, np.nan), np.full(m * p, np.nan)
     cpu.matmul(want, a, b, m, n, p)
-    block = run_covering(library["matmul"], translated.emitted.manifest["kernels"]["matmul"], [got, a, b, m, n, p],
+    block = run_covering(library["matmul"], translated.emitted.abi.kernels["matmul"], [got, a, b, m, n, p],
                          [(0, m), (0, p)])
     assert block == (16, 16, 1)
     assert got.tobytes() == want.tobytes()
@@ -88,7 +86,7 @@ def test_tiled_product_from_an_initial_value_and_a_later_first_k_is_rustcs(trans
     a, b = rng.standard_normal(m * n).astype(np.float32), rng.standard_normal(n * p).astype(np.float32)
     want, got = np.zeros(m * p, dtype=np.float32), np.zeros(m * p, dtype=np.float32)
     cpu.matmul_from_bias(want, a, b, m, n, p, 0.1)
-    run_covering(library["matmul_from_bias"], translated.emitted.manifest["kernels"]["matmul_from_bias"],
+    run_covering(library["matmul_from_bias"], translated.emitted.abi.kernels["matmul_from_bias"],
                  [got, a, b, m, n, p, 0.1], [(0, m), (0, p)])
     assert got.tobytes() == want.tobytes()
 
@@ -97,7 +95,7 @@ def test_covering_2d_nest_from_a_later_first_row(translated, cpu, library) -> No
     rows, cols = 9, 70  # 70 is no multiple of a warp
     want, got = np.full(rows * cols, -1.0), np.full(rows * cols, -1.0)
     cpu.plane(want, 2, rows, cols)
-    run_covering(library["plane"], translated.emitted.manifest["kernels"]["plane"], [got, 2, rows, cols],
+    run_covering(library["plane"], translated.emitted.abi.kernels["plane"], [got, 2, rows, cols],
                  [(2, rows), (0, cols)])
     assert got.tobytes() == want.tobytes()
 
@@ -106,6 +104,6 @@ def test_covering_3d_nest_with_continue(translated, cpu, library) -> None:
     nk, nj, ni = 3, 5, 37
     want, got = np.full(nk * nj * ni, 7, dtype=np.uint32), np.full(nk * nj * ni, 7, dtype=np.uint32)
     cpu.volume(want, nk, nj, ni)
-    run_covering(library["volume"], translated.emitted.manifest["kernels"]["volume"], [got, nk, nj, ni],
+    run_covering(library["volume"], translated.emitted.abi.kernels["volume"], [got, nk, nj, ni],
                  [(0, nk), (0, nj), (0, ni)])
     assert got.tobytes() == want.tobytes()

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from rs2gpu import pipeline
+from rs2gpu.ir.abi import ArgRole, CoveringGrid, EntryKind, EntryPoint, HostLoop, ParamKind, Transfer, Uniform
 from rs2gpu.runtime.hiprtc import compile_hip
 from rs2gpu.runtime.nvrtc import compile_cuda
 
@@ -257,32 +258,38 @@ def test_entry_point_parameters_follow_the_rust_signature(tmp_path: Path) -> Non
     compile_everything(result)
 
 
-def test_manifest_abi_lists_every_argument_with_its_size(tmp_path: Path) -> None:
-    kernel = translate_crate(tmp_path, EVERY_KIND).emitted.manifest["kernels"]["every_kind"]
-    abi = {p["name"]: [(a["name"], a["role"], a["size"], a["align"]) for a in p["abi"]] for p in kernel["params"]}
-    assert abi == {
-        "out": [("out", "pointer", 8, 8), ("out_len", "length", 8, 8)],
-        "inp": [("inp", "pointer", 8, 8), ("inp_len", "length", 8, 8)],
-        "table": [("table", "pointer", 8, 8)],
-        "pair": [("pair", "pointer", 8, 8)],
-        "by_value": [("by_value", "value", 16, 8)],  # f64 then u32, padded to a multiple of 8
-        "n": [("n", "value", 1, 1)],
-        "flag": [("flag", "value", 1, 1)],  # bool is one byte
+def test_the_abi_lists_every_argument_with_its_size(tmp_path: Path) -> None:
+    kernel = translate_crate(tmp_path, EVERY_KIND).emitted.abi.kernels["every_kind"]
+    parts = {p.name: [(a.name, a.role, a.size, a.align) for a in p.parts] for p in kernel.params}
+    pointer, length, value = ArgRole.POINTER, ArgRole.LENGTH, ArgRole.VALUE
+    assert parts == {
+        "out": [("out", pointer, 8, 8), ("out_len", length, 8, 8)],
+        "inp": [("inp", pointer, 8, 8), ("inp_len", length, 8, 8)],
+        "table": [("table", pointer, 8, 8)],
+        "pair": [("pair", pointer, 8, 8)],
+        "by_value": [("by_value", value, 16, 8)],  # f64 then u32, padded to a multiple of 8
+        "n": [("n", value, 1, 1)],
+        "flag": [("flag", value, 1, 1)],  # bool is one byte
     }
 
 
 def test_entry_points_are_named_after_the_kernel_and_the_loop(tmp_path: Path) -> None:
     result = translate_crate(tmp_path, EVERY_KIND)
-    manifest = result.emitted.manifest["kernels"]["two_loops"]
-    assert [launch["symbol"] for launch in manifest["launches"]] == ["rs2gpu_two_loops_0", "rs2gpu_two_loops_1"]
+    kernel = result.emitted.abi.kernels["two_loops"]
+    assert [launch.general.symbol for launch in kernel.launches] == ["rs2gpu_two_loops_0", "rs2gpu_two_loops_1"]
     for name in ("two_loops.cu", "two_loops.hip.cpp"):
         entries = entry_points(result.emitted.files[name])
         # both loops index at their variable plus a constant: each has a vector entry point (see `emit.vector`);
-        # the second indexes at `j - 1`: it also has a covering entry point (see `covering_pays`)
-        assert list(entries) == ["rs2gpu_two_loops_0", "rs2gpu_two_loops_0_vector", "rs2gpu_two_loops_1",
-                                 "rs2gpu_two_loops_1_vector", "rs2gpu_two_loops_1_covering"]
+        # the second indexes at `j - 1`: it also has a covering entry point (see `covering_pays`). Each loop's
+        # entry points come in the order the host tries them (`EntryKind`).
+        assert list(entries) == ["rs2gpu_two_loops_0_vector", "rs2gpu_two_loops_0", "rs2gpu_two_loops_1_vector",
+                                 "rs2gpu_two_loops_1_covering", "rs2gpu_two_loops_1"]
         # The second loop's index runs over 1..=len: the entry takes its first index as a usize.
         assert entries["rs2gpu_two_loops_1"][-2:] == ["const usize rs2gpu_start_x", "const usize rs2gpu_count_x"]
+    # the ABI lists them in the same order
+    assert [[e.symbol for e in launch.entry_points] for launch in kernel.launches] == [
+        ["rs2gpu_two_loops_0_vector", "rs2gpu_two_loops_0"],
+        ["rs2gpu_two_loops_1_vector", "rs2gpu_two_loops_1_covering", "rs2gpu_two_loops_1"]]
 
 
 TIME_STEPS = """\
@@ -306,29 +313,29 @@ pub fn relax(a: &mut [f64], b: &mut [f64], steps: u32) {
 
 def test_launches_of_a_host_loop_take_its_variable_after_their_iteration_space(tmp_path: Path) -> None:
     result = translate_crate(tmp_path, TIME_STEPS)
-    entry = result.emitted.manifest["kernels"]["relax"]
+    entry = result.emitted.abi.kernels["relax"]
     for name in ("relax.cu", "relax.hip.cpp"):
         entries = entry_points(result.emitted.files[name])
         assert entries["rs2gpu_relax_0"][-3:] == ["const usize rs2gpu_start_x", "const usize rs2gpu_count_x",
                                                    "const u32 step"]
         assert entries["rs2gpu_relax_1"][-2:] == ["const usize rs2gpu_start_x", "const usize rs2gpu_count_x"]
-    assert [launch.get("uniforms") for launch in entry["launches"]] == [[{"name": "step", "type": "u32"}], None]
+    assert [launch.uniforms for launch in entry.launches] == [(Uniform("step", "u32"),), ()]
     compile_everything(result)
 
 
-def test_manifest_schedule_runs_the_launches_in_the_host_loop_with_the_values_their_bounds_need(tmp_path: Path):
-    entry = translate_crate(tmp_path, TIME_STEPS).emitted.manifest["kernels"]["relax"]
-    [step] = entry["schedule"]
-    loop = step["loop"]
-    assert (loop["var"], loop["type"], loop["end"], loop["inclusive"]) == ("step", "u32", {"param": "steps"}, False)
-    assert loop["body"] == [{"launch": 0}, {"launch": 1}]
-    assert [local["name"] for local in loop["locals"]] == ["m"]  # both bounds read it
-    assert all(launch["dims"][0]["end"] == {"local": "m"} for launch in entry["launches"])
+def test_the_schedule_runs_the_launches_in_the_host_loop_with_the_values_their_bounds_need(tmp_path: Path):
+    entry = translate_crate(tmp_path, TIME_STEPS).emitted.abi.kernels["relax"]
+    [loop] = entry.schedule
+    assert isinstance(loop, HostLoop)
+    assert (loop.var, loop.type, loop.end, loop.inclusive) == ("step", "u32", {"param": "steps"}, False)
+    assert loop.body == (0, 1)
+    assert [local.name for local in loop.locals] == ["m"]  # both bounds read it
+    assert all(launch.dims[0].end == {"local": "m"} for launch in entry.launches)
 
 
 def test_kernel_without_host_loops_has_no_schedule(tmp_path: Path) -> None:
-    manifest = translate_crate(tmp_path, EVERY_KIND).emitted.manifest["kernels"]
-    assert all("schedule" not in entry for entry in manifest.values())
+    kernels = translate_crate(tmp_path, EVERY_KIND).emitted.abi.kernels
+    assert all(entry.schedule is None for entry in kernels.values())
 
 
 def test_each_instantiation_of_a_generic_kernel_is_a_kernel_with_its_type_arguments(tmp_path: Path) -> None:
@@ -342,11 +349,11 @@ pub fn fill<T: Copy>(out: &mut [T], value: T) {
     }
 }
 """)
-    manifest = result.emitted.manifest["kernels"]
-    assert sorted(manifest) == ["fill_f32", "fill_u16"]
-    assert manifest["fill_u16"]["generic"] == {"name": "fill", "type_args": ["u16"]}
-    assert manifest["fill_u16"]["rust_path"] == "fill"
-    assert [p["type"] for p in manifest["fill_u16"]["params"]] == ["&mut [u16]", "u16"]
+    kernels = result.emitted.abi.kernels
+    assert sorted(kernels) == ["fill_f32", "fill_u16"]
+    assert (kernels["fill_u16"].generic.name, kernels["fill_u16"].generic.type_args) == ("fill", ("u16",))
+    assert kernels["fill_u16"].rust_path == "fill"
+    assert [p.rust_type for p in kernels["fill_u16"].params] == ["&mut [u16]", "u16"]
     assert entry_points(result.emitted.files["fill_f32.cu"])["rs2gpu_fill_f32_0"][:2] == [
         "f32* __restrict__ out", "const f32 value"]
     compile_everything(result)
@@ -363,13 +370,14 @@ def test_every_pointer_of_every_entry_point_is_restrict_and_const_exactly_for_sh
 def test_shared_references_are_const_pointers_and_mutable_ones_are_not(corpus) -> None:
     for source in [*EXAMPLES, *CASES]:
         result = pipeline.translate(source)
-        for kernel, entry in result.emitted.manifest["kernels"].items():
-            for params in entry_points(result.emitted.files[entry["files"]["cuda"]]).values():
+        for kernel, entry in result.emitted.abi.kernels.items():
+            for params in entry_points(result.emitted.files[entry.files["cuda"]]).values():
                 by_name = {p.split()[-1]: p for p in params}
-                for p in entry["params"]:
-                    if p["kind"] in ("slice", "array", "struct_ref") and p["transfer"] != "value":
-                        pointer = by_name[p["abi"][0]["name"]]
-                        assert pointer.startswith("const ") != p["mutable"], (kernel, pointer)
+                for p in entry.params:
+                    if p.kind in (ParamKind.SLICE, ParamKind.ARRAY, ParamKind.STRUCT_REF) \
+                            and p.transfer != Transfer.VALUE:
+                        pointer = by_name[p.parts[0].name]
+                        assert pointer.startswith("const ") != p.mutable, (kernel, pointer)
 
 
 def test_arrays_passed_by_value_are_const_arrays_read_in_place(corpus) -> None:
@@ -427,7 +435,7 @@ pub fn lens(a: &mut [f64], a_len: usize) {
     params = entry_points(text)["rs2gpu_lens_0"]
     names = [p.split()[-1] for p in params]
     assert len(set(names)) == len(names)
-    abi = {p["name"]: [a["name"] for a in p["abi"]] for p in result.emitted.manifest["kernels"]["lens"]["params"]}
+    abi = {p.name: [a.name for a in p.parts] for p in result.emitted.abi.kernels["lens"].params}
     assert [p.split()[-1] for p in params[:3]] == [*abi["a"], *abi["a_len"]]
     # `a.len()` reads the length argument, the Rust parameter `a_len` its own argument.
     length, user = abi["a"][1], abi["a_len"][0]
@@ -458,11 +466,11 @@ pub fn lengths(out: &mut [f64], a: &[f64], b: &[f64], c: &[f64], idx: &[usize]) 
 
 def test_a_launch_takes_the_lengths_its_code_reads_and_no_others(tmp_path: Path) -> None:
     result = translate_crate(tmp_path, LENGTHS)
-    launches = result.emitted.manifest["kernels"]["lengths"]["launches"]
+    launches = result.emitted.abi.kernels["lengths"].launches
     # the first loop's accesses are proven on the host: no length travels
-    assert launches[0]["lengths"] == []
+    assert launches[0].lengths == ()
     # the second checks `a[idx[i]]` on the device, passes `b` to a helper and reads `c.len()`
-    assert launches[1]["lengths"] == ["a", "b", "c"]
+    assert launches[1].lengths == ("a", "b", "c")
     for name in ("lengths.cu", "lengths.hip.cpp"):
         entries = entry_points(result.emitted.files[name])
         assert [p for p in entries["rs2gpu_lengths_0"] if p.endswith("_len")] == []
@@ -663,14 +671,14 @@ def test_struct_static_asserts_state_rustcs_layout(tmp_path: Path, rustc_layout,
     assert asserted == expected
 
 
-def test_manifest_layout_of_struct_elements_is_rustcs(tmp_path: Path, rustc_layout) -> None:
-    params = translate_crate(tmp_path, LAYOUT_KERNEL).emitted.manifest["kernels"]["layouts"]["params"]
-    nested = params[0]["elem"]
-    assert (nested["size"], nested["align"]) == (rustc_layout[("Nested", "size")], rustc_layout[("Nested", "align")])
-    assert {f["name"]: f["offset"] for f in nested["fields"]} == {
+def test_the_abi_layout_of_struct_elements_is_rustcs(tmp_path: Path, rustc_layout) -> None:
+    params = translate_crate(tmp_path, LAYOUT_KERNEL).emitted.abi.kernels["layouts"].params
+    nested = params[0].layout  # a slice's element
+    assert (nested.size, nested.align) == (rustc_layout[("Nested", "size")], rustc_layout[("Nested", "align")])
+    assert {f.name: f.offset for f in nested.fields} == {
         f: rustc_layout[("Nested", f)] for f, _ in LAYOUT_STRUCTS["Nested"]}
-    keywords = params[1]["elem"]
-    assert {f["name"]: f["offset"] for f in keywords["fields"]} == {
+    keywords = params[1].layout
+    assert {f.name: f.offset for f in keywords.fields} == {
         f: rustc_layout[("Keywords", f)] for f, _ in LAYOUT_STRUCTS["Keywords"]}
 
 
@@ -750,28 +758,32 @@ pub fn row_squares(c: &mut [f64], a: &[f64], n: usize) {
 
 def test_nests_and_loops_indexing_beside_their_variable_have_a_covering_entry_point(tmp_path) -> None:
     result = translate_crate(tmp_path, NESTS)
-    kernels = result.emitted.manifest["kernels"]
-    assert kernels["flat"]["launches"][0]["covering"] is None  # it indexes at `i` only: nothing to spare
+    kernels = result.emitted.abi.kernels
+
+    def covering(kernel: str) -> EntryPoint | None:
+        return kernels[kernel].launches[0].entry(EntryKind.COVERING)
+
+    assert covering("flat") is None  # it indexes at `i` only: nothing to spare
     # a single loop runs on rows of the block size, as its grid-stride entry point does
-    assert kernels["shifted"]["launches"][0]["covering"] == {
-        "symbol": "rs2gpu_shifted_0_covering", "block": [256, 1, 1], "count_limit": 2**31, "lead": 0, "checks": [],
-        "records_panics": False}
-    assert kernels["summed"]["launches"][0]["covering"] is None  # its threads combine many iterations
-    covering = kernels["product_plus_one"]["launches"][0]["covering"]
-    assert covering == {"symbol": "rs2gpu_product_plus_one_0_covering", "block": None, "count_limit": 2**31,
-                        "lead": 0, "checks": [], "records_panics": False}  # every access is checked on the host
+    assert covering("shifted") == EntryPoint(EntryKind.COVERING, "rs2gpu_shifted_0_covering", records_panics=False,
+                                             checks=(), grid=CoveringGrid((256, 1, 1), 2**31, lead=0))
+    assert covering("summed") is None  # its threads combine many iterations
+    # every access is checked on the host
+    assert covering("product_plus_one") == EntryPoint(EntryKind.COVERING, "rs2gpu_product_plus_one_0_covering",
+                                                      records_panics=False, checks=(),
+                                                      grid=CoveringGrid(None, 2**31, lead=0))
     for name in ("product_plus_one.cu", "product_plus_one.hip.cpp"):
-        assert list(entry_points(result.emitted.files[name])) == ["rs2gpu_product_plus_one_0",
-                                                                   "rs2gpu_product_plus_one_0_covering"]
+        assert list(entry_points(result.emitted.files[name])) == ["rs2gpu_product_plus_one_0_covering",
+                                                                   "rs2gpu_product_plus_one_0"]
     compile_everything(result)
 
 
 def test_a_product_is_tiled_only_when_each_operand_misses_one_thread_variable(tmp_path) -> None:
     # `row_squares` reads `a` along the row twice: no operand is shared down a column, so no tiles;
     # `product_plus_one` adds more than the products in its k loop
-    kernels = translate_crate(tmp_path, NESTS).emitted.manifest["kernels"]
-    assert kernels["row_squares"]["launches"][0]["covering"]["block"] is None
-    assert kernels["product_plus_one"]["launches"][0]["covering"]["block"] is None
+    kernels = translate_crate(tmp_path, NESTS).emitted.abi.kernels
+    assert kernels["row_squares"].launches[0].entry(EntryKind.COVERING).grid.block is None
+    assert kernels["product_plus_one"].launches[0].entry(EntryKind.COVERING).grid.block is None
 
 
 def test_the_corpus_matrix_product_is_tiled_through_shared_memory(corpus) -> None:

@@ -1,4 +1,4 @@
-"""Which launch sets the call's done word (`emit.kernels.signals_done`), what the manifest and the entry
+"""Which launch sets the call's done word (`emit.kernels.signals_done`), what the kernel ABI and the entry
 points' parameters say about it, and that NVRTC orders the word after the results: the results' stores,
 then a fence for the whole system, then one volatile store of the word."""
 from __future__ import annotations
@@ -37,7 +37,7 @@ def translated(tmp_path_factory):
 
 
 def signals_of(translated, kernel: str) -> list[bool]:
-    return [launch["signals_done"] for launch in translated.emitted.manifest["kernels"][kernel]["launches"]]
+    return [launch.signals_done for launch in translated.emitted.abi.kernels[kernel].launches]
 
 
 @pytest.mark.parametrize("kernel", ["sum_and_max", "sum_from", "sum_at"])

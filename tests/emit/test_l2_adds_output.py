@@ -1,4 +1,4 @@
-"""Which loops get an L2-adds entry point (`emit.l2_adds`), what the manifest tells the host about it,
+"""Which loops get an L2-adds entry point (`emit.l2_adds`), what the kernel ABI tells the host about it,
 and that NVRTC makes its `y[i] += v` an atomic add whose result is unused, with no load of y."""
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from rs2gpu.ir.abi import EntryKind, EntryPoint, L2Footprint
 from rs2gpu.runtime.hiprtc import compile_hip
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the emit tests' helpers
@@ -68,17 +69,18 @@ def translated(tmp_path_factory):
     return translate_source(tmp_path_factory.mktemp("l2_adds"), "l2_adds", SOURCE)
 
 
-def l2_adds_of(translated, kernel: str) -> dict | None:
-    return translated.emitted.manifest["kernels"][kernel]["launches"][0]["l2_adds"]
+def l2_adds_of(translated, kernel: str) -> EntryPoint | None:
+    return translated.emitted.abi.kernels[kernel].launches[0].entry(EntryKind.L2_ADDS)
 
 
-def test_the_manifest_gives_the_symbol_and_the_bytes_each_iteration_touches(translated):
-    # y and x, 8 bytes each
-    assert l2_adds_of(translated, "daxpy") == {"symbol": "rs2gpu_daxpy_0_l2_adds", "bytes_per_iteration": 16}
+def test_the_abi_gives_the_symbol_and_the_bytes_each_iteration_touches(translated):
+    # y and x, 8 bytes each; the host proves both accesses in bounds, so nothing is checked on the device
+    assert l2_adds_of(translated, "daxpy") == EntryPoint(EntryKind.L2_ADDS, "rs2gpu_daxpy_0_l2_adds",
+                                                         records_panics=False, l2_adds=L2Footprint(16))
 
 
 def test_every_slice_the_loop_reads_counts_toward_the_bytes(translated):
-    assert l2_adds_of(translated, "energy_step")["bytes_per_iteration"] == 4 * 8  # e, d, p, q
+    assert l2_adds_of(translated, "energy_step").l2_adds.bytes_per_iteration == 4 * 8  # e, d, p, q
 
 
 def test_the_update_is_an_add_in_the_l2_with_its_value_computed_first(translated):
@@ -99,7 +101,7 @@ def test_loops_without_an_l2_adds_entry_point(translated, kernel, why):
 
 
 def test_loops_reading_beside_the_loop_variable_keep_it(translated):
-    assert l2_adds_of(translated, "add_next")["bytes_per_iteration"] == 16
+    assert l2_adds_of(translated, "add_next").l2_adds.bytes_per_iteration == 16
 
 
 def test_nvrtc_makes_the_update_an_atomic_add_whose_result_is_unused_without_a_load_of_y(translated):

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from rs2gpu import pipeline
+from rs2gpu.ir.abi import EntryKind, EntryPoint, PrivateCopy
 
 SOURCE = """
 #[kernel]
@@ -80,7 +81,8 @@ def test_minima_and_loops_with_several_targets_get_none(translated, kernel: str)
     assert "_private" not in translated.files[f"{kernel}.cu"]
 
 
-def test_the_manifest_names_the_target_and_its_capacity(translated) -> None:
-    launch = translated.manifest["kernels"]["histogram"]["launches"][0]
-    assert launch["private"] == {"symbol": "rs2gpu_histogram_0_private", "checks": launch["variants"][0]["checks"],
-                                 "records_panics": True, "target": "values", "capacity": 2048}
+def test_the_abi_names_the_target_and_its_capacity(translated) -> None:
+    launch = translated.abi.kernels["histogram"].launches[0]
+    assert launch.entry(EntryKind.PRIVATE) == EntryPoint(
+        EntryKind.PRIVATE, "rs2gpu_histogram_0_private", records_panics=True, checks=launch.general.checks,
+        private=PrivateCopy("values", 2048))

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from rs2gpu import pipeline
+from rs2gpu.ir.abi import EntryKind
 
 SOURCE = """
 #[kernel]
@@ -69,25 +70,25 @@ def test_the_proven_entry_point_takes_the_checking_one_s_arguments_and_checks_no
     assert not any(check in proven[1] for check in LIST_CHECKS)
 
 
-def test_the_manifest_names_the_lists_and_the_reads_the_host_must_clear(translated):
-    launch = translated.emitted.manifest["kernels"]["spread"]["launches"][0]
-    proven = launch["proven"]
-    assert (proven["symbol"], proven["records_panics"], proven["lists"]) == ("rs2gpu_spread_0_proven", False, ["zones"])
+def test_the_abi_names_the_lists_and_the_reads_the_host_must_clear(translated):
+    launch = translated.emitted.abi.kernels["spread"].launches[0]
+    proven = launch.entry(EntryKind.PROVEN)
+    assert (proven.symbol, proven.records_panics, proven.proof.lists) == ("rs2gpu_spread_0_proven", False, ("zones",))
     # in Rust's order: an update's value before its place
-    assert [(r["param"], r["list"], r["scale"]) for r in proven["reads"]] == [("vol", "zones", 1), ("x", "zones", 1),
-                                                                              ("vol", "zones", 1), ("x", "zones", 1)]
+    assert [(r.param, r.list, r.scale) for r in proven.proof.reads] == [("vol", "zones", 1), ("x", "zones", 1),
+                                                                        ("vol", "zones", 1), ("x", "zones", 1)]
 
 
 def test_a_loop_writing_through_an_index_list_has_no_covering_entry_point(translated):
     # the checks of the list are the grid-stride entry point's; the proven one is what runs without them
-    assert translated.emitted.manifest["kernels"]["corners"]["launches"][0]["covering"] is None
+    assert translated.emitted.abi.kernels["corners"].launches[0].entry(EntryKind.COVERING) is None
 
 
 def test_a_reduction_through_an_index_list_keeps_its_device_checks(translated):
     # its threads combine many iterations: it has no form with one thread per iteration
-    assert translated.emitted.manifest["kernels"]["gathered_total"]["launches"][0]["proven"] is None
+    assert translated.emitted.abi.kernels["gathered_total"].launches[0].entry(EntryKind.PROVEN) is None
 
 
 def test_a_loop_without_index_lists_has_no_proven_entry_point(translated):
-    assert translated.emitted.manifest["kernels"]["scale"]["launches"][0]["proven"] is None
+    assert translated.emitted.abi.kernels["scale"].launches[0].entry(EntryKind.PROVEN) is None
     assert "_proven" not in translated.emitted.files["scale.cu"]

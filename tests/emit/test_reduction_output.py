@@ -138,7 +138,7 @@ def bodies(translated: pipeline.Translation, kernel: str, suffix: str = ".cu") -
                                                ("gather_then_fill", 0)])
 def test_the_readback_area_has_a_word_per_result_and_two_per_location_reduction(translated, kernel, words):
     # sum_and_first_min: s one word, (m, at) two
-    assert translated.emitted.manifest["kernels"][kernel]["result_words"] == words
+    assert translated.emitted.abi.kernels[kernel].result_words == words
     for suffix in (".cu", ".hip.cpp"):
         text = translated.emitted.files[kernel + suffix]
         assert f"#define RS2GPU_RESULT_WORDS {max(words, 1)}\n" in text
@@ -151,7 +151,7 @@ def test_every_binary_holds_the_readback_area_and_the_ticket_counter(translated,
     code_object = compile_hip(files[kernel + ".hip.cpp"], kernel + ".hip.cpp", "gfx90a").binary
     for binary in (cubin, code_object):
         variables = {s.name: s.size for s in elf_symbols(binary) if s.kind == STT_OBJECT}
-        words = translated.emitted.manifest["kernels"][kernel]["result_words"]
+        words = translated.emitted.abi.kernels[kernel].result_words
         assert variables["rs2gpu_readback"] >= PANIC_RECORD_BYTES + 8 * words
         assert variables["rs2gpu_finished_blocks"] == 4
 
@@ -185,7 +185,7 @@ def test_a_reduction_launch_after_one_that_can_panic_runs_no_iteration_but_still
 
 @pytest.mark.parametrize("kernel", ["sum", "spread", "fill_then_sum"])
 def test_kernels_without_device_checks_have_no_panic_guard(translated, kernel):
-    assert translated.emitted.manifest["kernels"][kernel]["panics"] == []
+    assert translated.emitted.abi.kernels[kernel].panics == ()
     for body in bodies(translated, kernel).values():
         assert "rs2gpu_stopped_before" not in body
 
@@ -196,8 +196,8 @@ def test_both_targets_get_the_same_guards(translated):
 
 
 def test_a_seed_read_from_a_slice_the_kernel_only_reads_is_taken_by_address(translated):
-    (reduction,) = translated.emitted.manifest["kernels"]["least_from_first"]["launches"][0]["reductions"]
-    assert reduction["seed_on_device"] is True and reduction["init"]["element"] == "x"
+    (reduction,) = translated.emitted.abi.kernels["least_from_first"].launches[0].reductions
+    assert reduction.seed_on_device is True and reduction.init["element"] == "x"
     for suffix in (".cu", ".hip.cpp"):
         for symbol, body in bodies(translated, "least_from_first", suffix).items():
             text = translated.emitted.files["least_from_first" + suffix]
@@ -207,6 +207,6 @@ def test_a_seed_read_from_a_slice_the_kernel_only_reads_is_taken_by_address(tran
 
 def test_a_seed_read_from_a_slice_the_loop_writes_is_taken_by_value(translated):
     # read on the device after the loop, x[0] would be the doubled value, not the one Rust starts from
-    (reduction,) = translated.emitted.manifest["kernels"]["least_after_doubling"]["launches"][0]["reductions"]
-    assert "seed_on_device" not in reduction
+    (reduction,) = translated.emitted.abi.kernels["least_after_doubling"].launches[0].reductions
+    assert reduction.seed_on_device is False
     assert "const f64 rs2gpu_seed_m" in translated.emitted.files["least_after_doubling.cu"]

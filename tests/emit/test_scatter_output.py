@@ -78,8 +78,9 @@ def test_affine_indices_need_no_check_on_the_device(files, symbol: str) -> None:
     assert re.findall(r"rs2gpu_atomic_add\(&out\[([^\]]+)\]", body) == ["i", "(i + 1ULL)"]
 
 
-def test_checks_come_in_rusts_order(files) -> None:
-    body = files["ordered.cu"]
+@pytest.mark.parametrize("symbol", ["rs2gpu_ordered_0", "rs2gpu_ordered_0_covering"])
+def test_checks_come_in_rusts_order(files, symbol: str) -> None:
+    body = entry_point(files["ordered.cu"], symbol)  # the entry points that check the places on the device
     add, minimum = body.index("rs2gpu_atomic_add(&sum["), body.index("rs2gpu_atomic_min(&lo[")
     first, second = body[:add], body[add:body.index("\n", minimum)]
     # `sum[k] += v[k / 2]`: the value's read of v is checked before the place sum[k]

@@ -1,4 +1,4 @@
-"""Which loops get a vector entry point (`emit.vector`), what the manifest tells the host about it, and
+"""Which loops get a vector entry point (`emit.vector`), what the kernel ABI tells the host about it, and
 that the compilers turn its lanes into 16-byte accesses: NVRTC's PTX has one vector load or store per
 slice and group, where the general entry point's has one scalar access per slice and iteration."""
 from __future__ import annotations
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from rs2gpu.ir.abi import AlignedSlice, CoveringGrid, EntryKind, EntryPoint, VectorLanes
 from rs2gpu.runtime.hiprtc import compile_hip
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the emit tests' helpers
@@ -138,14 +139,15 @@ def translated(tmp_path_factory):
     return translate_source(tmp_path_factory.mktemp("vector"), "vector", SOURCE)
 
 
-def vector_of(translated, kernel: str) -> dict | None:
-    return translated.emitted.manifest["kernels"][kernel]["launches"][0]["vector"]
+def vector_of(translated, kernel: str) -> EntryPoint | None:
+    return translated.emitted.abi.kernels[kernel].launches[0].entry(EntryKind.VECTOR)
 
 
-def test_the_manifest_gives_the_width_and_the_slices_whose_alignment_the_host_checks(translated):
-    assert vector_of(translated, "copy") == {"symbol": "rs2gpu_copy_0_vector", "width": 2, "alignment": 16,
-                                             "slices": ["a", "c"], "offsets": [0, 0]}
-    assert vector_of(translated, "total")["width"] == 4  # four i32 in 16 bytes
+def test_the_abi_gives_the_width_and_the_slices_whose_alignment_the_host_checks(translated):
+    copy = vector_of(translated, "copy")
+    assert copy.symbol == "rs2gpu_copy_0_vector" and copy.grid is None
+    assert copy.vector == VectorLanes(2, 16, (AlignedSlice("a", 0), AlignedSlice("c", 0)))
+    assert vector_of(translated, "total").vector.width == 4  # four i32 in 16 bytes
 
 
 @pytest.mark.parametrize(("kernel", "why"), [
@@ -165,9 +167,8 @@ def test_loops_without_a_vector_entry_point(translated, kernel, why):
 def test_each_slice_gives_the_offset_of_its_first_lane_from_the_loop_start(translated):
     # `for i in 1..`: 63 iterations alone, then groups from i = 64, where a's lanes (in step with out's, at
     # a[i]) and out's start a warp's 32 groups of 16 bytes: 64 elements after the slices' starts
-    assert vector_of(translated, "neighbours")["slices"] == ["a", "out"]
-    assert vector_of(translated, "neighbours")["offsets"] == [63, 63]
-    assert vector_of(translated, "copy")["offsets"] == [0, 0]
+    assert vector_of(translated, "neighbours").vector.aligned == (AlignedSlice("a", 63), AlignedSlice("out", 63))
+    assert [s.offset for s in vector_of(translated, "copy").vector.aligned] == [0, 0]
 
 
 def test_reads_at_two_offsets_take_one_16_byte_load_and_one_8_byte_load_per_group(translated):
@@ -182,7 +183,7 @@ def test_reads_at_two_offsets_take_one_16_byte_load_and_one_8_byte_load_per_grou
 def test_a_reduction_reads_a_slice_out_of_step_element_by_element(translated):
     # b[i + 1] alone: b's lanes in step with a's would read b[n + 1] in the last group; a reduction has no
     # covering entry point, so its vector form keeps its groups and reads b one element at a time
-    assert vector_of(translated, "dot_next")["slices"] == ["a"]
+    assert [s.slice for s in vector_of(translated, "dot_next").vector.aligned] == ["a"]
     vector = ptx_entries(translated, "dot_next")["rs2gpu_dot_next_0_vector"]
     assert len(re.findall(r"ld\.global\.nc\.v2\.f64", vector)) == 1
 
@@ -211,8 +212,9 @@ def test_the_hip_vector_entry_points_compile(translated):
 
 def test_a_nest_leaves_the_alignment_of_its_rows_to_the_groups(translated):
     # where out[j * n + i] starts depends on j: the host has nothing to check once for every row
-    assert vector_of(translated, "plane") == {"symbol": "rs2gpu_plane_0_vector", "width": 2, "alignment": 16,
-                                              "slices": [], "offsets": [], "count_limit": 2**31}
+    plane = vector_of(translated, "plane")
+    assert plane.symbol == "rs2gpu_plane_0_vector"
+    assert plane.vector == VectorLanes(2, 16, aligned=())
 
 
 def test_a_nest_moves_a_row_on_the_grid_in_16_byte_accesses_and_one_off_it_element_by_element(translated):
@@ -228,7 +230,7 @@ def test_a_nest_moves_a_row_on_the_grid_in_16_byte_accesses_and_one_off_it_eleme
 
 def test_a_nest_runs_one_thread_per_group_on_a_grid_that_covers_them(translated):
     # no grid-stride loops: 32-bit thread coordinates behind one `if`, as the covering entry point
-    assert vector_of(translated, "plane")["count_limit"] == 2**31
+    assert vector_of(translated, "plane").grid == CoveringGrid(None, 2**31)
     source = translated.emitted.files["plane.cu"]
     vector = source[source.index("rs2gpu_plane_0_vector("):source.index("rs2gpu_plane_0_covering(")]
     assert "const u32 rs2gpu_gx = RS2GPU_BLOCK_IDX.x * RS2GPU_BLOCK_DIM.x + RS2GPU_THREAD_IDX.x;" in vector

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from rs2gpu import pipeline
+from rs2gpu.ir.abi import KernelABI
 from rs2gpu.ir.diagnostics import CompileFailed
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,7 +39,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     params = []
     for source in CORPUS:
         try:
-            names = sorted(_translate(source).emitted.manifest["kernels"])
+            names = sorted(_translate(source).emitted.abi.kernels)
         except CompileFailed:
             names = ["<does not translate>"]
         params += [pytest.param((source, name), id=f"{_source_id(source)}::{name}") for name in names]
@@ -46,15 +47,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture
-def kernel_source(corpus_kernel) -> tuple[str, dict, str]:
-    """The corpus kernel's name, manifest entry and generated HIP text."""
+def kernel_source(corpus_kernel) -> tuple[str, KernelABI, str]:
+    """The corpus kernel's name, ABI and generated HIP text."""
     source, name = corpus_kernel
     try:
         result = _translate(source)
     except CompileFailed as err:
         pytest.fail(f"{_source_id(source)} does not translate:\n{err}")
-    entry = result.emitted.manifest["kernels"][name]
-    return name, entry, result.emitted.files[entry["files"]["hip"]]
+    entry = result.emitted.abi.kernels[name]
+    return name, entry, result.emitted.files[entry.files["hip"]]
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from rs2gpu import pipeline
+from rs2gpu.ir.abi import EntryKind
 from rs2gpu.runtime import hip as hipmod
 from rs2gpu.runtime.base import DeviceKernel
 from rs2gpu.runtime.cache import BinaryCache
@@ -202,7 +203,7 @@ class HostBackedHip(HipBackend):
 
     def __init__(self, cache: BinaryCache) -> None:
         self.hip = hip_python()
-        self.cache, self.block_size, self.compiles, self.arch, self.device = cache, 256, 0, "gfx90a", 0
+        self.cache, self.compiles, self.arch, self.device = cache, 0, "gfx90a", 0
         self.queue = HipQueue(self.hip)
         self.memory: list[_HostMemory] = []
         self.globals: dict[str, _HostMemory] = {}
@@ -250,9 +251,9 @@ class HostBackedHip(HipBackend):
 
 def test_a_call_reaches_hip_module_launch_kernel_with_the_packed_arguments(abi_translation, tmp_path, monkeypatch):
     emitted = abi_translation.emitted
-    entry = emitted.manifest["kernels"]["mixed"]
+    entry = emitted.abi.kernels["mixed"]
     backend = HostBackedHip(BinaryCache(tmp_path))
-    kernel = DeviceKernel(backend, "mixed", entry, emitted.files[entry["files"]["hip"]], entry["files"]["hip"])
+    kernel = DeviceKernel(backend, "mixed", entry, emitted.files[entry.files["hip"]], entry.files["hip"])
     assert backend.compiles == 1 and backend.loaded == [kernel.binary]
 
     args_meta = [a for a in code_object_metadata(kernel.binary)["amdhsa.kernels"][0][".args"]
@@ -293,9 +294,9 @@ def test_a_call_reaches_hip_module_launch_kernel_with_the_packed_arguments(abi_t
 def test_a_reduction_launch_takes_seeds_by_value_and_kernel_owned_memory_on_a_capped_grid(reductions_translation,
                                                                                            tmp_path, monkeypatch):
     emitted = reductions_translation.emitted
-    entry = emitted.manifest["kernels"]["extremes"]
+    entry = emitted.abi.kernels["extremes"]
     backend = HostBackedHip(BinaryCache(tmp_path))
-    kernel = DeviceKernel(backend, "extremes", entry, emitted.files[entry["files"]["hip"]], entry["files"]["hip"])
+    kernel = DeviceKernel(backend, "extremes", entry, emitted.files[entry.files["hip"]], entry.files["hip"])
     (partials,) = backend.memory  # the one buffer of the kernel's partials, allocated when it is loaded
     # the results' words, after the panic record's place in host memory the device writes directly
     (mapped,) = backend.mapped_memory
@@ -323,8 +324,8 @@ def test_a_reduction_launch_takes_seeds_by_value_and_kernel_owned_memory_on_a_ca
 
     (first, geometry), (second, _) = seen
     staged = backend.memory[1]
-    # the reductions in the manifest's order, which puts the location reduction first
-    assert [r["name"] for r in entry["launches"][0]["reductions"]] == ["low", "total"]
+    # the reductions in the ABI's order, which puts the location reduction first
+    assert [r.name for r in entry.launches[0].reductions] == ["low", "total"]
     assert first == [
         struct.pack("<Q", staged.ptr),                                       # a (no length: the host proved a[i])
         struct.pack("<q", -7),                                               # bias
@@ -348,12 +349,14 @@ def test_launch_argument_sizes_match_the_code_objects_kernel_arguments(abi_trans
     from rs2gpu.runtime.hiprtc import cached_compile_hip
 
     emitted = abi_translation.emitted
-    entry = emitted.manifest["kernels"]["mixed"]
-    binary, _ = cached_compile_hip(BinaryCache(tmp_path), emitted.files[entry["files"]["hip"]],
-                                   entry["files"]["hip"], "gfx90a")
+    entry = emitted.abi.kernels["mixed"]
+    binary, _ = cached_compile_hip(BinaryCache(tmp_path), emitted.files[entry.files["hip"]],
+                                   entry.files["hip"], "gfx90a")
     kernels = code_object_metadata(binary)["amdhsa.kernels"]
     (lp,) = CallPlan("mixed", entry).launches
-    assert sorted(k[".name"] for k in kernels) == sorted([lp.symbol, lp.covering[0]])  # one argument buffer
+    # the general and the covering entry point, with one argument buffer
+    covering = lp.launch.entry(EntryKind.COVERING)
+    assert sorted(k[".name"] for k in kernels) == sorted([lp.general.symbol, covering.symbol])
     base = ctypes.addressof(lp.buffer)
     offsets = [lp.pointers[i] - base for i in range(len(lp.pointers))]
     sizes = [field[3] for field in lp.fields]
@@ -377,21 +380,23 @@ def test_load_on_the_hip_backend_without_a_gpu_says_so(tmp_path: Path, monkeypat
         rs2gpu.load(Path(__file__).resolve().parent / "data" / "abi.rs", backend="hip")
 
 
-@pytest.mark.parametrize(("rows", "cols", "geometry"), [
-    # the covering entry point: 3 blocks of 32 x 8 threads, 768 threads for 8 x 70 iterations (the general
-    # entry point's 128 x 2 blocks would launch 1024)
-    (8, 70, (3, 1, 1, 32, 8, 1)),
+@pytest.mark.parametrize(("name", "args", "geometry"), [
+    # the covering entry point of a nest (1 x 8 x 70 cells): 3 blocks of 32 x 8 threads, 768 threads for the
+    # 560 iterations (the general entry point's 128 x 2 blocks would launch 1024)
+    ("volume", (np.zeros(560, dtype=np.uint32), 1, 8, 70), (3, 1, 1, 32, 8, 1)),
+    # a nest with a vector entry point runs it first (each row tests its own alignment): one thread per
+    # pair of f64 columns, 35 x 8 groups on 2 blocks of 32 x 8 threads (the 64 x 4 blocks launch as many
+    # threads, and among equals the narrower x wins)
+    ("plane", (np.zeros(8 * 70), 0, 8, 70), (2, 1, 1, 32, 8, 1)),
     # no grid covers 600000 rows of one column (65535 blocks of 8 rows at most): the general entry point,
     # 32 x 8 blocks, the grid capped at 65535 along y, threads striding over the rest
-    (600_000, 1, (1, 65535, 1, 32, 8, 1)),
+    ("plane", (np.zeros(600_000), 0, 600_000, 1), (1, 65535, 1, 32, 8, 1)),
 ])
-def test_a_loop_nest_launches_its_covering_entry_point_where_a_grid_covers_it(tmp_path, monkeypatch, rows, cols,
-                                                                              geometry):
+def test_a_loop_nest_launches_on_a_grid_that_covers_it_where_one_does(tmp_path, monkeypatch, name, args, geometry):
     translated = pipeline.translate(Path(__file__).resolve().parents[1] / "cases" / "shapes.rs")
-    entry = translated.emitted.manifest["kernels"]["plane"]
+    entry = translated.emitted.abi.kernels[name]
     backend = HostBackedHip(BinaryCache(tmp_path))
-    kernel = DeviceKernel(backend, "plane", entry, translated.emitted.files[entry["files"]["hip"]],
-                          entry["files"]["hip"])
+    kernel = DeviceKernel(backend, name, entry, translated.emitted.files[entry.files["hip"]], entry.files["hip"])
     seen = {}
     real_launch = backend.queue._launch
 
@@ -401,5 +406,5 @@ def test_a_loop_nest_launches_its_covering_entry_point_where_a_grid_covers_it(tm
 
     monkeypatch.setattr(backend.queue, "_launch", spy)
     with pytest.raises(LaunchError):
-        kernel(np.zeros(rows * cols), 0, rows, cols)
+        kernel(*args)
     assert seen["geometry"] == geometry

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from rs2gpu import cli, pipeline
-from rs2gpu.emit.kernels import entry_points
 from rs2gpu.runtime.options import DEFAULT_ARCH
 
 ABI_SOURCE = Path(__file__).resolve().parent / "data" / "abi.rs"
@@ -38,8 +37,8 @@ def rs2gpu(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def launch_symbols() -> list[str]:
-    entry = pipeline.translate(ABI_SOURCE).emitted.manifest["kernels"]["mixed"]
-    return [symbol for launch in entry["launches"] for symbol in entry_points(launch)]
+    kernel = pipeline.translate(ABI_SOURCE).emitted.abi.kernels["mixed"]
+    return [entry.symbol for launch in kernel.launches for entry in launch.entry_points]
 
 
 def test_json_report_of_both_targets() -> None:

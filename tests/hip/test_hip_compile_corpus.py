@@ -1,12 +1,13 @@
 """Every kernel of the corpus (the example crates and tests/cases/*.rs) compiles for AMD GPUs on the path
 the HIP backend takes (hiprtc, through the disk cache) and with clang, for CDNA (gfx90a, wave64) and RDNA
-(gfx1030, wave32). Each code object holds exactly the entry points the manifest launches, each entry
+(gfx1030, wave32). Each code object holds exactly the entry points the ABI lists, each entry
 point's metadata says the wave size the arch runs it with, and its kernel arguments are the ones the
 launch plan packs, in number and size."""
 from __future__ import annotations
 
 import pytest
 
+from rs2gpu.ir.abi import KernelABI
 from rs2gpu.runtime.cache import BinaryCache
 from rs2gpu.runtime.callplan import CallPlan
 from rs2gpu.runtime.hipclang import code_object_symbols, compile_hip_clang
@@ -21,16 +22,11 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> BinaryCache:
     return BinaryCache(tmp_path_factory.mktemp("hip-kernels"))
 
 
-def check_code_object(binary: bytes, entry: dict, name: str, arch: str) -> None:
+def check_code_object(binary: bytes, entry: KernelABI, name: str, arch: str) -> None:
     plan = CallPlan(name, entry)
-    # every entry point, with the argument buffer its launches pack: a launch's variants and its covering,
-    # private, proven, vector and L2-adds entry points share the loop's
-    layouts = {v.symbol: lp for lp in plan.launches for v in lp.variants}
-    layouts.update({lp.covering[0]: lp for lp in plan.launches if lp.covering})
-    layouts.update({lp.private[0].symbol: lp for lp in plan.launches if lp.private})
-    layouts.update({lp.proven.symbol: lp for lp in plan.launches if lp.proven})
-    layouts.update({lp.vector[0]: lp for lp in plan.launches if lp.vector})
-    layouts.update({lp.l2_adds[0]: lp for lp in plan.launches if lp.l2_adds})
+    # every entry point, with the argument buffer its launches pack: a launch's entry points share the
+    # loop's, and its index-list verification has its own
+    layouts = {e.symbol: lp for lp in plan.launches for e in lp.entry_points}
     layouts.update({lp.verify.symbol: lp.verify for lp in plan.launches if lp.verify})
     assert sorted(code_object_symbols(binary)) == sorted(layouts)
     metadata = code_object_metadata(binary)
@@ -48,12 +44,12 @@ def check_code_object(binary: bytes, entry: dict, name: str, arch: str) -> None:
 
 def test_kernel_compiles_with_hiprtc_for_gfx90a(kernel_source, cache: BinaryCache) -> None:
     name, entry, text = kernel_source
-    binary, _ = cached_compile_hip(cache, text, entry["files"]["hip"], "gfx90a", entry["fast_math"])
+    binary, _ = cached_compile_hip(cache, text, entry.files["hip"], "gfx90a", entry.fast_math)
     check_code_object(binary, entry, name, "gfx90a")
 
 
 @pytest.mark.parametrize("arch", sorted(WAVE_SIZE))
 def test_kernel_compiles_with_clang(kernel_source, arch: str) -> None:
     name, entry, text = kernel_source
-    compiled = compile_hip_clang(text, entry["files"]["hip"], arch, fast_math=entry["fast_math"])
+    compiled = compile_hip_clang(text, entry.files["hip"], arch, fast_math=entry.fast_math)
     check_code_object(compiled.binary, entry, name, arch)
