@@ -51,8 +51,8 @@ def test_rust_covering_geometry_is_the_python_runtimes(tmp_path) -> None:
     # the runtime as the generated module includes it, with the module's block size, and a probe in it
     block_size = re.search(r"^ *const BLOCK_SIZE: u32 = \d+;$", (out_dir / MODULE_FILE).read_text(), re.M).group(0)
     calls = "\n".join(
-        f"    println!(\"{{:?}}\", covering_geometry(&{list(counts)}, &Covering {{ symbol: \"k\", "
-        f"block: {list(block or (0, 0, 0))}, count_limit: {LIMIT}, lead: {lead}, records_panics: false }}));"
+        f"    println!(\"{{:?}}\", covering_geometry(&{list(counts)}, &Grid {{ "
+        f"block: {list(block or (0, 0, 0))}, count_limit: {LIMIT}, lead: {lead} }}));"
         for counts, block, lead in CASES)
     program = (f"#[allow(dead_code, unsafe_code)]\nmod runtime {{\n{block_size}\n"
                f"include!(concat!(env!(\"OUT_DIR\"), \"/rs2gpu_runtime.rs\"));\n"
