@@ -31,6 +31,7 @@ if str(ROOT) not in sys.path:
 CRATE = ROOT / "examples" / "rajaperf"
 
 from rs2gpu.ir.abi import EntryKind  # noqa: E402
+from rs2gpu.runtime.options import DEFAULT_ARCH  # noqa: E402
 
 # the entry points whose checks the table counts, by the role the table names them with (the covering,
 # vector and L2-adds entry points run the general one's body, with its checks)
@@ -57,7 +58,7 @@ class CompileTimes:
     bare_seconds: float           # NVRTC, the file without device checks
 
 
-def measure(crate: Path = CRATE, arch: str = "sm_90", kernels: list[str] | None = None):
+def measure(crate: Path = CRATE, arch: str = DEFAULT_ARCH["cuda"], kernels: list[str] | None = None):
     """(costs of every entry point, NVRTC compile times per kernel file)."""
     from bench.cubin import kernel_resources, sass_instructions
     from rs2gpu import pipeline
@@ -117,7 +118,7 @@ def render(costs: list[Cost], times: list[CompileTimes], arch: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--arch", default=DEFAULT_ARCH["cuda"])
     parser.add_argument("--kernels", help="comma-separated kernel names (default: all)")
     args = parser.parse_args(argv)
     costs, times = measure(CRATE, args.arch, args.kernels.split(",") if args.kernels else None)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rs2gpu.ir.abi import KernelABI
+from rs2gpu.runtime.options import DEFAULT_ARCH
 
 MAX_ROUNDS = 12
 _KERNEL_ATTRIBUTE = re.compile(rb"#\s*\[\s*(?:rs2gpu\s*::\s*)?kernel\b")
@@ -119,7 +120,7 @@ def copy_crate(crate: Path, destination: Path) -> Path:
     return destination
 
 
-def prepare(crate: Path, workdir: Path, arch: str | None = "sm_90", log=print) -> Corpus:
+def prepare(crate: Path, workdir: Path, arch: str | None = DEFAULT_ARCH["cuda"], log=print) -> Corpus:
     """Translate `crate` (a copy of it under `workdir`), leaving out what rs2gpu rejects; with `arch`, also
     compile every generated kernel with NVRTC (through rs2gpu's disk cache, so that `rs2gpu.load` later
     finds the binaries) and leave out those that fail."""
@@ -194,7 +195,7 @@ def _compile_all(emitted, arch: str) -> dict[str, str]:
     return rejected
 
 
-def generated_binary(corpus: Corpus, rust_name: str, arch: str = "sm_90") -> bytes:
+def generated_binary(corpus: Corpus, rust_name: str, arch: str = DEFAULT_ARCH["cuda"]) -> bytes:
     """The cubin of one generated kernel, from rs2gpu's disk cache or compiled now (no GPU needed)."""
     from rs2gpu import config
     from rs2gpu.runtime.cache import BinaryCache

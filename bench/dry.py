@@ -20,6 +20,7 @@ from bench.build import (BASELINES, compile_baselines, covered_symbol, gen_statu
 from bench.cubin import kernel_resources
 from bench.kernels import Kernel, bytes_per_rep, target_size
 from bench.report import Row
+from rs2gpu.runtime.options import DEFAULT_ARCH
 
 DRY_MAX = 3000   # the dry run's largest target size (the CPU runs the hand-written kernels thread by thread)
 
@@ -27,7 +28,7 @@ DRY_MAX = 3000   # the dry run's largest target size (the CPU runs the hand-writ
 def dry_run(args, pairs, workdir: Path) -> tuple[list[Row], dict, list]:
     import numpy as np
 
-    arch = "sm_90"
+    arch = DEFAULT_ARCH["cuda"]
     started = time.perf_counter()
     corpus, corpus_error = prepare_corpus(workdir, arch)
     log(f"corpus: {time.perf_counter() - started:.1f} s" + (f" ({corpus_error})" if corpus_error else ""))

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from bench.data import address
+from rs2gpu.runtime.options import DEFAULT_ARCH
 
 FLUSH_BYTES = 256 << 20
 SPIN_NS = 100_000
@@ -58,7 +59,7 @@ def load_cubin(cp, binary: bytes, folder: Path, name: str):
 
 
 class Timer:
-    def __init__(self, cp, stream, arch: str = "sm_90") -> None:
+    def __init__(self, cp, stream, arch: str = DEFAULT_ARCH["cuda"]) -> None:
         from rs2gpu.runtime.nvrtc import compile_cuda
 
         self.cp = cp
