@@ -56,9 +56,9 @@ def test_kernel_text_is_the_same_for_every_target_and_names_no_built_in(translat
     checked = 0
     for translation in translations:
         files = translation.emitted.files
-        for kernel in translation.emitted.manifest["kernels"].values():
-            bodies = {target: files[name].split(END_OF_PRELUDE, 1)[1] for target, name in kernel["files"].items()}
-            assert bodies["cuda"] == bodies["hip"], kernel["files"]
-            assert BUILT_INS.findall(bodies["cuda"]) == [], kernel["files"]["cuda"]
+        for kernel in translation.emitted.abi.kernels.values():
+            bodies = {target: files[name].split(END_OF_PRELUDE, 1)[1] for target, name in kernel.files.items()}
+            assert bodies["cuda"] == bodies["hip"], kernel.files
+            assert BUILT_INS.findall(bodies["cuda"]) == [], kernel.files["cuda"]
             checked += 1
     assert checked > 50
