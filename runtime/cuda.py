@@ -9,35 +9,17 @@ cupy.cuda.Stream():`), the same stream torch uses by default.
 """
 from __future__ import annotations
 
-import os
 import time
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 
 from rs2gpu.runtime.base import DeviceBackend
 from rs2gpu.runtime.cache import BinaryCache
 from rs2gpu.runtime.errors import LaunchError, ToolchainUnavailable
+from rs2gpu.runtime.staging import StagingRing
 
-STAGING_CHUNK = 8 << 20   # bytes per pinned staging buffer
-STAGING_THREADS = min(8, os.cpu_count() or 1)  # host copies into/out of the pinned buffers run in parallel
-STAGING_BUFFERS = STAGING_THREADS + 2          # a ring: while threads fill some, the DMA engine drains others
 # `wait_for_word` polls the word for this long before the driver waits instead (a long kernel need not keep
 # a host core busy), asking the stream every WORD_POLLS_PER_QUERY polls whether it failed or finished
 WORD_POLL_S = 0.002
 WORD_POLLS_PER_QUERY = 256
-
-
-class _Done:
-    """A finished job, for the single-chunk path that needs no thread."""
-
-    def __init__(self, value=None) -> None:
-        self.value = value
-
-    def result(self):
-        return self.value
-
-    def done(self) -> bool:
-        return True
 
 
 def _cupy():
@@ -67,11 +49,7 @@ class CudaBackend(DeviceBackend):
         self._current_stream = cp.cuda.get_current_stream
         self._launch_kernel = cp.cuda.driver.launchKernel
         self._driver_errors = (cp.cuda.driver.CUDADriverError, cp.cuda.runtime.CUDARuntimeError)
-        self._staging = [cp.cuda.alloc_pinned_memory(STAGING_CHUNK) for _ in range(STAGING_BUFFERS)]
-        self._staging_done = [cp.cuda.Event(disable_timing=True) for _ in range(STAGING_BUFFERS)]
-        self._copy_pool: ThreadPoolExecutor | None = None
-        for event in self._staging_done:
-            event.record(self.stream)
+        self._staging = StagingRing(_CupyCopies(self))
 
     @property
     def stream(self):
@@ -121,78 +99,10 @@ class CudaBackend(DeviceBackend):
             return self.cp.cuda.alloc(nbytes)
 
     def upload(self, dst_ptr: int, host) -> None:
-        """Host → device through a ring of pinned buffers: worker threads copy chunks into the buffers
-        (numpy releases the GIL for the copy) while the DMA engine moves the chunks already staged."""
-        import numpy as np
-
-        data = host.view(np.uint8).reshape(-1)
-        runtime = self.cp.cuda.runtime
-        chunks = range(0, data.size, STAGING_CHUNK)
-
-        def stage(slot: int, offset: int) -> int:
-            size = min(STAGING_CHUNK, data.size - offset)
-            np.frombuffer(self._staging[slot], dtype=np.uint8, count=size)[...] = data[offset:offset + size]
-            return size
-
-        pending: deque = deque()
-        for k, offset in enumerate(chunks):
-            slot = k % len(self._staging)
-            if len(pending) == len(self._staging):
-                self._send(pending.popleft(), dst_ptr, runtime)
-            self._staging_done[slot].synchronize()  # its previous chunk has left for the device
-            pending.append((slot, offset, self._pool().submit(stage, slot, offset) if len(chunks) > 1
-                            else _Done(stage(slot, offset))))
-        while pending:
-            self._send(pending.popleft(), dst_ptr, runtime)
-
-    def _send(self, staged, dst_ptr: int, runtime) -> None:
-        slot, offset, copied = staged
-        size = copied.result()
-        self._check(lambda: runtime.memcpyAsync(dst_ptr + offset, self._staging[slot].ptr, size,
-                                                runtime.memcpyHostToDevice, self.stream.ptr))
-        self._staging_done[slot].record(self.stream)
+        self._staging.upload(dst_ptr, host)
 
     def download(self, host, src_ptr: int) -> None:
-        """Device → host, the reverse pipeline: DMA into pinned buffers ahead, threads copy them out."""
-        import numpy as np
-
-        data = host.view(np.uint8).reshape(-1)
-        runtime = self.cp.cuda.runtime
-        chunks = list(range(0, data.size, STAGING_CHUNK))
-
-        def unstage(slot: int, offset: int) -> None:
-            size = min(STAGING_CHUNK, data.size - offset)
-            data[offset:offset + size] = np.frombuffer(self._staging[slot], dtype=np.uint8, count=size)
-
-        free = deque(range(len(self._staging)))
-        in_flight: deque = deque()  # (slot, offset): DMA issued into the pinned slot
-        copying: deque = deque()    # (slot, job): a thread copies the slot out to the array
-        k = 0
-        while k < len(chunks) or in_flight or copying:
-            while k < len(chunks) and free:
-                slot, offset = free.popleft(), chunks[k]
-                size = min(STAGING_CHUNK, data.size - offset)
-                self._check(lambda: runtime.memcpyAsync(self._staging[slot].ptr, src_ptr + offset, size,
-                                                        runtime.memcpyDeviceToHost, self.stream.ptr))
-                self._staging_done[slot].record(self.stream)
-                in_flight.append((slot, offset))
-                k += 1
-            progressed = False
-            while in_flight and self._staging_done[in_flight[0][0]].done:
-                slot, offset = in_flight.popleft()
-                copying.append((slot, self._pool().submit(unstage, slot, offset) if len(chunks) > 1
-                                else _Done(unstage(slot, offset))))
-                progressed = True
-            while copying and copying[0][1].done():
-                slot, job = copying.popleft()
-                job.result()
-                free.append(slot)
-                progressed = True
-            if not progressed:  # wait for the oldest piece of work instead of spinning
-                if in_flight and not copying:
-                    self._check(self._staging_done[in_flight[0][0]].synchronize)
-                else:
-                    copying[0][1].result()
+        self._staging.download(host, src_ptr)
 
     def pinned(self, nbytes: int):
         import numpy as np
@@ -216,11 +126,6 @@ class CudaBackend(DeviceBackend):
     def zero_async(self, ptr: int, nbytes: int) -> None:
         runtime = self.cp.cuda.runtime
         self._check(lambda: runtime.memsetAsync(ptr, 0, nbytes, self._current_stream().ptr))
-
-    def _pool(self) -> ThreadPoolExecutor:
-        if self._copy_pool is None:
-            self._copy_pool = ThreadPoolExecutor(STAGING_THREADS, thread_name_prefix="rs2gpu-staging")
-        return self._copy_pool
 
     # ------------------------------------------------------------ launch
 
@@ -261,3 +166,37 @@ class CudaBackend(DeviceBackend):
         sticky = any(mark in text for mark in ("ILLEGAL_ADDRESS", "LAUNCH_FAILED", "illegal", "ASSERT"))
         note = "; the CUDA context is now unusable, so this process cannot run GPU work again" if sticky else ""
         return LaunchError(f"{text}{note}")
+
+
+class _CupyCopies:
+    """The staging ring's primitives (`runtime.staging.StagingDevice`) on the backend's current stream."""
+
+    def __init__(self, backend: CudaBackend) -> None:
+        self.backend = backend
+        self.cp = backend.cp
+        self._pinned: list = []  # keeps the ring's buffers alive
+
+    def pinned(self, nbytes: int) -> int:
+        memory = self.cp.cuda.alloc_pinned_memory(nbytes)
+        self._pinned.append(memory)
+        return memory.ptr
+
+    def new_event(self):
+        return self.cp.cuda.Event(disable_timing=True)
+
+    def record(self, event) -> None:
+        event.record(self.backend.stream)
+
+    def is_done(self, event) -> bool:
+        return self.backend._check(lambda: event.done)
+
+    def wait(self, event) -> None:
+        self.backend._check(event.synchronize)
+
+    def copy_to_device(self, dst_ptr: int, src_address: int, nbytes: int) -> None:
+        runtime = self.cp.cuda.runtime
+        self.backend._check(lambda: runtime.memcpyAsync(dst_ptr, src_address, nbytes, runtime.memcpyHostToDevice,
+                                                        self.backend.stream.ptr))
+
+    def copy_to_host(self, dst_address: int, src_ptr: int, nbytes: int) -> None:
+        self.backend.copy_to_host_async(dst_address, src_ptr, nbytes)

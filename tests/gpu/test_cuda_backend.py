@@ -216,7 +216,7 @@ def test_a_second_process_finds_the_cubins_in_the_disk_cache(tmp_path):
 
 
 def test_host_arrays_larger_than_the_staging_ring_round_trip(cuda_kernels):
-    from rs2gpu.runtime.cuda import STAGING_BUFFERS, STAGING_CHUNK
+    from rs2gpu.runtime.staging import STAGING_BUFFERS, STAGING_CHUNK
 
     n = (STAGING_BUFFERS + 3) * STAGING_CHUNK // 8 + 5  # more chunks than pinned buffers, and a ragged end
     rng = np.random.default_rng(11)
