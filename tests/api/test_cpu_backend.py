@@ -21,7 +21,7 @@ import pytest
 import rs2gpu
 from rs2gpu.runtime.errors import ToolchainUnavailable
 
-from .conftest import RAJAPERF
+from tests.support.paths import RAJAPERF
 
 SIZES = [0, 1, 1000]
 

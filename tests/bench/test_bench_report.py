@@ -4,18 +4,14 @@ from __future__ import annotations
 import csv
 import io
 import struct
-import sys
 import zlib
 from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the source tree
-
-from bench import report  # noqa: E402
-from bench.png import bar_chart_png, write_png  # noqa: E402
-from bench.report import Row  # noqa: E402
+from bench import report
+from bench.png import bar_chart_png, write_png
+from bench.report import Row
 
 COPY = 4.0e12
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ctypes
 import struct
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,13 +21,10 @@ from rs2gpu import pipeline
 from rs2gpu.runtime.arguments import numpy_dtype
 from rs2gpu.runtime.base import REDUCTION_BLOCKS_PER_MULTIPROCESSOR, DeviceKernel
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.append(str(REPO))
+from bench import emulate
+from tests.support.paths import CASES
 
-from bench import emulate  # noqa: E402
-
-SEMANTICS = REPO / "tests" / "cases" / "semantics.rs"
+SEMANTICS = CASES / "semantics.rs"
 REDUCTIONS = ["reduce_f64", "reduce_f32", "reduce_i32", "reduce_u64", "reduce_usize", "locate_extremes",
               "locate_extremes_i32"]
 CAPPED = REDUCTION_BLOCKS_PER_MULTIPROCESSOR * 256  # threads of the capped grid on one multiprocessor

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from .conftest import TRIAD_LIB_RS, cargo, hook_crate, needs_cargo
+from tests.support.cargo_crates import TRIAD_LIB_RS, cargo, hook_crate, needs_cargo
 
 pytestmark = needs_cargo
 

@@ -14,7 +14,7 @@ from rs2gpu import pipeline
 from rs2gpu.emit.rust_host import render_rust_module
 from rs2gpu.runtime.base import Covering
 
-from .conftest import REPO
+from tests.support.paths import RAJAPERF
 
 LIMIT = 2**31
 ROW = (256, 1, 1)  # a single loop's block
@@ -40,7 +40,7 @@ def python_answer(counts: tuple, block, lead: int) -> str:
 
 
 def runtime_source() -> str:
-    manifest = pipeline.translate(REPO / "examples" / "rajaperf").emitted.manifest
+    manifest = pipeline.translate(RAJAPERF).emitted.manifest
     return render_rust_module(manifest)["rs2gpu_runtime.rs"]
 
 

@@ -17,7 +17,7 @@ import pytest
 
 import rs2gpu
 
-from .conftest import EXAMPLE
+from tests.support.paths import RAJAPERF as EXAMPLE
 
 pytestmark = pytest.mark.gpu
 

@@ -3,7 +3,7 @@ and on the cpu backend (the rustc build of the same source), must agree. Each in
 kernel is a kernel of its own here.
 
 The kernels of tests/gpu/kernels also run on the emulated device (the generated C++ compiled for this
-CPU, driven by the real `DeviceKernel`; see emulated_device.py), which needs no GPU: the same calls,
+CPU, driven by the real `DeviceKernel`; see tests/support/emulated_device.py), which needs no GPU: the same calls,
 launch arguments, schedules and transfers as on the GPU, so that those are checked on every machine.
 
 Agreement means: the same arrays afterwards, bit for bit (any NaN matching any NaN, since the GPU does
@@ -58,7 +58,7 @@ def modules():
 
 @pytest.fixture(scope="session")
 def emulated_modules(tmp_path_factory):
-    from .emulated_device import emulated_kernels
+    from tests.support.emulated_device import emulated_kernels
 
     loaded = {}
     workdir = tmp_path_factory.mktemp("emulated")

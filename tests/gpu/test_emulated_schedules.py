@@ -12,7 +12,7 @@ import rs2gpu
 from rs2gpu import pipeline
 from rs2gpu.runtime.dispatch import group_instances
 
-from .emulated_device import emulated_kernels, launched
+from tests.support.emulated_device import emulated_kernels, launched
 
 LANGUAGE = Path(__file__).resolve().parent / "kernels" / "language.rs"
 

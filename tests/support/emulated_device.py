@@ -4,15 +4,10 @@ compiled by the host's C++ compiler and run block after block in host memory, dr
 arguments, reductions, device panics)."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+from bench.emulate import EmulatedBackend
 from rs2gpu.runtime.base import DeviceKernel
-
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.append(str(REPO))  # for `bench`; appended, so the installed rs2gpu wins
-from bench.emulate import EmulatedBackend  # noqa: E402
 
 
 def emulated_kernels(translation, workdir: Path) -> dict[str, DeviceKernel]:
