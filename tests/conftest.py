@@ -1,8 +1,25 @@
-"""Options shared by the whole test suite."""
+"""Options and fixtures shared by the whole test suite."""
 from __future__ import annotations
+
+import pytest
+
+from tests.support.devices import DEVICES, CudaDevice, EmulatedDevice
 
 
 def pytest_addoption(parser) -> None:
     # Golden tests (tests/data/*.test): rewrite each case's [out] section with the actual output.
     parser.addoption("--update-data", action="store_true", default=False,
                      help="rewrite the expected outputs of the golden tests in tests/data/ from the actual ones")
+
+
+@pytest.fixture(scope="session")
+def emulated_device(tmp_path_factory: pytest.TempPathFactory) -> EmulatedDevice:
+    """The emulated device, shared by the session: each kernel file is translated and each kernel compiled
+    once, whichever tests use it."""
+    return EmulatedDevice(tmp_path_factory.mktemp("emulated-device"))
+
+
+@pytest.fixture(scope="session", params=DEVICES)
+def device(request):
+    """The device the test's kernels run on: the emulated one, and the GPU where `-m gpu` selects it."""
+    return request.getfixturevalue("emulated_device") if request.param == "emulated" else CudaDevice()
