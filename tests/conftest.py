@@ -3,7 +3,17 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.code_objects import CodeObjects
 from tests.support.devices import DEVICES, CudaDevice, EmulatedDevice
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Under `--dist loadgroup` (the README's command) the tests of one module run in one worker, so that its
+    # module- and session-scoped builds happen once; modules that share builds name one `xdist_group`.
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 def pytest_addoption(parser) -> None:
@@ -23,3 +33,9 @@ def emulated_device(tmp_path_factory: pytest.TempPathFactory) -> EmulatedDevice:
 def device(request):
     """The device the test's kernels run on: the emulated one, and the GPU where `-m gpu` selects it."""
     return request.getfixturevalue("emulated_device") if request.param == "emulated" else CudaDevice()
+
+
+@pytest.fixture(scope="session")
+def code_objects(tmp_path_factory: pytest.TempPathFactory) -> CodeObjects:
+    """HIP code objects, each compiled once per session whichever test asks for it first."""
+    return CodeObjects(tmp_path_factory.mktemp("hip-code-objects"))
