@@ -27,6 +27,7 @@ def fake_gpu(monkeypatch, tmp_path):
     return fake_cupy.install(monkeypatch, tmp_path)
 
 
+@pytest.mark.slow  # the whole benchmark, six kernels through every step of the run
 def test_gpu_path_writes_every_output(fake_gpu, tmp_path, capsys) -> None:
     from bench import run
 
