@@ -12,11 +12,13 @@ threads as real threads that meet at the barriers.
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import functools
 import re
 import shutil
 import subprocess
+import tempfile
 import types
 from pathlib import Path
 
@@ -25,7 +27,7 @@ import numpy as np
 from rs2gpu.runtime.base import DeviceBackend, DeviceKernel
 from rs2gpu.runtime.errors import LaunchError
 
-PRELUDE = r"""
+_HEADERS = """\
 #include <algorithm>
 #include <atomic>
 #include <barrier>
@@ -35,6 +37,8 @@ PRELUDE = r"""
 #include <mutex>
 #include <thread>
 #include <vector>
+"""
+PRELUDE = r"""
 using std::max;
 using std::min;
 using std::signbit;
@@ -147,8 +151,24 @@ _PTX_STORE16 = re.compile(r"^static __device__ __forceinline__ void rs2gpu_store
 _CPU_STORE16 = r"static void rs2gpu_store16(\1* p, const \1* v) { std::memcpy(p, v, 16); }"
 
 
+_FLAGS = ("-std=c++20", "-O1", "-ffp-contract=off", "-fPIC", "-pthread")
+
+
 def compiler() -> str | None:
     return shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
+
+
+@functools.lru_cache(maxsize=1)
+def _headers() -> Path:
+    """The prelude's standard headers, which take most of each file's compile time, precompiled once per
+    process where the compiler can (g++ reads `headers.h.gch` in place of `headers.h`; another compiler
+    reads the header itself)."""
+    folder = Path(tempfile.mkdtemp(prefix="bench-emulate-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    header = folder / "headers.h"
+    header.write_text(_HEADERS)
+    subprocess.run([compiler(), *_FLAGS, "-x", "c++-header", "-o", f"{header}.gch", str(header)], capture_output=True)
+    return header
 
 
 @functools.lru_cache(maxsize=1)
@@ -213,9 +233,8 @@ class Library:
         source = _DYNAMIC_SHARED.sub(r"static \1 \2[8192];", source).replace(_NVRTC_OFFSETOF, _GXX_OFFSETOF)
         source = _PTX_STORE16.sub(_CPU_STORE16, source)
         cpp, lib = workdir / f"{name}_cpu.cpp", workdir / f"lib{name}_cpu.so"
-        cpp.write_text(PRELUDE + source + trampolines(source))
-        result = subprocess.run([compiler(), "-std=c++20", "-O1", "-ffp-contract=off", "-fPIC", "-shared", "-pthread",
-                                 "-o", str(lib), str(cpp)], capture_output=True, text=True)
+        cpp.write_text(f'#include "{_headers()}"\n' + PRELUDE + source + trampolines(source))
+        result = subprocess.run([compiler(), *_FLAGS, "-shared", "-o", str(lib), str(cpp)], capture_output=True, text=True)
         if result.returncode != 0:
             raise RuntimeError(f"{name} does not compile as C++ for the CPU:\n{result.stderr[-2000:]}")
         self.handle = ctypes.CDLL(str(lib))

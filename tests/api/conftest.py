@@ -9,8 +9,7 @@ import pytest
 
 import rs2gpu
 
-REPO = Path(__file__).resolve().parents[2]
-RAJAPERF = REPO / "examples" / "rajaperf"
+from tests.support.paths import RAJAPERF
 
 # A crate of kernels that the example crate does not have: #[repr(C)] structs by value, by reference and
 # as slice elements, integer scalars, a fixed-size array, a tuple result, a division before the loop, and a

@@ -22,7 +22,7 @@ import rs2gpu
 from rs2gpu.ir.abi import ParamKind
 from rs2gpu.runtime.errors import ToolchainUnavailable
 
-from .conftest import RAJAPERF
+from tests.support.paths import RAJAPERF
 
 SIZES = [0, 1, 1000]
 

@@ -1,13 +1,7 @@
 """bench/ab.py's table: each side's passes in run order, the earlier commit first."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[2]
-sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the source tree
-
-from bench.ab import ab_table  # noqa: E402
+from bench.ab import ab_table
 
 
 def row(kernel: str, size: str, hand: float | None, gen: float | None, rep: float | None = None) -> dict:

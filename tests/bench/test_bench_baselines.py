@@ -2,20 +2,17 @@
 define every kernel the table launches."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the source tree
+from bench.cubin import kernel_resources
+from bench.kernels import KERNELS
+from rs2gpu.runtime import nvrtc
 
-from bench.cubin import kernel_resources  # noqa: E402
-from bench.kernels import KERNELS  # noqa: E402
+from tests.support.paths import REPO
 
 BASELINES = sorted((REPO / "bench" / "baselines").glob("*.cu"))
-
-from rs2gpu.runtime import nvrtc  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -4,24 +4,21 @@ the Rust kernels compute (rustc's build, through rs2gpu's CPU backend) on the ta
 from __future__ import annotations
 
 import shutil
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the source tree
+from bench import corpus as corpus_module
+from bench import emulate, harness
+from bench.kernels import BY_NAME, KERNELS
 
-from bench import corpus as corpus_module  # noqa: E402
-from bench import emulate, harness  # noqa: E402
-from bench.kernels import BY_NAME, KERNELS  # noqa: E402
+from tests.support.paths import RAJAPERF, REPO
 
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    return corpus_module.prepare(REPO / "examples" / "rajaperf", tmp_path_factory.mktemp("corpus"), arch=None,
+    return corpus_module.prepare(RAJAPERF, tmp_path_factory.mktemp("corpus"), arch=None,
                                  log=lambda message: None)
 
 

@@ -1,4 +1,4 @@
-"""bench/run.py's GPU path, end to end, with a CPU stand-in for cupy (tests/bench/bench_fakes.py): the
+"""bench/run.py's GPU path, end to end, with a CPU stand-in for cupy (tests/support/fake_cupy.py): the
 baselines run thread by thread, the generated side on rs2gpu's CPU backend. This checks the run's plumbing
 (data, calls, comparison, timing loops, the outputs), not GPU timings."""
 from __future__ import annotations
@@ -6,15 +6,10 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the source tree
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
+from tests.support import fake_cupy
 
 
 @pytest.fixture
@@ -29,11 +24,10 @@ def fake_gpu(monkeypatch, tmp_path):
         nvrtc_version()
     except Exception as e:  # noqa: BLE001
         pytest.fail(f"NVRTC is required: {e}")
-    import bench_fakes
-
-    return bench_fakes.install(monkeypatch, tmp_path)
+    return fake_cupy.install(monkeypatch, tmp_path)
 
 
+@pytest.mark.slow  # the whole benchmark, six kernels through every step of the run
 def test_gpu_path_writes_every_output(fake_gpu, tmp_path, capsys) -> None:
     from bench import run
 

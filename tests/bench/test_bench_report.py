@@ -5,21 +5,18 @@ import csv
 import io
 import struct
 import subprocess
-import sys
 import zlib
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the source tree
-
-from bench import report  # noqa: E402
-from bench.png import bar_chart_png, write_png  # noqa: E402
-from bench.rajaperf import Figures  # noqa: E402
-from bench.report import Row  # noqa: E402
-from bench.rust_reps import history_records as rust_history  # noqa: E402
+from bench import report
+from bench.png import bar_chart_png, write_png
+from bench.rajaperf import Figures
+from bench.report import Row
+from bench.rust_reps import history_records as rust_history
+from tests.support.paths import REPO
 
 COPY = 4.0e12
 

@@ -1,22 +1,16 @@
 """The benchmark table is consistent with RAJAPerf's figures and with the Rust kernel crate."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the source tree
-
-from bench.anchor import H200  # noqa: E402
-from bench.data import Rand, domain2d, domain3d  # noqa: E402
-from bench.harness import prepare  # noqa: E402
-from bench.kernels import (BY_NAME, KERNELS, NOT_IN_SUITE, RUST_NOT_YET_WRITTEN, bytes_per_rep,  # noqa: E402
+from bench.anchor import H200
+from bench.data import Rand, domain2d, domain3d
+from bench.harness import prepare
+from bench.kernels import (BY_NAME, KERNELS, NOT_IN_SUITE, RUST_NOT_YET_WRITTEN, bytes_per_rep,
                            target_size)
 
-CRATE = REPO / "examples" / "rajaperf"
+from tests.support.paths import RAJAPERF as CRATE
 
 
 def crate_items():

@@ -6,16 +6,10 @@ device check, which compiles to what the loop compiles to with every check left 
 from __future__ import annotations
 
 import struct
-import sys
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the source tree
-
-from bench import check_cost  # noqa: E402
-from bench.cubin import NOP, sass_instructions  # noqa: E402
+from bench import check_cost
+from bench.cubin import NOP, sass_instructions
 
 KERNELS = ["if_quad", "pressure", "zonal_accumulation_3d"]
 

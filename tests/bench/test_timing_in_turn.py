@@ -3,12 +3,7 @@
 spell of the device falls on every side alike."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.append(str(Path(__file__).resolve().parents[2]))  # for `bench`; appended: the installed rs2gpu wins
-
-from bench.timing import back_to_back_in_turn, events_in_turn  # noqa: E402
+from bench.timing import back_to_back_in_turn, events_in_turn
 
 
 ORDER: list[str] = []  # what ran, in order: a side's name for its call, "timed" for a timed rep

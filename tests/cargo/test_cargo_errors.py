@@ -6,7 +6,7 @@ import os
 import subprocess
 import venv
 
-from .conftest import TRIAD_LIB_RS, cargo, hook_crate, needs_cargo
+from tests.support.cargo_crates import TRIAD_LIB_RS, cargo, hook_crate, needs_cargo
 
 pytestmark = needs_cargo
 

@@ -8,7 +8,9 @@ import subprocess
 import pytest
 
 from rs2gpu.cargo import build_script_text
-from .conftest import EXAMPLE, REPO, cargo, hook_crate, needs_cargo
+
+from tests.support.cargo_crates import EXAMPLE, cargo, hook_crate, needs_cargo
+from tests.support.paths import CASES
 
 pytestmark = needs_cargo
 
@@ -49,7 +51,7 @@ def test_generated_module_compiles_without_warnings(tmp_path) -> None:
 def test_generated_module_compiles_for_every_parameter_kind(tmp_path, cargo_target) -> None:
     # The semantics corpus: #[repr(C)] structs by value, by reference and as elements, `&[T; N]`, every
     # integer type, tuple results of many reductions, several launches.
-    corpus = (REPO / "tests" / "cases" / "semantics.rs").read_text()
+    corpus = (CASES / "semantics.rs").read_text()
     include = '\npub mod kernels {\n    include!(concat!(env!("OUT_DIR"), "/rs2gpu_kernels.rs"));\n}\n'
     crate = hook_crate(tmp_path / "corpus", corpus + include, name="corpus")
     built = cargo(["build"], crate, cargo_target)
@@ -64,7 +66,7 @@ def test_generated_module_launches_scatter_kernels(tmp_path, cargo_target) -> No
     from rs2gpu import pipeline
     from rs2gpu.emit.rust_host import MODULE_FILE, render_rust_module
 
-    case = REPO / "tests" / "cases" / "scatter.rs"
+    case = CASES / "scatter.rs"
     abi = pipeline.translate(case).emitted.abi
     module = render_rust_module(abi)[MODULE_FILE]
     for name, entry in abi.kernels.items():

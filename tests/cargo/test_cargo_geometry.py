@@ -16,7 +16,7 @@ from rs2gpu.emit.rust_host import MODULE_FILE, render_rust_module
 from rs2gpu.ir.abi import CoveringGrid
 from rs2gpu.runtime.base import covering_launch
 
-from .conftest import REPO
+from tests.support.paths import RAJAPERF
 
 LIMIT = 2**31
 ROW = (256, 1, 1)  # a single loop's block
@@ -43,7 +43,7 @@ def python_answer(counts: tuple, block, lead: int) -> str:
 def test_rust_covering_geometry_is_the_python_runtimes(tmp_path) -> None:
     if shutil.which("rustc") is None:
         pytest.fail("rustc is required for this test")
-    abi = pipeline.translate(REPO / "examples" / "rajaperf").emitted.abi
+    abi = pipeline.translate(RAJAPERF).emitted.abi
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     for name, text in render_rust_module(abi).items():

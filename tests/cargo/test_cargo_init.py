@@ -15,7 +15,8 @@ from rs2gpu.emit.rust_host import HostExpr, Scope, literal, render_rust_module
 from rs2gpu.ir.diagnostics import Diagnostic
 from rs2gpu.ir.nodes import Span
 
-from .conftest import EXAMPLE, REPO, TRIAD_LIB_RS
+from tests.support.cargo_crates import EXAMPLE, TRIAD_LIB_RS
+from tests.support.paths import REPO
 
 PACKAGE = '[package]\nname = "demo"\nversion = "0.1.0"\nedition = "2021"\n'
 

@@ -13,7 +13,7 @@ from rs2gpu.runtime.callplan import BoundArgs, CallPlan
 from rs2gpu.runtime.errors import RaceError
 from rs2gpu.runtime.hostexpr import Environment, HostPanic, evaluate
 
-from .conftest import cargo, hook_crate, needs_cargo
+from tests.support.cargo_crates import cargo, hook_crate, needs_cargo
 
 BOUNDS_LIB_RS = """\
 use rs2gpu::kernel;

@@ -14,7 +14,7 @@ import pytest
 from rs2gpu.ir.diagnostics import CompileFailed
 from rs2gpu.ir.plan import HostLoop
 
-from test_races import locate
+from tests.support.source_positions import locate
 
 JACOBI = """
 #[kernel]

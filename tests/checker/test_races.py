@@ -14,16 +14,7 @@ import pytest
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.diagnostics import CompileFailed
 
-
-def locate(source: str, context: str, target: str | None = None) -> tuple[int, int]:
-    """The 1-based (line, column) of `target` inside the first occurrence of `context` in `source`
-    (of `context` itself when no target is given), the way rustc numbers positions."""
-    start = source.index(context)
-    if target is not None:
-        start += context.index(target)
-    line = source.count("\n", 0, start) + 1
-    column = start - (source.rfind("\n", 0, start) + 1) + 1
-    return line, column
+from tests.support.source_positions import locate
 
 
 @dataclass(frozen=True)

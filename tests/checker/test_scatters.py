@@ -16,7 +16,7 @@ import pytest
 
 from rs2gpu.ir.diagnostics import CompileFailed
 
-from test_races import locate  # the checker suites share a folder without a package
+from tests.support.source_positions import locate
 
 SCATTERS = {
     "histogram_through_an_index_list": ("""

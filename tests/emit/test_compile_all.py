@@ -21,6 +21,8 @@ from rs2gpu import pipeline, support_crate_path
 from rs2gpu.ir.abi import CrateABI
 from rs2gpu.ir.diagnostics import CompileFailed
 
+from tests.support.code_objects import CLANG_GROUP, HIPRTC_GROUP
+
 REPO = Path(__file__).resolve().parents[2]
 CRATES = sorted(manifest.parent for manifest in (REPO / "examples").glob("*/Cargo.toml"))
 CASES = sorted((REPO / "tests" / "cases").glob("*.rs"))
@@ -95,24 +97,23 @@ def test_cuda_file_compiles_with_nvrtc_for_sm_90(source: Path, name: str) -> Non
     assert sorted(cubin_symbols(compiled.binary)) == sorted(symbols)
 
 
+@pytest.mark.xdist_group(HIPRTC_GROUP)
 @pytest.mark.parametrize(("source", "name"), generated_files(".hip.cpp"))
-def test_hip_file_compiles_with_hiprtc_for_gfx90a(source: Path, name: str) -> None:
+def test_hip_file_compiles_with_hiprtc_for_gfx90a(source: Path, name: str, code_objects) -> None:
     from rs2gpu.runtime.hipclang import code_object_symbols
-    from rs2gpu.runtime.hiprtc import compile_hip
 
     text, symbols = generated(source, name)
-    compiled = compile_hip(text, name, "gfx90a")
-    assert sorted(code_object_symbols(compiled.binary)) == sorted(symbols)
+    assert sorted(code_object_symbols(code_objects.hiprtc(text, name, "gfx90a"))) == sorted(symbols)
 
 
+@pytest.mark.xdist_group(CLANG_GROUP)
 @pytest.mark.parametrize("arch", ["gfx90a", "gfx1030"])
 @pytest.mark.parametrize(("source", "name"), generated_files(".hip.cpp"))
-def test_hip_file_compiles_with_clang(source: Path, name: str, arch: str) -> None:
-    from rs2gpu.runtime.hipclang import code_object_symbols, compile_hip_clang
+def test_hip_file_compiles_with_clang(source: Path, name: str, arch: str, code_objects) -> None:
+    from rs2gpu.runtime.hipclang import code_object_symbols
 
     text, symbols = generated(source, name)
-    compiled = compile_hip_clang(text, name, arch)
-    assert sorted(code_object_symbols(compiled.binary)) == sorted(symbols)
+    assert sorted(code_object_symbols(code_objects.clang(text, name, arch))) == sorted(symbols)
 
 
 # ---------------------------------------------------------------- the cases are Rust, and cover the prelude

@@ -4,23 +4,18 @@ the runtime chooses, compute what rustc's build of the same source computes, bit
 are not multiples of the block or the tile, with ranges that start past zero and a `continue`."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import rs2gpu
+from bench import emulate
 from rs2gpu import pipeline
 from rs2gpu.ir.abi import EntryKind, KernelABI
 from rs2gpu.runtime.base import covering_launch
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.append(str(REPO))  # appended: the installed rs2gpu must win over the source tree
+from tests.support.paths import CASES
 
-from bench import emulate  # noqa: E402
-
-SHAPES = REPO / "tests" / "cases" / "shapes.rs"
+SHAPES = CASES / "shapes.rs"
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,8 +17,7 @@ from rs2gpu.ir.abi import ArgRole, CoveringGrid, EntryKind, EntryPoint, HostLoop
 from rs2gpu.runtime.hiprtc import compile_hip
 from rs2gpu.runtime.nvrtc import compile_cuda
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the emit tests' helpers
-from generated_code import entry_points  # noqa: E402
+from tests.support.generated_code import entry_points
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(manifest.parent for manifest in (REPO / "examples").glob("*/Cargo.toml"))

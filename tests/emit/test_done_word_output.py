@@ -3,15 +3,13 @@ points' parameters say about it, and that NVRTC orders the word after the result
 then a fence for the whole system, then one volatile store of the word."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
 from rs2gpu.runtime.hiprtc import compile_hip
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the emit tests' helpers
-from generated_code import entry_points, ptx_entries, translate_source  # noqa: E402
+from tests.support.generated_code import entry_points, ptx_entries, translate_source
 
 SOURCE = (Path(__file__).parents[1] / "runtime" / "data" / "done_word.rs").read_text() + """
 #[kernel]

@@ -3,7 +3,6 @@ and that NVRTC makes its `y[i] += v` an atomic add whose result is unused, with 
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,8 +10,7 @@ import pytest
 from rs2gpu.ir.abi import EntryKind, EntryPoint, L2Footprint
 from rs2gpu.runtime.hiprtc import compile_hip
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the emit tests' helpers
-from generated_code import ptx_entries, translate_source  # noqa: E402
+from tests.support.generated_code import ptx_entries, translate_source
 
 SOURCE = (Path(__file__).parents[1] / "runtime" / "data" / "l2_adds.rs").read_text() + """
 #[kernel]

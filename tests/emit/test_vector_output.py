@@ -4,16 +4,13 @@ slice and group, where the general entry point's has one scalar access per slice
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
 from rs2gpu.ir.abi import AlignedSlice, CoveringGrid, EntryKind, EntryPoint, VectorLanes
 from rs2gpu.runtime.hiprtc import compile_hip
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the emit tests' helpers
-from generated_code import ptx_entries, translate_source  # noqa: E402
+from tests.support.generated_code import ptx_entries, translate_source
 
 SOURCE = """
 #[kernel]

@@ -3,12 +3,12 @@ with a Python traceback.
 
 (a) token mutations of the corpus (the RAJAPerf kernels and tests/cases): tokens deleted, duplicated,
     swapped, or replaced by tokens of the same file or by Rust keywords, operators and literals;
-(b) random well-typed expressions (`rust_exprs.py`) inside a kernel; a sample of the kernels rs2gpu
+(b) random well-typed expressions (`tests/support/rust_exprs.py`) inside a kernel; a sample of the kernels rs2gpu
     accepts is compiled by rustc, which must accept them too;
 (c) random bytes and text, and corpus files cut short.
 
-Every input must satisfy `fuzz_support.assert_translates_or_diagnoses`. Inputs that once crashed
-rs2gpu are kept as regression tests in `test_regressions.py`. See `fuzz_support.py` for the
+Every input must satisfy `tests.support.fuzzing.assert_translates_or_diagnoses`. Inputs that once crashed
+rs2gpu are kept as regression tests in `test_regressions.py`. See `tests/support/fuzzing.py` for the
 RS2GPU_FUZZ variable that runs longer, randomized campaigns.
 """
 from __future__ import annotations
@@ -21,11 +21,12 @@ import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from fuzz_support import (CORPUS_FILES, RUST_TOKENS, assert_translates_or_diagnoses, check_diagnostic,
-                          corpus_units, fuzz_settings, rustc_errors, tokenize)
 from rs2gpu.ir.diagnostics import CompileFailed
 from rs2gpu.pipeline import check, translate
-from rust_exprs import crate_of, kernels
+
+from tests.support.fuzzing import (CORPUS_FILES, RUST_TOKENS, assert_translates_or_diagnoses, check_diagnostic,
+                                   corpus_units, fuzz_settings, rustc_errors, tokenize)
+from tests.support.rust_exprs import crate_of, kernels
 
 UNITS = corpus_units()
 UNIT_TOKENS = [tokenize(u) for u in UNITS]

@@ -9,9 +9,10 @@ import shutil
 
 import pytest
 
-from fuzz_support import FILE_NAME, assert_translates_or_diagnoses, check_diagnostic, rustc_errors
 from rs2gpu.ir.diagnostics import CompileFailed, Diagnostic, render
 from rs2gpu.pipeline import translate
+
+from tests.support.fuzzing import FILE_NAME, assert_translates_or_diagnoses, check_diagnostic, rustc_errors
 
 needs_rustc = pytest.mark.skipif(shutil.which("rustc") is None, reason="rustc is not installed")
 

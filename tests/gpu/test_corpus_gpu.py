@@ -16,7 +16,7 @@ import pytest
 from bench.harness import BindError, gen_results, generated_arguments, prepare
 from bench.kernels import KERNELS
 
-from .conftest import EXAMPLE
+from tests.support.paths import RAJAPERF as EXAMPLE
 
 pytestmark = pytest.mark.gpu
 

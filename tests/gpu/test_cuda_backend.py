@@ -16,11 +16,13 @@ import numpy as np
 import pytest
 
 import rs2gpu
-from rs2gpu.ir.abi import ParamKind
+from rs2gpu.ir.abi import KernelABI, ParamKind
 
-from .conftest import EXAMPLE, SIZES, input_extra_for, random_arguments
+from tests.support.paths import RAJAPERF as EXAMPLE
 
 pytestmark = pytest.mark.gpu
+
+SIZES = (1, 255, 256, 257, 1_000_003)
 
 # Kernel names come from the sources, so a translation failure fails the tests instead of their collection.
 KERNELS = sorted(m.group(1) for f in (EXAMPLE / "src").rglob("*.rs")
@@ -32,6 +34,37 @@ _SIGNATURES = {m.group(1): (m.group(2), m.group(3)) for f in (EXAMPLE / "src").r
 ELEMENTWISE = sorted(k for k, (params, ret) in _SIGNATURES.items()
                      if "->" not in ret and all(t.strip() in ("&mut [f64]", "&[f64]", "f64")
                                                 for t in re.findall(r":\s*([^,]+)", params)))
+
+
+def random_arguments(entry: KernelABI, n: int, rng: np.random.Generator, input_extra: int) -> list:
+    """Non-zero random data: outputs of length n, inputs of length n + input_extra (stencils read past
+    the loop's end), scalars in (0.5, 1.5)."""
+    args = []
+    for p in entry.params:
+        if p.kind == ParamKind.SLICE:
+            length = n if p.mutable else n + input_extra
+            args.append(rng.uniform(0.5, 1.5, length) * rng.choice([-1.0, 1.0], length))
+        elif p.kind == ParamKind.SCALAR:
+            args.append(float(rng.uniform(0.5, 1.5)))
+        else:
+            raise NotImplementedError(p.kind)
+    return args
+
+
+INPUT_EXTRAS = (lambda n: 0, lambda n: 16, lambda n: 25 * n + 16)  # exact, stencil halo, 26 rows (ARRAY_OF_PTRS)
+
+
+def input_extra_for(cpu_kernels, name: str, n: int) -> int:
+    """The smallest extra input length with which the Rust kernel does not panic at size n."""
+    entry = cpu_kernels.abi.kernels[name]
+    rng = np.random.default_rng(0)
+    for extra in INPUT_EXTRAS:
+        try:
+            getattr(cpu_kernels, name)(*random_arguments(entry, n, rng, extra(n)))
+            return extra(n)
+        except rs2gpu.KernelPanic:
+            continue
+    raise AssertionError(f"{name} panics on the cpu backend with any input length")
 
 
 def planckian_bound(args, expected):

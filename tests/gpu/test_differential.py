@@ -1,10 +1,10 @@
-"""Differential tests: every kernel of the kernel files below, on random inputs, on the cuda backend
-and on the cpu backend (the rustc build of the same source), must agree. Each instantiation of a generic
-kernel is a kernel of its own here.
+"""Differential tests: every kernel of the kernel files below, on random inputs, on a device and on the
+cpu backend (the rustc build of the same source), must agree. Each instantiation of a generic kernel is a
+kernel of its own here.
 
-The kernels of tests/gpu/kernels also run on the emulated device (the generated C++ compiled for this
-CPU, driven by the real `DeviceKernel`; see emulated_device.py), which needs no GPU: the same calls,
-launch arguments, schedules and transfers as on the GPU, so that those are checked on every machine.
+Every file runs on the GPU (`-m gpu`); the kernels of tests/gpu/kernels also run on the emulated device
+(tests/support/devices.py), which needs no GPU: the same calls, launch arguments, schedules and transfers
+as on the GPU, so that those are checked on every machine.
 
 Agreement means: the same arrays afterwards, bit for bit (any NaN matching any NaN, since the GPU does
 not keep NaN payloads), and the same return values — except where the arithmetic itself differs:
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -27,6 +26,8 @@ import rs2gpu
 from rs2gpu import pipeline
 from rs2gpu.ir.abi import KernelABI, ParamKind
 from rs2gpu.runtime.arguments import numpy_dtype
+
+from tests.support.devices import CUDA, EMULATED, on, rustc_build
 
 HERE = Path(__file__).resolve().parent
 KERNEL_FILES = sorted((HERE / "kernels").glob("*.rs"))
@@ -42,34 +43,12 @@ def kernels_of(path: Path) -> list[str]:
     return list(pipeline.translate(path, ("cuda",)).emitted.abi.kernels)
 
 
-CASES = [(f, k) for f in FILES for k in kernels_of(f)]
-EMULATED_CASES = [(f, k) for f, k in CASES if f in KERNEL_FILES]
+def devices_for(path: Path) -> tuple:
+    """Every file runs on the GPU; the GPU tests' own kernel files run on the emulated device too."""
+    return (EMULATED, CUDA) if path in KERNEL_FILES else (CUDA,)
 
 
-@pytest.fixture(scope="session")
-def modules():
-    loaded = {}
-
-    def get(path: Path):
-        if path not in loaded:
-            loaded[path] = (rs2gpu.load(path, backend="cpu"), rs2gpu.load(path, backend="cuda"))
-        return loaded[path]
-    return get
-
-
-@pytest.fixture(scope="session")
-def emulated_modules(tmp_path_factory):
-    from .emulated_device import emulated_kernels
-
-    loaded = {}
-    workdir = tmp_path_factory.mktemp("emulated")
-
-    def get(path: Path):
-        if path not in loaded:
-            kernels = emulated_kernels(pipeline.translate(path, ("cuda",)), workdir)
-            loaded[path] = (rs2gpu.load(path, backend="cpu"), SimpleNamespace(**kernels))
-        return loaded[path]
-    return get
+CASES = [on(device, f, k, id=f"{f.stem}::{k}") for f in FILES for k in kernels_of(f) for device in devices_for(f)]
 
 
 def random_values(dtype: np.dtype, shape, rng: np.random.Generator):
@@ -129,22 +108,10 @@ def close(a: np.ndarray, b: np.ndarray, relative: float) -> bool:
     return bool(np.all(both_nan | (a == b) | (np.abs(a - b) <= relative * np.abs(b))))
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("n", SIZES)
-@pytest.mark.parametrize("path,name", CASES, ids=[f"{f.stem}::{k}" for f, k in CASES])
-def test_gpu_agrees_with_rustc(modules, path, name, n):
-    cpu, cuda = modules(path)
-    agrees_with_rustc(cpu, cuda, path, name, n)
-
-
-@pytest.mark.parametrize("n", SIZES)
-@pytest.mark.parametrize("path,name", EMULATED_CASES, ids=[f"{f.stem}::{k}" for f, k in EMULATED_CASES])
-def test_emulated_device_agrees_with_rustc(emulated_modules, path, name, n):
-    cpu, emulated = emulated_modules(path)
-    agrees_with_rustc(cpu, emulated, path, name, n)
-
-
-def agrees_with_rustc(cpu, cuda, path: Path, name: str, n: int) -> None:
+@pytest.mark.parametrize("device,path,name", CASES, indirect=["device"])
+def test_device_agrees_with_rustc(device, path, name, n):
+    cpu, kernels = rustc_build(path), device.load(path)
     entry = cpu.abi.kernels[name]
     rng = np.random.default_rng([n, len(name), sum(map(ord, name))])
     args = arguments(entry, n, rng)
@@ -154,13 +121,13 @@ def agrees_with_rustc(cpu, cuda, path: Path, name: str, n: int) -> None:
         want = getattr(cpu, name)(*expected)
     except rs2gpu.KernelPanic as panic:
         with pytest.raises(rs2gpu.KernelPanic) as raised:
-            getattr(cuda, name)(*args)
+            getattr(kernels, name)(*args)
         assert raised.value.message == panic.message
         for got, original in zip(args, before):
             if isinstance(got, np.ndarray):
                 assert got.tobytes() == original.tobytes(), "a panicking call changed host data"
         return
-    got = getattr(cuda, name)(*args)
+    got = getattr(kernels, name)(*args)
     source = path.read_text()
     inexact = bool(NOT_CORRECTLY_ROUNDED.search(_kernel_text(source, entry.rust_path.split("::")[-1])))
     for p, a, b in zip(entry.params, args, expected):

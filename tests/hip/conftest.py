@@ -2,7 +2,7 @@
 that covers the launch ABI. None of these tests needs an AMD GPU: they run hiprtc, clang and hip-python
 up to the first call that needs a device.
 
-(This folder is not a package: a package named `hip` would shadow hip-python's.)
+(This folder's package is `tests.hip`: as a top-level package named `hip` it would shadow hip-python's.)
 """
 from __future__ import annotations
 

@@ -8,18 +8,13 @@ from __future__ import annotations
 import pytest
 
 from rs2gpu.ir.abi import KernelABI
-from rs2gpu.runtime.cache import BinaryCache
 from rs2gpu.runtime.callplan import CallPlan
-from rs2gpu.runtime.hipclang import code_object_symbols, compile_hip_clang
-from rs2gpu.runtime.hiprtc import cached_compile_hip
+from rs2gpu.runtime.hipclang import code_object_symbols
 from rs2gpu.runtime.resources import code_object_metadata
 
+from tests.support.code_objects import CLANG_GROUP, HIPRTC_GROUP
+
 WAVE_SIZE = {"gfx90a": 64, "gfx1030": 32}
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> BinaryCache:
-    return BinaryCache(tmp_path_factory.mktemp("hip-kernels"))
 
 
 def check_code_object(binary: bytes, entry: KernelABI, name: str, arch: str) -> None:
@@ -42,14 +37,14 @@ def check_code_object(binary: bytes, entry: KernelABI, name: str, arch: str) -> 
         assert len(layout.pointers) == len(explicit)
 
 
-def test_kernel_compiles_with_hiprtc_for_gfx90a(kernel_source, cache: BinaryCache) -> None:
+@pytest.mark.xdist_group(HIPRTC_GROUP)
+def test_kernel_compiles_with_hiprtc_for_gfx90a(kernel_source, code_objects) -> None:
     name, entry, text = kernel_source
-    binary, _ = cached_compile_hip(cache, text, entry.files["hip"], "gfx90a", entry.fast_math)
-    check_code_object(binary, entry, name, "gfx90a")
+    check_code_object(code_objects.hiprtc(text, entry.files["hip"], "gfx90a", entry.fast_math), entry, name, "gfx90a")
 
 
+@pytest.mark.xdist_group(CLANG_GROUP)
 @pytest.mark.parametrize("arch", sorted(WAVE_SIZE))
-def test_kernel_compiles_with_clang(kernel_source, arch: str) -> None:
+def test_kernel_compiles_with_clang(kernel_source, arch: str, code_objects) -> None:
     name, entry, text = kernel_source
-    compiled = compile_hip_clang(text, entry.files["hip"], arch, fast_math=entry.fast_math)
-    check_code_object(compiled.binary, entry, name, arch)
+    check_code_object(code_objects.clang(text, entry.files["hip"], arch, entry.fast_math), entry, name, arch)

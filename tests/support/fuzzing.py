@@ -28,7 +28,8 @@ from rs2gpu.ir.diagnostics import CompileFailed, Diagnostic, render
 from rs2gpu.ir.nodes import Span
 from rs2gpu.ir.validate import validate_function
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.paths import CASES, RAJAPERF
+
 FILE_NAME = "src/lib.rs"
 
 
@@ -118,7 +119,7 @@ def assert_translates_or_diagnoses(text: str) -> list[Diagnostic] | CompileFaile
 
 # ---------------------------------------------------------------- the corpus
 
-CORPUS_FILES = sorted((REPO / "examples" / "rajaperf" / "src").glob("*.rs")) + sorted((REPO / "tests" / "cases").glob("*.rs"))
+CORPUS_FILES = sorted((RAJAPERF / "src").glob("*.rs")) + sorted(CASES.glob("*.rs"))
 
 
 def corpus_units() -> list[str]:

@@ -1,0 +1,33 @@
+"""HIP code objects of generated files, each compiled once per test session, in a disk cache of the HIP
+backend's kind: tests/emit/test_compile_all.py checks every generated file's entry points and
+tests/hip/test_hip_compile_corpus.py the corpus kernels' metadata, of the same compiles. The tests of one
+compiler share an `xdist_group`, so that under pytest-xdist they run in one process, one after the other,
+while the other compiler's run in another."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rs2gpu.runtime.cache import BinaryCache, cache_key
+from rs2gpu.runtime.hipclang import compile_hip_clang
+from rs2gpu.runtime.hiprtc import cached_compile_hip
+
+HIPRTC_GROUP = "hiprtc-code-objects"
+CLANG_GROUP = "clang-code-objects"
+
+
+class CodeObjects:
+    def __init__(self, folder: Path) -> None:
+        self._cache = BinaryCache(folder)
+
+    def hiprtc(self, text: str, name: str, arch: str, fast_math: bool = False) -> bytes:
+        """The code object hiprtc makes of `text`, through the disk cache, as the HIP backend gets it."""
+        return cached_compile_hip(self._cache, text, name, arch, fast_math)[0]
+
+    def clang(self, text: str, name: str, arch: str, fast_math: bool = False) -> bytes:
+        """The code object clang makes of `text`."""
+        key = cache_key("clang", text, arch, repr(fast_math))
+        binary = self._cache.get(key)
+        if binary is None:
+            binary = compile_hip_clang(text, name, arch, fast_math=fast_math).binary
+            self._cache.put(key, binary)
+        return binary
