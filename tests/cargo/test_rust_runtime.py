@@ -10,7 +10,8 @@ import pytest
 
 from rs2gpu.emit.rust_host import RUNTIME_FILES
 
-from .conftest import REPO, cargo, needs_cargo
+from tests.support.cargo_crates import cargo, needs_cargo
+from tests.support.paths import REPO
 
 pytestmark = needs_cargo
 
