@@ -23,8 +23,8 @@ step() { echo "=== $*" | tee -a "$log"; }
 wanted() { [[ "$steps" == *",$1,"* ]]; }
 
 if wanted tests; then
-    step "GPU tests: python3 -m pytest -m gpu tests/gpu"
-    python3 -P -m pytest -m gpu tests/gpu -q -p no:cacheprovider -rf 2>&1 | tee -a "$log" | tail -25 || status=1
+    step "GPU tests: python3 -m pytest -m gpu"
+    python3 -P -m pytest -m gpu -q -p no:cacheprovider -rf 2>&1 | tee -a "$log" | tail -25 || status=1
 fi
 
 for tool in memcheck racecheck; do

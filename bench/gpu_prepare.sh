@@ -47,7 +47,7 @@ from tests.gpu import test_reductions, test_scatter  # noqa: E402  (the sources 
 crates = [Path("examples/rajaperf"), *sorted(Path("tests/cases").glob("*.rs")),
           *sorted(Path("tests/gpu/kernels").glob("*.rs")), *sorted(Path("tests/runtime/data").glob("*.rs"))]
 written = Path(tempfile.mkdtemp(prefix="gpu-prepare-"))
-for name, text in (("guarded.rs", test_reductions.GUARDED), ("scatter.rs", test_scatter.kernel_source())):
+for name, text in (("own.rs", test_reductions.OWN), ("scatter.rs", test_scatter.kernel_source())):
     folder = written / name.removesuffix(".rs")
     folder.mkdir()
     (folder / name).write_text(text)
