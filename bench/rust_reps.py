@@ -25,7 +25,11 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().parent:
+    sys.path.pop(0)   # bench/'s modules are imported as `bench.*`, never as top-level names
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))  # appended: an installed rs2gpu takes precedence over the source tree
 from bench import rajaperf, report  # noqa: E402
 from bench.anchor import H200  # noqa: E402
 from bench.build import git_commit  # noqa: E402
