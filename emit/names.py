@@ -10,8 +10,9 @@ mangled too.
 from __future__ import annotations
 
 from rs2gpu.emit.dialect import CPP_KEYWORDS, GPU_BUILTINS
+from rs2gpu.ir.types import PRIMITIVES
 
-PRELUDE_TYPES = {"i8", "i16", "i32", "i64", "isize", "u8", "u16", "u32", "u64", "usize", "f32", "f64"}
+PRELUDE_TYPES = frozenset(PRIMITIVES)  # the prelude declares every primitive's Rust name as a typedef
 
 RESERVED = CPP_KEYWORDS | GPU_BUILTINS | PRELUDE_TYPES
 
