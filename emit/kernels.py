@@ -396,11 +396,6 @@ def records_panics(context: dict) -> bool:
     return any(e["records_panics"] for e in context["entries"])
 
 
-def launch_entry(context: dict, kind: EntryKind) -> dict | None:
-    """The template context of the entry point of `kind` of a launch, if it has one."""
-    return next((e for e in context["entries"] if e["kind"] == kind), None)
-
-
 def host_loops_around(schedule, index: int, around: tuple[HostLoop, ...] = ()) -> tuple[HostLoop, ...] | None:
     """The host loops launch `index` runs in, outermost first (None if the schedule does not hold it)."""
     for step in schedule:

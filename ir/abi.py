@@ -497,9 +497,6 @@ class KernelABI:
     generic: GenericInstance | None = None
     schedule: tuple[Union[int, HostLoop], ...] | None = None
 
-    def param(self, name: str) -> Param:
-        return next(p for p in self.params if p.name == name)
-
 
 @dataclass(frozen=True, slots=True)
 class CrateABI:
