@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from pathlib import Path
+from typing import Callable
 
 from rs2gpu import config, pipeline, support_crate_path
 from rs2gpu.frontend.generics import GenericSignature, admits, open_generics
@@ -75,9 +76,7 @@ def load(path, backend: str = "auto", device: int = 0) -> KernelModule:
     translation = pipeline.translate(path, targets)
     maker = _CpuKernels(path) if backend == "cpu" else _DeviceKernels(backend, device)
     kernels = maker.make(translation, list(translation.emitted.abi.kernels))
-    structs = _struct_dtypes(translation)
-    generics = {signature.name: _lazy_generic(signature, path, targets, maker, structs)
-                for signature in open_generics(translation.crate)}
+    generics = lazy_generics(translation, path, targets, maker.make)
     module = KernelModule(backend, kernels, translation.emitted.abi,
                           translation.emitted.files if backend != "cpu" else {}, generics)
     if backend == "cpu":
@@ -162,14 +161,23 @@ class _DeviceKernels:
         return kernels
 
 
-def _lazy_generic(signature: GenericSignature, path: Path, targets: tuple[str, ...], maker,
-                  structs: dict) -> LazyGeneric:
-    """A generic kernel without `types(...)`, whose instantiations the crate is translated again for."""
+def lazy_generics(translation: pipeline.Translation, path: Path, targets: tuple[str, ...],
+                  make: Callable[[pipeline.Translation, list[str]], dict]) -> dict[str, LazyGeneric]:
+    """The generic kernels without `types(...)` of `translation` (of the kernels under `path`, for
+    `targets`), by name: each call that names new types translates the crate again with that
+    instantiation, and `make(translation, names)` gives the kernels of the named entries of its ABI on
+    the backend."""
+    structs = _struct_dtypes(translation)
+    return {signature.name: _lazy_generic(signature, path, targets, make, structs)
+            for signature in open_generics(translation.crate)}
+
+
+def _lazy_generic(signature: GenericSignature, path: Path, targets: tuple[str, ...], make, structs: dict) -> LazyGeneric:
     def instantiate(type_args: tuple[str, ...]):
         translation = pipeline.translate(path, targets, {signature.name: [type_args]})
         wanted = GenericInstance(signature.name, type_args)
         name = next(key for key, entry in translation.emitted.abi.kernels.items() if entry.generic == wanted)
-        return maker.make(translation, [name])[name]
+        return make(translation, [name])[name]
 
     def unmet(param: str, type_name: str, is_struct: bool) -> str | None:
         return admits(signature.bounds[param], type_name, is_struct)
@@ -206,4 +214,4 @@ def _auto_backend(device: int) -> str:
     return "cpu"
 
 
-__all__ = ["load", "KernelModule", "ToolchainUnavailable"]
+__all__ = ["load", "lazy_generics", "KernelModule", "ToolchainUnavailable"]

@@ -500,6 +500,27 @@ def test_struct_by_reference_from_a_one_element_record_array(probe) -> None:
     assert np.array_equal(out, affine_expected(x, AFFINE))
 
 
+def test_struct_by_reference_from_a_dict(probe) -> None:
+    x, out = np.linspace(-1.0, 1.0, 50), unwritten(50)
+    probe.affine_ref(out, x, AFFINE)
+    assert np.array_equal(out, affine_expected(x, AFFINE))
+
+
+def test_struct_by_reference_from_a_tuple_in_field_order(probe) -> None:
+    x, out = np.linspace(-1.0, 1.0, 50), unwritten(50)
+    probe.affine_ref(out, x, (2.5, 0.1, -3, 7))
+    assert np.array_equal(out, affine_expected(x, AFFINE))
+
+
+def test_struct_by_reference_of_another_kind_names_the_dtype_to_pass(probe) -> None:
+    with pytest.raises(TypeError) as raised:
+        probe.affine_ref(np.zeros(2), np.zeros(2), [2.5, 0.1, -3, 7])
+    dtype = np.dtype({"names": ["scale", "shift", "steps", "flag"], "formats": ["<f8", "<f4", "<i4", "u1"],
+                      "offsets": [0, 8, 12, 16], "itemsize": 24})
+    assert str(raised.value) == (f"argument `p` (&Affine) must be a dict of its fields, a tuple in field order, or a "
+                                 f"numpy record (an array of one element) of dtype {dtype}; got list")
+
+
 def test_struct_field_of_the_wrong_type_names_the_field(probe) -> None:
     with pytest.raises(TypeError, match="argument `p.steps` \\(i32\\) must be an int, got float"):
         probe.affine(np.zeros(2), np.zeros(2), {**AFFINE, "steps": 2.7})
