@@ -244,7 +244,7 @@ class CpuKernel:
 
     def __call__(self, *args, **kwargs):
         call = self.plan.bind(args, kwargs, allow_device=False)
-        check_call(self.plan, call)
+        after_running = check_call(self.plan, call)  # what a GPU raises after running the launches before it
         values, keep = [], []
         for p in self.entry.params:
             n = p.name
@@ -260,15 +260,19 @@ class CpuKernel:
                 values.append(ctypes.addressof(buffer))
         out = ctypes.create_string_buffer(64)
         msg = ctypes.create_string_buffer(PANIC_BUFFER)
-        # what the Rust code may write, to put back where it panics: the GPU backends copy nothing back then
+        # what the Rust code may write, to put back where the call fails: the GPU backends copy nothing back then
         saved = [(call.arrays[n].host, call.arrays[n].host.copy()) for n in self._written]
-        if self._fn(*values, ctypes.addressof(out), msg, PANIC_BUFFER) != 0:
+        panicked = self._fn(*values, ctypes.addressof(out), msg, PANIC_BUFFER) != 0
+        if panicked or after_running is not None:
             for array, before in saved:
                 array[...] = before
+        if panicked:
             message, _, location = msg.value.decode("utf-8", "replace").partition("\n")
             if self._source_root and location.startswith(self._source_root):
                 location = location[len(self._source_root):]  # as in diagnostics: relative to the crate
             raise KernelPanic(message, location, self.name)
+        if after_running is not None:
+            raise after_running
         if not self._results:
             return None
         raw = out.raw

@@ -4,9 +4,10 @@ backend, so that a call fails the same way, with the same error, wherever it run
 For each launch: the inequalities the translator's race-freedom proof left to the launch (`RaceError`),
 the bounds of the accesses every iteration makes (Rust's panic, at the access Rust reaches first), and
 the positions its index lists are read at. The GPU backends make them before their first launch (and,
-for a launch inside a host loop whose checks read the loop's values, before each of its launches); the
-cpu backend, which runs the whole Rust function at once, makes all of them first, then finds the first
-repeated value of each index list written through, which a GPU finds on the device after the loop.
+for a launch inside a host loop whose checks read the loop's values, before each of its launches), and
+find a repeated value of an index list written through on the device, after the loop. The cpu backend,
+which runs the whole Rust function at once, makes all of them before running it (`check_call`), and
+raises those a GPU raises after running earlier launches only where the Rust code does not panic first.
 """
 from __future__ import annotations
 
@@ -54,30 +55,32 @@ def launch_order(plan: CallPlan, env: Environment) -> Iterator[int]:
     return walk(plan.schedule if plan.schedule is not None else range(len(plan.launches)))
 
 
-def check_call(plan: CallPlan, bound: BoundArgs) -> None:
-    """Every host check of a call whose code runs at once (the cpu backend): each launch's, in the
-    order the launches run, then the index lists' repeated values, launch by launch."""
-    for index, lp in enumerate(plan.launches):
+def check_call(plan: CallPlan, bound: BoundArgs) -> Exception | None:
+    """The host checks of a call whose code runs all at once (the cpu backend), in the order a GPU backend
+    makes them. Raises what a GPU raises before it runs anything: the failure of a launch's checks that
+    do not read a host loop's values, and a stride's RaceError in any step. Returns what a GPU raises only
+    after running the launches before it, where a panic of theirs comes first (so the caller runs the
+    code, and raises this only where the code does not panic): the panic of a host loop's step, or the
+    first repeated value of an index list written through; None where nothing fails."""
+    for lp in plan.launches:
         if not lp.per_step:
             check_launch(lp, bound)
-    if any(lp.per_step for lp in plan.launches):
+    if not any(lp.per_step or lp.index_lists for lp in plan.launches):
+        return None
+    searched = set()
+    try:
         for index in launch_order(plan, bound.env):
-            if plan.launches[index].per_step:
-                check_launch(plan.launches[index], bound)
-    for index in _listed_launches(plan, bound.env):
-        repeat = first_repeat(plan.launches[index], bound)
-        if repeat is not None:
-            raise repeat
-
-
-def _listed_launches(plan: CallPlan, env: Environment) -> Iterator[int]:
-    """The launches that write through index lists, in the order they run (once each where their lists'
-    positions do not depend on a host loop's values)."""
-    if not any(lp.index_lists for lp in plan.launches):
-        return iter(())
-    if any(lp.per_step and lp.index_lists for lp in plan.launches):
-        return (index for index in launch_order(plan, env) if plan.launches[index].index_lists)
-    return (index for index, lp in enumerate(plan.launches) if lp.index_lists)
+            lp = plan.launches[index]
+            if lp.per_step:
+                check_launch(lp, bound)
+            if lp.index_lists and (lp.per_step or index not in searched):
+                searched.add(index)
+                repeat = first_repeat(lp, bound)
+                if repeat is not None:
+                    return repeat
+    except KernelPanic as panic:
+        return panic
+    return None
 
 
 def first_repeat(lp: LaunchPlan, bound: BoundArgs) -> RaceError | None:

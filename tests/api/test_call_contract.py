@@ -74,6 +74,12 @@ def test_a_repeated_index_list_value_is_a_race_error_naming_both_positions(kerne
                            f"host, and what the loop wrote to device arrays is unspecified")
 
 
+def test_a_loop_that_panics_reports_its_panic_rather_than_its_repeated_index(kernels) -> None:
+    out, x, idx = np.zeros(4), np.arange(3.0), np.array([1, 1, 7], dtype=np.uint64)
+    raised = refused(lambda: kernels.scatter(out, x, idx), rs2gpu.KernelPanic, out, x, idx)
+    assert (raised.message, raised.location) == (out_of_bounds(4, 7), place("out[idx[i]] = x[i];", "out[idx[i]]"))
+
+
 def test_an_index_list_of_distinct_values_scatters(kernels) -> None:
     out = np.zeros(6)
     kernels.scatter(out, np.arange(1.0, 6.0), np.array([4, 0, 5, 2, 1], dtype=np.uint64))
