@@ -7,6 +7,7 @@ the manifest's small JSON expression language, which the runtime interprets with
     {"local": "n"}                       a preamble `let`
     {"reduction": "sum"}                 a reduction's value after its launch
     {"op": "+", "args": [x, y], "type": "usize"}     + - * / % & | ^ << >> == != < <= > >= && || neg not
+                                         (/ and % also carry their "source", the place of a panic)
     {"cast": x, "type": "f64"}
     {"call": "min", "args": [x, y], "type": "usize"} min max abs sqrt wrapping_add wrapping_sub wrapping_mul
     {"tuple": [x, y]}
@@ -38,8 +39,11 @@ def host_expr(e, reductions: set = frozenset(), consts: dict | None = None) -> d
         return {"op": "neg" if e.op == "-" else "not", "args": [host_expr(e.operand, reductions, consts)],
                 "type": str(e.ty)}
     if isinstance(e, ir.Binary):
-        return {"op": e.op, "args": [host_expr(e.lhs, reductions, consts), host_expr(e.rhs, reductions, consts)],
-                "type": str(e.lhs.ty)}
+        out = {"op": e.op, "args": [host_expr(e.lhs, reductions, consts), host_expr(e.rhs, reductions, consts)],
+               "type": str(e.lhs.ty)}
+        if e.op in ("/", "%"):  # an integer one may panic, where Rust places the panic
+            out["source"] = str(e.span)
+        return out
     if isinstance(e, ir.Cast):
         return {"cast": host_expr(e.operand, reductions, consts), "from": str(e.operand.ty), "type": str(e.ty)}
     if isinstance(e, ir.Intrinsic):

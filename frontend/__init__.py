@@ -14,22 +14,23 @@ from rs2gpu.ir.diagnostics import DiagnosticSink
 from rs2gpu.ir.nodes import Crate
 
 
-def lower_path(path: Path) -> tuple[Crate, DiagnosticSink]:
+def lower_path(path: Path, instances: dict[str, list[tuple[str, ...]]] | None = None) -> tuple[Crate, DiagnosticSink]:
+    """`instances`: the instantiations to make of generic kernels without `types(...)` (see `lower_crate`)."""
     name, files = read_sources(Path(path))
-    return _lower(name, files)
+    return _lower(name, files, instances)
 
 
 def lower_text(text: str, file_name: str = "src/lib.rs", crate_name: str = "kernels") -> tuple[Crate, DiagnosticSink]:
     return _lower(crate_name, [parse_text(file_name, text)])
 
 
-def _lower(name, files) -> tuple[Crate, DiagnosticSink]:
+def _lower(name, files, instances=None) -> tuple[Crate, DiagnosticSink]:
     syntax = DiagnosticSink()
     for f in files:
         report_syntax_errors(f, syntax)
     if syntax.has_errors:
         return Crate(name, "", (), (), (), {f.name: f.text for f in files}), syntax
-    return lower_crate(name, files)
+    return lower_crate(name, files, instances)
 
 
 __all__ = ["lower_path", "lower_text"]

@@ -11,6 +11,7 @@ from tree_sitter import Node
 
 from rs2gpu.frontend import infer
 from rs2gpu.frontend.consteval import NotConstant, evaluate
+from rs2gpu.frontend.generics import UnknownBound, check_bounds, is_open, type_param_bounds, witness
 from rs2gpu.frontend.items import (RawItem, attribute_options, collect_items, generic_names, is_kernel, is_repr_c,
                                    kernel_attribute, token_list)
 from rs2gpu.frontend.lower_body import FunctionLowerer
@@ -27,8 +28,11 @@ class LoweringError(Exception):
 
 
 class CrateLowerer:
-    def __init__(self, crate_name: str, files: list[SourceFile]) -> None:
+    def __init__(self, crate_name: str, files: list[SourceFile],
+                 instances: dict[str, list[tuple[str, ...]]] | None = None) -> None:
         self.crate_name = crate_name
+        # the instantiations a caller names for generic kernels without `types(...)` (see generics.py)
+        self._requested = instances or {}
         self.files = files
         self.diagnostics = DiagnosticSink()
         self.items: dict[str, RawItem] = {}
@@ -80,6 +84,9 @@ class CrateLowerer:
                         pass
             except LoweringError:
                 pass
+        for fn in self.functions.values():
+            if is_open(fn):
+                check_bounds(fn, self.diagnostics)
         self._report_duplicates()
         ordered = tuple(self.functions.values())
         return nodes.Crate(self.crate_name, "", tuple(self.struct_defs), tuple(self.consts.values()),
@@ -153,12 +160,18 @@ class CrateLowerer:
             self.diagnostics.error("RG0014", f"kernel `{item.name}` lists `types(...)` but has no type parameter",
                                    name, help="remove `types(...)`, or make the kernel generic")
             raise LoweringError()
+        if instances is None:
+            requested = self._requested.get(item.name)
+            if requested is None:
+                return [self._checked_generically(item, type_params)]
+            instances = [tuple(self._requested_type(t, item) for t in types) for types in requested]
         if not instances:
             example = ", ".join(["f32"] * len(type_params))
             example = example if len(type_params) == 1 else f"({example})"
             self.diagnostics.error(
-                "RG0014", f"generic kernel `{item.name}` does not say which types to instantiate it with", name,
-                help=f"list the instantiations in the attribute, e.g. `#[kernel(types({example}, ...))]`")
+                "RG0014", f"generic kernel `{item.name}` lists no instantiation in `types()`", name,
+                help=f"list the instantiations in the attribute, e.g. `#[kernel(types({example}, ...))]`, "
+                     f"or leave `types(...)` out to instantiate it at its calls")
             raise LoweringError()
         seen = []
         for types in instances:
@@ -174,6 +187,33 @@ class CrateLowerer:
                 raise LoweringError()
             seen.append(types)
         return seen
+
+    def _checked_generically(self, item: RawItem, type_params: list[str]) -> tuple[Type, ...]:
+        """The type arguments that check a generic kernel's body for every type its bounds admit."""
+        try:
+            bounds = type_param_bounds(item.node, type_params)
+        except UnknownBound as unknown:
+            self.diagnostics.error(
+                "RG0014", f"the bound `{unknown.bound}` of kernel `{item.name}` is not one rs2gpu can check",
+                item.file.span(unknown.node), "a trait whose implementations rs2gpu does not know",
+                help="bound the type parameters with std traits of the primitive types (Copy, PartialOrd, "
+                     "Add<Output = T>, ...), or list the instantiations with `#[kernel(types(...))]`")
+            raise LoweringError()
+        witnesses = tuple(witness(param, bounds[param]) for param in type_params)
+        for param, found in zip(type_params, witnesses):
+            if found is None:
+                self.diagnostics.error(
+                    "RG0014", f"no primitive type satisfies the bounds of `{param}` in kernel `{item.name}`",
+                    item.file.span(item.node.child_by_field_name("type_parameters")),
+                    help="list the instantiations with `#[kernel(types(...))]`")
+                raise LoweringError()
+        return witnesses
+
+    def _requested_type(self, name: str, item: RawItem) -> Type:
+        """A type a caller names for a generic kernel's instantiation: a primitive type or a struct."""
+        if name in PRIM_NAMES:
+            return PrimType(name)
+        return self.struct_type(name, item.file, item.node.child_by_field_name("name"))
 
     def _instance_types(self, entry: list[Node], item: RawItem) -> tuple[Type, ...]:
         """One instantiation of `types(...)`: a type, or `(T1, T2)` for several type parameters."""
@@ -328,8 +368,11 @@ def _type_token(ty: Type) -> str:
         .replace("; ", "x").replace("(", "").replace(")", "").replace(", ", "_")
 
 
-def lower_crate(crate_name: str, files: list[SourceFile]) -> tuple[nodes.Crate, DiagnosticSink]:
-    lowerer = CrateLowerer(crate_name, files)
+def lower_crate(crate_name: str, files: list[SourceFile],
+                instances: dict[str, list[tuple[str, ...]]] | None = None) -> tuple[nodes.Crate, DiagnosticSink]:
+    """`instances`: for generic kernels without `types(...)`, by name, the type arguments of each
+    instantiation to make (each kernel not named there is checked once, for every type its bounds admit)."""
+    lowerer = CrateLowerer(crate_name, files, instances)
     crate = lowerer.lower()
     return crate, lowerer.diagnostics
 

@@ -55,11 +55,14 @@ An integer literal does not fit its type (rustc's deny-by-default `overflowing_l
 Kernel parameters must be scalars, #[repr(C)] structs by value, `&S` structs, or `&[T]`, `&mut [T]`,
 `&[T; N]` of scalars or structs. Kernels return nothing, a scalar, or a tuple of scalars (the results
 of reductions)."""),
-    "RG0014": ("generic kernel without its instantiations", """
-A kernel is compiled for the GPU once per element type, before any call, so a generic kernel says
-which types it is instantiated with, in its attribute; a call then picks the instantiation whose
-types its arguments have. Each entry is one type, or a parenthesized list with one type per type
-parameter:
+    "RG0014": ("generic kernel: instantiations and bounds", """
+A generic kernel without `types(...)` has its body checked once, for every type its bounds admit,
+and is instantiated when a call names its types: from Python, the argument types of its first call with
+them (`k.scale(x32, 2.0)` makes `scale::<f32>`); it has no code before that, and no function in the
+module of the Cargo hook. Its bounds must be std traits of the primitive types (`Copy`, `PartialOrd`,
+`Add<Output = T>`, `Neg<Output = T>`, `BitAnd<Output = T>`, ...), so that rs2gpu knows which types meet
+them. `types(...)` names the instantiations ahead of time, for the Cargo hook and for bounds of other
+traits. Each entry is one type, or a parenthesized list with one type per type parameter:
 
     #[kernel(types(f32, f64))]
     pub fn axpy<T: Copy + Add<Output = T> + Mul<Output = T>>(y: &mut [T], x: &[T], a: T) { ... }
@@ -67,8 +70,15 @@ parameter:
     #[kernel(types((f64, i32), (f32, f32)))]
     pub fn select<T: Copy, K: Copy + PartialOrd>(out: &mut [T], a: &[T], key: &[K], cut: K) { ... }
 
-`types(...)` on a kernel without type parameters, an entry with the wrong number of types, and the
-same entry twice are errors too."""),
+`types(...)` on a kernel without type parameters, an empty `types()`, an entry with the wrong number of
+types, the same entry twice, a bound rs2gpu cannot check and bounds no primitive type meets are errors."""),
+    "RG0015": ("generic kernel uses what its bounds do not give", """
+A generic kernel may do with a value of a type parameter what its bounds give, as rustc requires:
+`a * b` needs `T: Mul<Output = T>`, `a < b` needs `T: PartialOrd`, `y[i] += a` needs `T: AddAssign`,
+`-a` needs `T: Neg<Output = T>`, reading an element out of a `&[T]` needs `T: Copy`. A cast to or from
+`T` is not possible (rustc's E0605), nor a literal where a `T` is expected: take such a value as a
+parameter of type `T`. Add the bound the help line names, or list the instantiations with
+`#[kernel(types(...))]` and write the kernel for those types."""),
     "RG0101": ("every iteration writes the same element", """
 In a parallel loop each iteration may run on a different GPU thread at the same time. A write whose
 index does not depend on the loop variable is a write by every thread to one element: a data race.

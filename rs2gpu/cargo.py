@@ -212,6 +212,14 @@ def run_build_script(crate_dir: Path, out_dir: Path, stdout: TextIO = sys.stdout
         if reason:
             print(f"cargo::warning=kernel `{name}` uses {reason}, which the generated Rust API cannot launch yet: "
                   f"the `kernels` module has no function for it", file=stdout)
+    from rs2gpu.frontend.generics import open_generics
+
+    for generic in open_generics(result.crate):
+        one = ", ".join(["f32"] * len(generic.type_params))
+        example = "f32, f64" if len(generic.type_params) == 1 else f"({one})"
+        print(f"cargo::warning=kernel `{generic.name}` is generic and lists no `types(...)`: the `kernels` module "
+              f"has no function for it (only a call from Python instantiates it); name its instantiations in the "
+              f"attribute to have one for each, e.g. #[kernel(types({example}))]", file=stdout)
     if not result.checked.kernels:
         print(f"cargo::warning=rs2gpu found no #[kernel] functions under {crate_dir / 'src'}", file=stdout)
     return 0

@@ -5,6 +5,7 @@ which carries every diagnostic found so far and the source texts needed to rende
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import tempfile
@@ -15,6 +16,7 @@ from pathlib import Path
 from rs2gpu.checker import check_crate
 from rs2gpu.emit import EmittedCrate, emit_crate
 from rs2gpu.frontend import lower_path
+from rs2gpu.frontend.generics import is_open
 from rs2gpu.ir.diagnostics import CompileFailed, Diagnostic
 from rs2gpu.ir.nodes import Crate
 from rs2gpu.ir.plan import CheckedCrate
@@ -38,10 +40,12 @@ def _timed(seconds: dict, step: str, fn, *args):
     return result
 
 
-def check(path: Path) -> Translation:
-    """Lower and check every kernel under `path`; raise CompileFailed on any error."""
+def check(path: Path, instances: dict[str, list[tuple[str, ...]]] | None = None) -> Translation:
+    """Lower and check every kernel under `path`; raise CompileFailed on any error. `instances` names, by
+    kernel, the instantiations to make of generic kernels without `types(...)`; each kernel it does not
+    name is checked once for all the types its bounds admit, and has no code."""
     seconds: dict[str, float] = {}
-    crate, lowered = _timed(seconds, "frontend", lower_path, Path(path))
+    crate, lowered = _timed(seconds, "frontend", lower_path, Path(path), instances)
     # Each instantiation of a generic kernel is lowered and checked on its own: one problem of its
     # source is reported once.
     diagnostics = list(dict.fromkeys(lowered.items))
@@ -54,12 +58,15 @@ def check(path: Path) -> Translation:
     return Translation(crate, checked, None, [d for d in diagnostics if d.severity == "warning"], seconds)
 
 
-def translate(path: Path, targets: tuple[str, ...] = ALL_TARGETS) -> Translation:
-    """Everything `rs2gpu translate` does except writing files."""
+def translate(path: Path, targets: tuple[str, ...] = ALL_TARGETS,
+              instances: dict[str, list[tuple[str, ...]]] | None = None) -> Translation:
+    """Everything `rs2gpu translate` does except writing files (`instances` as for `check`)."""
     from rs2gpu import __version__
 
-    result = check(path)
-    result.emitted = _timed(result.seconds, "emit", emit_crate, result.checked, targets, __version__)
+    result = check(path, instances)
+    instantiated = dataclasses.replace(result.checked, kernels=tuple(
+        plan for plan in result.checked.kernels if not is_open(plan.function)))
+    result.emitted = _timed(result.seconds, "emit", emit_crate, instantiated, targets, __version__)
     return result
 
 

@@ -73,6 +73,8 @@ def array_argument(param: Param, value, allow_device: bool) -> ArrayArg:
     name, rust_type = param.name, param.rust_type
     expected = numpy_dtype(param.layout)
     writable_needed = param.mutable
+    if param.kind == ParamKind.STRUCT_REF and isinstance(value, (dict, tuple, np.void)):
+        value = _one_record(param, value)  # the struct `&S` borrows, as a by-value struct takes it
     if isinstance(value, IndexList):
         if writable_needed:
             raise TypeError(f"argument `{name}` is `{rust_type}`, but an IndexList is read-only: pass it to `&[T]` "
@@ -104,6 +106,9 @@ def array_argument(param: Param, value, allow_device: bool) -> ArrayArg:
     if not isinstance(value, np.ndarray):
         if hasattr(value, "__array_interface__") or hasattr(value, "__dlpack__"):
             value = np.asarray(value) if hasattr(value, "__array_interface__") else np.from_dlpack(value)
+        elif param.kind == ParamKind.STRUCT_REF:
+            raise TypeError(f"argument `{name}` ({rust_type}) must be a dict of its fields, a tuple in field order, "
+                            f"or a numpy record (an array of one element) of dtype {expected}; got {_describe(value)}")
         else:
             raise TypeError(f"argument `{name}` ({rust_type}) must be an array (numpy, cupy or torch), "
                             f"got {_describe(value)}")
@@ -117,6 +122,16 @@ def array_argument(param: Param, value, allow_device: bool) -> ArrayArg:
     flat = value.reshape(-1)
     return ArrayArg(name, value.__array_interface__["data"][0], value.nbytes, value.size, None, flat,
                     bool(value.flags.writeable))
+
+
+def _one_record(param: Param, value):
+    """A one-element array holding the struct `value` (a dict of its fields, a tuple, a numpy record),
+    checked field by field as `struct_value` checks a struct passed by value."""
+    import numpy as np
+
+    record = np.zeros(1, dtype=numpy_dtype(param.layout))
+    record.view(np.uint8)[:] = np.frombuffer(struct_value(param, value), dtype=np.uint8)
+    return record
 
 
 def check_array_length(param: Param, arg: ArrayArg) -> None:

@@ -13,11 +13,12 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from rs2gpu.ir.abi import BLOCK_SIZE, CoveringGrid, EntryKind, EntryPoint, KernelABI, PanicSite, Transfer as ParamTransfer
-from rs2gpu.runtime.callplan import (BoundArgs, CallPlan, Conditions, HostLoopPlan, LaunchPlan, c_contiguous_of,
+from rs2gpu.ir.abi import BLOCK_SIZE, CoveringGrid, EntryKind, EntryPoint, KernelABI, Transfer as ParamTransfer
+from rs2gpu.runtime.callplan import (BoundArgs, CallPlan, Conditions, LaunchPlan, c_contiguous_of,
                                      compile_repeat_binding, cupy_ndarray)
 from rs2gpu.runtime.covering import covering_geometry
-from rs2gpu.runtime.errors import KernelPanic, LaunchError, RaceError
+from rs2gpu.runtime.errors import KernelPanic, LaunchError
+from rs2gpu.runtime.hostchecks import check_launch, launch_order, repeat_error
 from rs2gpu.runtime.hostexpr import Environment
 from rs2gpu.runtime.readback import Readback
 
@@ -38,17 +39,6 @@ class Transfer:
     direction: str  # "h2d" | "d2h"
     nbytes: int
     seconds: float
-
-
-_PLANS: dict[int, CallPlan] = {}
-
-
-def bind_arguments(name: str, entry: KernelABI, args: tuple, kwargs: dict, allow_device: bool) -> BoundArgs:
-    """Check a call's arguments against a kernel's ABI (see `CallPlan.bind`)."""
-    plan = _PLANS.get(id(entry))
-    if plan is None or plan.entry is not entry:
-        plan = _PLANS[id(entry)] = CallPlan(name, entry)
-    return plan.bind(args, kwargs, allow_device)
 
 
 def panic_message(kind: str, index: int, length: int) -> str:
@@ -418,12 +408,7 @@ class DeviceKernel:
         """The strides and the bounds of the accesses every iteration makes (raising Rust's panic), the
         positions the index lists are read at; returns what decides the entry point of launch `index`."""
         lp = self.plan.launches[index]
-        lp.check_strides(bound.env, self.name)
-        failure = lp.check_bounds(bound.env)
-        if failure is not None:
-            raise KernelPanic(*failure, self.name)
-        if lp.index_lists:
-            self._check_list_positions(lp, bound)
+        check_launch(lp, bound)
         return lp.conditions(bound)
 
     def _launch_all(self, bound: BoundArgs, conditions: list[Conditions | None], device_ptrs: dict[str, int]):
@@ -432,31 +417,25 @@ class DeviceKernel:
         seeds, whether it ran (an empty range does not), and whether any code that ran can record a panic."""
         launched = _Launched(len(self.plan.launches))
         self.last_variants = []
-        steps = self.plan.schedule if self.plan.schedule is not None else range(len(self.plan.launches))
         try:
-            self._run_steps(steps, bound, conditions, device_ptrs, launched)
+            for step in launch_order(self.plan, bound.env):
+                self._run_step(step, bound, conditions, device_ptrs, launched)
         except KernelPanic:
             # a host check of a later iteration failed: a panic the device recorded earlier came first
             self._finish(bound, launched, with_results=False)
             raise
         return launched
 
-    def _run_steps(self, steps, bound: BoundArgs, conditions: list[Conditions | None], device_ptrs: dict[str, int],
-                   launched: _Launched) -> None:
-        for step in steps:
-            if isinstance(step, HostLoopPlan):
-                for value in step.values(bound.env):
-                    step.enter(bound.env, value)
-                    self._run_steps(step.body, bound, conditions, device_ptrs, launched)
-                continue
-            lp = self.plan.launches[step]
-            found = self._check_launch(step, bound) if lp.per_step else conditions[step]
-            seeds, ran, entry = self._launch(step, lp, found, bound, device_ptrs, launched)
-            launched.seeds[step] = seeds
-            launched.ran[step] |= ran
-            checks_lists = lp.verify is not None and entry.kind != EntryKind.PROVEN
-            launched.records_panics |= ran and (entry.records_panics or checks_lists)
-            self.last_variants.append(entry.symbol)
+    def _run_step(self, step: int, bound: BoundArgs, conditions: list[Conditions | None], device_ptrs: dict[str, int],
+                  launched: _Launched) -> None:
+        lp = self.plan.launches[step]
+        found = self._check_launch(step, bound) if lp.per_step else conditions[step]
+        seeds, ran, entry = self._launch(step, lp, found, bound, device_ptrs, launched)
+        launched.seeds[step] = seeds
+        launched.ran[step] |= ran
+        checks_lists = lp.verify is not None and entry.kind != EntryKind.PROVEN
+        launched.records_panics |= ran and (entry.records_panics or checks_lists)
+        self.last_variants.append(entry.symbol)
 
     def _finish(self, bound: BoundArgs, launched: _Launched, with_results: bool = True) -> None:
         """Wait for the launches, with the copy of the panic record and the order flags where they can
@@ -508,23 +487,13 @@ class DeviceKernel:
         self._readback.reset_panic()
         info = self._panic_sites[site]
         if info.kind == "index list":
-            raise self._repeat_error(info, index, length, bound)
+            lp = self.plan.launches[info.launch]
+            raise repeat_error(lp, info.list, index, length, bound, lambda name, first, end: self._list_values(
+                bound.arrays[name], first, end, self.plan.by_name[name].dtype))
         if info.kind == "index list reads":  # the verification after the loop replaces it by a read's panic
             raise RuntimeError(f"internal error in kernel `{self.name}`: the list value {index} lies outside a "
                                f"window of its reads at {info.source}, but no read is out of bounds")
         raise KernelPanic(panic_message(info.kind, index, length), info.source, self.name)
-
-    def _check_list_positions(self, lp: LaunchPlan, bound: BoundArgs) -> None:
-        """The positions an index list is read at lie inside it, as Rust's own indexing requires."""
-        starts, counts = lp.iteration_space(bound.env)
-        if not all(counts.values()):
-            return
-        for name, first, end, _, _, _, source in lp.index_list_ranges(bound.env, starts, counts):
-            length = bound.arrays[name].count
-            if first < 0 or end > length:
-                bad = first % (1 << 64) if first < 0 else end - 1
-                raise KernelPanic(f"index out of bounds: the len is {length} but the index is {bad}", source,
-                                  self.name)
 
     def _list_scratch(self, index: int, lp: LaunchPlan, bound: BoundArgs) -> dict:
         """What this call's checks of the index lists of launch `index` take: for each slice written through
@@ -558,24 +527,6 @@ class DeviceKernel:
             except LaunchError as e:
                 raise LaunchError(f"launching the index-list verification of kernel `{self.name}` (loop at "
                                   f"{lp.source}) failed: {e}") from e
-
-    def _repeat_error(self, info: PanicSite, value: int, position: int, bound: BoundArgs) -> RaceError:
-        """The error for an index list whose value `value` the verification met twice (the second time at
-        `position`): the first two positions holding it, read from the list (unchanged: the call only
-        reads it)."""
-        import numpy as np
-
-        lp = self.plan.launches[info.launch]
-        starts, counts = lp.iteration_space(bound.env)
-        name, first, end, scale, offset, target, source = lp.index_list_ranges(bound.env, starts, counts)[info.list]
-        values = self._list_values(bound.arrays[name], first, end, self.plan.by_name[name].dtype)
-        written = values.astype(np.uint64) * np.uint64(scale % (1 << 64)) + np.uint64(offset % (1 << 64))
-        where = [int(p) + first for p in np.flatnonzero(written == np.uint64(value))[:2]]
-        positions = f"{where[0]} and {where[1]}" if len(where) == 2 else f"{position} and another one"
-        return RaceError(f"kernel `{self.name}`: index list `{name}` holds the same value at positions "
-                         f"{positions}, so two iterations of the loop at {source} may write "
-                         f"`{target}[{value}]`; nothing was copied back to the host, and what the loop wrote "
-                         f"to device arrays is unspecified")
 
     def _list_values(self, arg, first: int, end: int, dtype):
         import numpy as np

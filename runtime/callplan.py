@@ -161,7 +161,7 @@ class CallPlan:
             try:
                 env.locals[name] = fn(env)
             except HostPanic as panic:  # e.g. `let rows = len / w` with w == 0: Rust panics right there
-                raise KernelPanic(str(panic), source, self.name) from None
+                raise KernelPanic(str(panic), panic.source or source, self.name) from None
         return bound
 
     def _merge(self, args: tuple, kwargs: dict) -> tuple:
@@ -403,7 +403,7 @@ class LaunchPlan(PackedArguments):
                 starts[axis] = first
                 counts[axis] = max(0, end(env) - first + (1 if inclusive else 0))
         except HostPanic as panic:  # a bound like `n / w` with w == 0 panics in Rust before the loop
-            raise KernelPanic(str(panic), self.source, self.kernel) from None
+            raise KernelPanic(str(panic), panic.source or self.source, self.kernel) from None
         return starts, counts
 
     def index_list_ranges(self, env: Environment, starts: dict[str, int], counts: dict[str, int]):
@@ -817,7 +817,7 @@ class HostLoopPlan:
         try:
             start, end = self.start(env), self.end(env)
         except HostPanic as panic:  # a bound like `n / w` with w == 0
-            raise KernelPanic(str(panic), self.source, self.kernel) from None
+            raise KernelPanic(str(panic), panic.source or self.source, self.kernel) from None
         return range(start, end + 1 if self.inclusive else end)
 
     def enter(self, env: Environment, value: int) -> None:
@@ -826,7 +826,7 @@ class HostLoopPlan:
             try:
                 env.locals[name] = fn(env)
             except HostPanic as panic:
-                raise KernelPanic(str(panic), source, self.kernel) from None
+                raise KernelPanic(str(panic), panic.source or source, self.kernel) from None
 
 
 def schedule_step(step: int | HostLoop, plan: CallPlan) -> "int | HostLoopPlan":

@@ -1,5 +1,5 @@
 """The CPU backend: the original Rust, compiled by rustc (through cargo, offline) into a shared library,
-called through ctypes with the same argument checks as the GPU backends.
+called through ctypes with the same argument checks and host checks as the GPU backends.
 
 It is the semantic reference: what the GPU must compute is what this computes. Each kernel gets an
 `extern "C"` shim that rebuilds the slices from (pointer, length) pairs, calls the kernel, writes its
@@ -12,17 +12,17 @@ from __future__ import annotations
 import ctypes
 import os
 import shutil
+import struct
 import subprocess
 import tempfile
 from pathlib import Path
 
-import dataclasses
-
 from rs2gpu.ir.abi import ArgRole, CrateABI, KernelABI, ParamKind, Returned
 from rs2gpu.ir.types import PRIMITIVES
-from rs2gpu.runtime.base import bind_arguments
 from rs2gpu.runtime.cache import cache_key
+from rs2gpu.runtime.callplan import CallPlan
 from rs2gpu.runtime.errors import KernelPanic, ToolchainUnavailable
+from rs2gpu.runtime.hostchecks import check_call
 
 
 def _ctype(name: str):
@@ -215,15 +215,15 @@ panic = "unwind"
 
 
 class CpuKernel:
-    """One kernel of a CPU library: `kernel(*args)` calls the rustc-compiled Rust function."""
+    """One kernel of a CPU library: `kernel(*args)` calls the rustc-compiled Rust function, under the call
+    contract every backend keeps (docs/call-contract.md): the host checks of the GPU backends first, and a
+    call that panics leaves the host arrays as they were."""
 
     def __init__(self, library: ctypes.CDLL, name: str, entry: KernelABI, source_root: Path | None = None) -> None:
         self.name = name
         self._source_root = str(source_root.resolve()) + "/" if source_root is not None else None
         self.entry = entry
-        # The Rust code computes its own preamble (and panics in it where Rust does); the host evaluator
-        # is for the GPU backends only.
-        self._bind_entry = dataclasses.replace(entry, preamble=())
+        self.plan = CallPlan(name, entry)
         self._fn = getattr(library, f"rs2gpu_cpu_{name}")
         argtypes = []
         for p in entry.params:
@@ -239,10 +239,12 @@ class CpuKernel:
         self._fn.argtypes = argtypes + [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
         self._fn.restype = ctypes.c_int32
         self._results = _result_layout(entry.returns)
+        self._written = [p.name for p in entry.params if p.mutable and p.in_memory]
         self.last_transfers: list = []
 
     def __call__(self, *args, **kwargs):
-        call = bind_arguments(self.name, self._bind_entry, args, kwargs, allow_device=False)
+        call = self.plan.bind(args, kwargs, allow_device=False)
+        after_running = check_call(self.plan, call)  # what a GPU raises after running the launches before it
         values, keep = [], []
         for p in self.entry.params:
             n = p.name
@@ -258,15 +260,21 @@ class CpuKernel:
                 values.append(ctypes.addressof(buffer))
         out = ctypes.create_string_buffer(64)
         msg = ctypes.create_string_buffer(PANIC_BUFFER)
-        if self._fn(*values, ctypes.addressof(out), msg, PANIC_BUFFER) != 0:
+        # what the Rust code may write, to put back where the call fails: the GPU backends copy nothing back then
+        saved = [(call.arrays[n].host, call.arrays[n].host.copy()) for n in self._written]
+        panicked = self._fn(*values, ctypes.addressof(out), msg, PANIC_BUFFER) != 0
+        if panicked or after_running is not None:
+            for array, before in saved:
+                array[...] = before
+        if panicked:
             message, _, location = msg.value.decode("utf-8", "replace").partition("\n")
             if self._source_root and location.startswith(self._source_root):
                 location = location[len(self._source_root):]  # as in diagnostics: relative to the crate
             raise KernelPanic(message, location, self.name)
+        if after_running is not None:
+            raise after_running
         if not self._results:
             return None
-        import struct
-
         raw = out.raw
         values = [struct.unpack_from("<" + PRIMITIVES[t].pack, raw, off)[0] for t, off in self._results]
         return values[0] if not self.entry.returns.type.startswith("(") else tuple(values)

@@ -131,5 +131,7 @@ class KernelPanic(RuntimeError):
 
 
 class RaceError(ValueError):
-    """The arguments would make two iterations of a parallel loop write one element (a stride the
-    translator could only check at launch); raised before any device work."""
+    """The arguments would make two iterations of a parallel loop write one element: a stride the
+    translator could only check at launch (raised before any kernel code runs), or an index list written
+    through that holds a value twice (raised after the loop, with nothing copied back to the host); see
+    docs/call-contract.md."""

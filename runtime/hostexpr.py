@@ -12,7 +12,12 @@ from rs2gpu.ir.types import INT_BITS as _INT_BITS
 
 
 class HostPanic(ArithmeticError):
-    """A host-evaluated expression panicked the way the Rust code would (division by zero)."""
+    """A host-evaluated expression panicked the way the Rust code would (division by zero); `source` is
+    the place Rust names (the operation's), where the expression records it."""
+
+    def __init__(self, message: str, source: str = "") -> None:
+        super().__init__(message)
+        self.source = source
 
 
 class Environment:
@@ -191,4 +196,8 @@ def evaluate(expr: dict, env: Environment):
         if (op == "&&" and not left) or (op == "||" and left):
             return left
         return evaluate(args[1], env)
-    return _binary(op, evaluate(args[0], env), evaluate(args[1], env), ty)
+    left, right = evaluate(args[0], env), evaluate(args[1], env)
+    try:
+        return _binary(op, left, right, ty)
+    except HostPanic as panic:
+        raise HostPanic(str(panic), panic.source or expr.get("source", "")) from None

@@ -1,5 +1,6 @@
 """Calling a generic kernel from Python: the call runs the instantiation whose types the arguments have, the
-way rustc infers the type parameters at a call site; when none or several fit, a TypeError lists them.
+way rustc infers the type parameters at a call site; when none or several fit, a TypeError lists them. A
+generic kernel without `types(...)` is instantiated at the first call whose arguments name its types.
 
 Expected values: the arithmetic of the instantiation's type, done by numpy in that type (IEEE, no fused
 multiply-add, as rustc compiles `a * x + y`), so a result in the wrong precision shows.
@@ -12,6 +13,8 @@ import numpy as np
 import pytest
 
 import rs2gpu
+from rs2gpu import pipeline
+from rs2gpu.ir.abi import GenericInstance
 
 GENERIC_RS = """\
 use rs2gpu::kernel;
@@ -95,3 +98,134 @@ def test_numpy_scalars_say_which_instantiation(generic) -> None:
     assert generic.less.last is generic.less_f32 and out.tolist() == [0, 0]
     generic.less(out, np.float64(0.1), np.float64(0.1000000001))
     assert generic.less.last is generic.less_f64 and out.tolist() == [1, 1]
+
+
+# ---------------------------------------------------------------- generic kernels without types(...)
+
+LAZY_RS = """\
+use rs2gpu::kernel;
+use std::ops::Mul;
+
+#[kernel]
+pub fn scale<T: Copy + Mul<Output = T>>(out: &mut [T], x: &[T], k: T) {
+    for i in 0..out.len() {
+        out[i] = x[i] * k;
+    }
+}
+
+#[kernel]
+pub fn below<T: Copy + PartialOrd>(out: &mut [u8], a: T, b: T) {
+    for o in out.iter_mut() {
+        *o = if a < b { 1 } else { 0 };
+    }
+}
+
+#[kernel]
+pub fn ones<T: Copy>(out: &mut [u64]) {
+    for o in out.iter_mut() {
+        *o = 1;
+    }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def lazy_source(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("lazy") / "lazy.rs"
+    path.write_text(LAZY_RS)
+    return path
+
+
+@pytest.fixture
+def lazy(kernel_cache, lazy_source: Path) -> rs2gpu.api.KernelModule:
+    """A module of its own for each test: the instantiations it lists are the test's (each is built once, in the
+    disk cache, whichever test makes it first)."""
+    return rs2gpu.load(lazy_source, backend="cpu")
+
+
+def test_a_generic_kernel_without_types_has_no_instantiation_before_a_call(lazy) -> None:
+    assert lazy.scale.instantiations == [] and "scale" not in lazy.abi.kernels
+    assert repr(lazy.scale) == "<generic kernel scale<T>, instantiations: none yet>"
+
+
+def test_a_call_instantiates_it_for_the_element_type_of_its_arrays(lazy) -> None:
+    out, x = np.zeros(5, dtype=np.float32), np.linspace(0, 1, 5, dtype=np.float32)
+    lazy.scale(out, x, 3)  # the int 3 is an f32 here: the arrays say what `T` is
+    assert out.tobytes() == (x * np.float32(3)).tobytes()
+    assert lazy.scale.instantiations == ["scale::<f32>"]
+
+
+def test_each_new_signature_makes_one_instantiation(lazy) -> None:
+    lazy.scale(np.zeros(2, dtype=np.float32), np.ones(2, dtype=np.float32), 2.0)
+    out = np.zeros(3, dtype=np.int64)
+    lazy.scale(out, np.arange(3, dtype=np.int64), -2)
+    lazy.scale(np.zeros(2, dtype=np.float32), np.ones(2, dtype=np.float32), 4.0)
+    assert out.tolist() == [0, -2, -4]
+    assert lazy.scale.instantiations == ["scale::<f32>", "scale::<i64>"]
+    assert repr(lazy.scale) == "<generic kernel scale<T>, instantiations: scale::<f32>, scale::<i64>>"
+
+
+def test_python_scalars_alone_are_f64_i64_and_bool_as_in_numba(lazy) -> None:
+    results = []
+    for a, b in [(0.1, 0.1000000001), (-1, 2), (np.float32(0.1), np.float32(0.1000000001))]:
+        out = np.zeros(2, dtype=np.uint8)
+        lazy.below(out, a, b)
+        results.append(out.tolist())
+    # 0.1 and 0.1000000001 are two f64 values but one f32 value
+    assert results == [[1, 1], [1, 1], [0, 0]]
+    assert lazy.below.instantiations == ["below::<f64>", "below::<i64>", "below::<f32>"]
+
+
+def test_an_int_and_a_float_for_one_type_parameter_are_a_type_error(lazy) -> None:
+    with pytest.raises(TypeError, match=r"^below\(\): mismatched types: `T` is `i64` from argument `a` but `f64` from "
+                                        r"argument `b`; pass numpy scalars"):
+        lazy.below(np.zeros(2, dtype=np.uint8), 1, 2.5)
+
+
+def test_arrays_of_two_dtypes_for_one_type_parameter_are_a_type_error(lazy) -> None:
+    with pytest.raises(TypeError, match=r"^scale\(\): mismatched types: `T` is `f32` from argument `out` but `f64` "
+                                        r"from argument `x`$"):
+        lazy.scale(np.zeros(2, dtype=np.float32), np.zeros(2), 1.0)
+    assert lazy.scale.instantiations == []
+
+
+def test_a_type_its_bounds_do_not_admit_is_a_type_error(lazy) -> None:
+    with pytest.raises(TypeError, match=r"^scale\(\): the trait bound `bool: Mul` is not satisfied \(`T` is `bool` "
+                                        r"from argument `out`\)$"):
+        lazy.scale(np.zeros(2, dtype=bool), np.zeros(2, dtype=bool), True)
+
+
+def test_a_type_parameter_no_argument_names_is_named_by_the_caller(lazy) -> None:
+    out = np.zeros(3, dtype=np.uint64)
+    with pytest.raises(TypeError, match=r"^ones\(\): cannot infer type parameter `T` from the arguments; name the "
+                                        r"instantiation, e.g. ones\['f32'\]\(...\)$"):
+        lazy.ones(out)
+    lazy.ones["u8"](out)
+    assert out.tolist() == [1, 1, 1] and lazy.ones.instantiations == ["ones::<u8>"]
+
+
+def test_a_named_instantiation_is_made_once_and_checked_against_the_bounds(lazy) -> None:
+    assert lazy.scale["f64"] is lazy.scale[("f64",)]
+    with pytest.raises(KeyError, match=r"`scale` has 1 type parameter\(s\) \(T\), got 2: f32, f32"):
+        lazy.scale["f32", "f32"]
+    with pytest.raises(TypeError, match=r"the trait bound `bool: Mul` is not satisfied \(`T` is `bool` as its type "
+                                        r"argument\)"):
+        lazy.scale["bool"]
+    assert lazy.scale.instantiations == ["scale::<f64>"]
+
+
+def test_an_instantiation_is_built_once_in_the_disk_cache(kernel_cache: Path, lazy_source: Path) -> None:
+    first = rs2gpu.load(lazy_source, backend="cpu")
+    first.scale(np.zeros(2, dtype=np.int16), np.ones(2, dtype=np.int16), 3)
+    built = sorted((kernel_cache / "cpu").iterdir())
+    again = rs2gpu.load(lazy_source, backend="cpu")
+    out = np.zeros(2, dtype=np.int16)
+    again.scale(out, np.ones(2, dtype=np.int16), 3)
+    assert out.tolist() == [3, 3] and sorted((kernel_cache / "cpu").iterdir()) == built
+
+
+def test_translation_gives_code_only_for_the_instantiations_named(lazy_source: Path) -> None:
+    assert not any(entry.generic for entry in pipeline.translate(lazy_source).emitted.abi.kernels.values())
+    named = pipeline.translate(lazy_source, instances={"scale": [("f32",), ("u16",)]}).emitted.abi.kernels
+    assert [(key, entry.generic) for key, entry in named.items()] == [
+        ("scale_f32", GenericInstance("scale", ("f32",))), ("scale_u16", GenericInstance("scale", ("u16",)))]

@@ -145,6 +145,20 @@ def test_build_script_turns_warnings_into_cargo_warnings(tmp_path, monkeypatch) 
     assert "cargo::warning= --> src/lib.rs:5:5" in warnings
 
 
+def test_build_script_warns_that_a_generic_kernel_without_types_has_no_rust_function(tmp_path) -> None:
+    root = crate(tmp_path / "crate")
+    scale = ("\n#[kernel]\npub fn scale<T: Copy + std::ops::Mul<Output = T>>(out: &mut [T], x: &[T], k: T) {\n"
+             "    for i in 0..out.len() {\n        out[i] = x[i] * k;\n    }\n}\n")
+    (root / "src" / "lib.rs").write_text(TRIAD_LIB_RS + scale)
+    stdout = io.StringIO()
+    assert hook.run_build_script(root, tmp_path / "out", stdout, io.StringIO()) == 0
+    assert ("cargo::warning=kernel `scale` is generic and lists no `types(...)`: the `kernels` module has no "
+            "function for it (only a call from Python instantiates it); name its instantiations in the attribute to "
+            "have one for each, e.g. #[kernel(types(f32, f64))]") in stdout.getvalue().splitlines()
+    module = (tmp_path / "out" / "rs2gpu_kernels.rs").read_text()
+    assert "pub fn triad(" in module and "scale" not in module
+
+
 def test_build_script_reports_errors_on_stderr_and_nothing_else(tmp_path) -> None:
     root = crate(tmp_path / "crate")
     (root / "src" / "lib.rs").write_text(TRIAD_LIB_RS.replace("a[i] = b[i]", "a[i] = a[i + 1]"))

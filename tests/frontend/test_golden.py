@@ -117,7 +117,7 @@ def test_golden(path: Path, case: Case, request: pytest.FixtureRequest) -> None:
 # What rustc makes of a case's source, by the codes of the errors the case expects: the constructs
 # rs2gpu rejects on its own are valid Rust; the type, name and mutability errors are rustc's errors too.
 RUST_ACCEPTS = {"RG0002", "RG0009", "RG0013", "RG0014"}
-RUST_REJECTS = {"RG0001", "RG0004", "RG0005", "RG0006", "RG0008", "RG0011", "RG0012"}
+RUST_REJECTS = {"RG0001", "RG0004", "RG0005", "RG0006", "RG0008", "RG0011", "RG0012", "RG0015"}
 
 
 @pytest.mark.parametrize("path, case", _collect())

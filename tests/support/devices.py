@@ -23,6 +23,7 @@ import pytest
 import rs2gpu
 from bench.emulate import EmulatedBackend, EmulatedDeviceArray, EmulatedKernels, compiler
 from rs2gpu import pipeline
+from rs2gpu.api import lazy_generics
 from rs2gpu.runtime.base import REDUCTION_BLOCKS_PER_MULTIPROCESSOR
 from rs2gpu.runtime.dispatch import group_instances
 
@@ -135,16 +136,22 @@ class Device(ABC):
 
 
 class _EmulatedModule:
-    """The kernels of one Rust file on the emulated device, each compiled by g++ when first used."""
+    """The kernels of one Rust file on the emulated device, each compiled by g++ when first used (a generic
+    kernel without `types(...)` instantiated at the first call that names its types, as on the GPU)."""
 
     def __init__(self, source: Path, backend: EmulatedBackend) -> None:
-        self._kernels = EmulatedKernels(pipeline.translate(source, ("cuda",)), backend)
-        self.abi = self._kernels.translation.emitted.abi
+        translation = pipeline.translate(source, ("cuda",))
+        self._kernels = EmulatedKernels(translation, backend)
+        self.abi = translation.emitted.abi
         self._generic = {entry.generic.name for entry in self.abi.kernels.values() if entry.generic}
+        self._lazy = lazy_generics(translation, source, ("cuda",), lambda instantiated, names: {
+            name: getattr(EmulatedKernels(instantiated, backend), name) for name in names})
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
+        if name in self._lazy:
+            return self._lazy[name]
         if name in self._generic:
             self.__dict__.update(group_instances(_ByKey(self._kernels), self.abi))
             return self.__dict__[name]
