@@ -77,7 +77,7 @@ def cmd_translate(args) -> int:
         _failure_summary(err, f"translate `{path}`")
         return EXIT_USER_ERROR
     _print_diagnostics(result.warnings, result.crate.sources)
-    written = pipeline.write_outputs(result.emitted, out_dir)
+    outputs = pipeline.write_outputs(result.emitted, out_dir)
     elapsed = time.perf_counter() - start
     if not args.quiet:
         kernels = result.checked.kernels
@@ -85,8 +85,11 @@ def cmd_translate(args) -> int:
             files = ", ".join(result.emitted.abi.kernels[plan.name].files.values())
             print(f"   Translated {plan.name} ({len(plan.loops)} launch{'es' if len(plan.loops) != 1 else ''}) "
                   f"-> {files}")
+        if outputs.removed:
+            print(f"      Removed {', '.join(p.name for p in outputs.removed)}: written by an earlier translation, "
+                  "not by this one")
         print(f"    Finished {len(kernels)} kernel{'s' if len(kernels) != 1 else ''} of `{result.crate.name}` "
-              f"in {elapsed:.2f}s: {len(written)} files in {out_dir}")
+              f"in {elapsed:.2f}s: {len(outputs.written)} files in {out_dir}")
     return EXIT_OK
 
 

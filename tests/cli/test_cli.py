@@ -6,7 +6,6 @@ Expected kernel names come from the example's Rust source, positions from the te
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -16,6 +15,8 @@ import pytest
 
 from rs2gpu import pipeline
 from rs2gpu.ir.abi import CrateABI, KernelABI, from_json
+
+from tests.cli.running import no_traceback, rs2gpu, with_closed_pipe, write_crate
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "rajaperf"
@@ -41,24 +42,6 @@ pub fn first(a: &mut [f64], b: &[f64]) {
     }
 }
 """
-
-
-def rs2gpu(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1"}
-    env.pop("CLICOLOR_FORCE", None)
-    return subprocess.run([sys.executable, "-m", "rs2gpu.cli", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=300)
-
-
-def write_crate(root: Path, source: str) -> Path:
-    (root / "src").mkdir(parents=True)
-    (root / "Cargo.toml").write_text('[package]\nname = "probe"\nversion = "0.1.0"\nedition = "2021"\n')
-    (root / "src" / "lib.rs").write_text(source)
-    return root
-
-
-def no_traceback(result: subprocess.CompletedProcess[str]) -> None:
-    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result.stderr
 
 
 def test_example_crate_has_kernels() -> None:
