@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -400,15 +401,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _end_as_unix_tools_do_on_a_closed_pipe() -> int:
+    """Whoever reads rs2gpu's output stopped reading (`rs2gpu inspect ... | head`): end as a Unix tool ends
+    then, killed by SIGPIPE, silently, which a shell reports as exit status 141 (128 + SIGPIPE). Python
+    ignores SIGPIPE, turning it into BrokenPipeError; the default action is put back and taken."""
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGPIPE)
+    return 128 + signal.SIGPIPE  # only where the caller blocked the signal, which then stays pending
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        status = args.run(args)
+        sys.stdout.flush()  # output still buffered meets a closed pipe here, not at the interpreter's exit
+        return status
+    except BrokenPipeError:
+        return _end_as_unix_tools_do_on_a_closed_pipe()
     except UsageError as e:
         sys.stderr.write(f"error: {e}\n")
         return EXIT_INTERNAL
     except OSError as e:
-        sys.stderr.write(f"error: {e.strerror or e}: {e.filename or ''}\n")
+        sys.stderr.write(f"error: {e.strerror or e}{f': {e.filename}' if e.filename else ''}\n")
         return EXIT_INTERNAL
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")

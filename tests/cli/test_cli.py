@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -126,6 +127,17 @@ def test_translating_into_an_existing_folder_replaces_only_the_generated_files(t
     assert sorted(json.loads((out / "manifest.json").read_text())["kernels"]) == EXAMPLE_KERNELS
     generated = {f"{k}.cu" for k in EXAMPLE_KERNELS} | {f"{k}.hip.cpp" for k in EXAMPLE_KERNELS}
     assert {p.name for p in out.iterdir()} == generated | {"manifest.json", "notes.txt"}  # no temporaries left
+
+
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_a_reader_that_stops_reading_ends_the_command_quietly_by_sigpipe(tmp_path: Path, stream: str) -> None:
+    # as `cat` or `git log` ends when the reader is gone: killed by SIGPIPE, which a shell reports as
+    # 128 + 13 = 141, saying nothing (stdout: the translation's report; stderr: the diagnostics of a race)
+    args = ("translate", STREAM, "-o", tmp_path / "out") if stream == "stdout" else \
+        ("check", write_crate(tmp_path / "racy", RACY))
+    result = with_closed_pipe(stream, *args)
+    assert result.returncode == -signal.SIGPIPE
+    assert (result.stdout if stream == "stderr" else result.stderr) == ""
 
 
 def test_translate_output_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
