@@ -131,9 +131,22 @@ def cmd_inspect(args) -> int:
         return EXIT_OK
     from rs2gpu.highlight import highlight
 
-    print(highlight(source) if _color(sys.stdout) else source)
+    code = source if args.prelude else _without_prelude(source, args.target)
+    print(highlight(code) if _color(sys.stdout) else code)
     print(_describe_abi(args.kernel, entry))
     return EXIT_OK
+
+
+def _without_prelude(source: str, target: str) -> str:
+    """A generated file with its vendor prelude, the same few hundred lines in every file of a target, left
+    out: what remains is the kernel's own code, its header, structs, helpers and entry points."""
+    from rs2gpu.emit import render_prelude
+    from rs2gpu.emit.dialect import DIALECTS
+
+    prelude = render_prelude(DIALECTS[target])
+    lines = len(prelude.splitlines())
+    return source.replace(prelude, f"// [the {DIALECTS[target].language} prelude, {lines} lines, is left out: "
+                                    "`rs2gpu inspect --prelude` prints the whole file]", 1)
 
 
 # What each kind of entry point is, and when the host runs it (see `ir.abi.EntryKind`).
@@ -339,11 +352,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_check)
 
     p = sub.add_parser("inspect", help="show one kernel's generated C++, argument layout and transfer plan",
-                       description="Print the generated C++ of one kernel (coloured on a terminal), then its "
-                                   "argument layout, transfer plan and launches.")
+                       description="Print the kernel's own generated C++ (coloured on a terminal): its header with "
+                                   "the transfer plan, its structs, helpers and entry points, without the vendor "
+                                   "prelude of a few hundred lines that every generated file of a target starts "
+                                   "with (--prelude prints the whole file); then its argument layout, transfer "
+                                   "plan and launches.")
     p.add_argument("path", metavar="PATH")
     p.add_argument("--kernel", required=True, metavar="NAME")
     p.add_argument("--target", choices=("cuda", "hip"), default="cuda")
+    p.add_argument("--prelude", action="store_true",
+                   help="print the whole generated file, the vendor prelude included, as `translate` writes it")
     p.add_argument("--json", action="store_true", help="print the kernel's manifest entry as JSON instead")
     p.set_defaults(run=cmd_inspect)
 

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from rs2gpu import pipeline
+from rs2gpu.emit import render_prelude
+from rs2gpu.emit.dialect import CUDA
 from rs2gpu.ir.abi import CrateABI, KernelABI, from_json
 
 from tests.cli.running import no_traceback, rs2gpu, with_closed_pipe, write_crate
@@ -250,6 +252,25 @@ def entry_lines(stdout: str) -> list[str]:
     return [line.strip() for line in launches.splitlines() if line.startswith("    rs2gpu_")]
 
 
+def test_inspect_prints_the_kernels_own_code_and_leaves_the_prelude_out() -> None:
+    result = rs2gpu("inspect", STREAM, "--kernel", "triad")
+    assert result.returncode == 0, result.stderr
+    generated = pipeline.translate(STREAM, ("cuda",)).emitted.files["triad.cu"]
+    prelude = render_prelude(CUDA)
+    assert prelude in generated and prelude not in result.stdout
+    # the file's header first (what the file is, the transfer plan), then the kernel's entry points
+    assert result.stdout.startswith(generated.splitlines()[0] + "\n")
+    assert 'extern "C" __global__ void __launch_bounds__(256) rs2gpu_triad_0(' in result.stdout
+    assert f"the CUDA C++ prelude, {len(prelude.splitlines())} lines, is left out: `rs2gpu inspect --prelude` " \
+           "prints the whole file" in result.stdout
+
+
+def test_inspect_prelude_prints_the_whole_file_as_translate_writes_it() -> None:
+    result = rs2gpu("inspect", STREAM, "--kernel", "triad", "--prelude")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(pipeline.translate(STREAM, ("cuda",)).emitted.files["triad.cu"])
+
+
 def test_inspect_shows_the_hip_source_and_the_transfer_plan() -> None:
     result = rs2gpu("inspect", STREAM, "--kernel", "triad", "--target", "hip")
     assert result.returncode == 0, result.stderr
@@ -407,7 +428,7 @@ def test_support_crate_prints_the_folder_of_the_rust_crate() -> None:
 HELP_OPTIONS = {
     "translate": ["PATH", "--output", "--target", "--quiet"],
     "check": ["PATH"],
-    "inspect": ["PATH", "--kernel", "--target", "--json"],
+    "inspect": ["PATH", "--kernel", "--target", "--json", "--prelude"],
     "explain": ["CODE"],
     "support-crate": [],
 }
@@ -420,6 +441,11 @@ def test_help_of_every_command_exits_0_and_lists_its_options(command: str) -> No
     assert result.stdout.startswith(f"usage: rs2gpu {command}")
     for option in HELP_OPTIONS[command]:
         assert option in result.stdout, option
+
+
+def test_inspect_help_says_the_prelude_comes_only_on_request() -> None:
+    text = " ".join(rs2gpu("inspect", "--help").stdout.split())
+    assert "without the vendor prelude" in text and "--prelude prints the whole file" in text
 
 
 def test_top_level_help_lists_every_command() -> None:
