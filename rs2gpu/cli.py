@@ -250,8 +250,13 @@ def cmd_compile(args) -> int:
     targets = _targets(args.target)
     try:
         archs = gpu_compile.plan_archs(targets, args.arch)
+        for target, target_archs in archs.items():
+            for arch in (a for a in target_archs if a in (args.arch or ())):  # rs2gpu's defaults are known
+                gpu_compile.check_arch(target, arch, args.hip_compiler)
     except ValueError as e:
         raise UsageError(str(e)) from e
+    except ToolchainUnavailable as e:
+        raise UsageError(f"cannot compile: {e}") from e
     start = time.perf_counter()
     try:
         result = pipeline.translate(path, targets)
@@ -377,8 +382,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", choices=("cuda", "hip", "all"), default="all",
                    help="which generated C++ to compile (default: all)")
     p.add_argument("--arch", action="append", metavar="ARCH",
-                   help="sm_XX or compute_XX (CUDA) or gfxNNN (HIP), repeatable; a target with no --arch of its "
-                        f"own is compiled for {DEFAULT_ARCH['cuda']} (CUDA) or {DEFAULT_ARCH['hip']} (HIP)")
+                   help="sm_XX or compute_XX (CUDA) or gfxNNN (HIP) of an architecture the compiler knows (exit "
+                        "status 2 otherwise), repeatable; a target with no --arch of its own is compiled for "
+                        f"{DEFAULT_ARCH['cuda']} (CUDA) or {DEFAULT_ARCH['hip']} (HIP)")
     p.add_argument("--kernel", action="append", metavar="NAME", help="compile only this kernel (repeatable)")
     p.add_argument("--hip-compiler", choices=("hiprtc", "clang"), default="hiprtc",
                    help="hiprtc (default, what the HIP backend uses) or clang with the ROCm device libraries, "

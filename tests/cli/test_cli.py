@@ -192,6 +192,18 @@ def test_an_unknown_command_exits_2() -> None:
     assert "usage:" in result.stderr
 
 
+@pytest.mark.parametrize(("target", "arch"), [("cuda", "sm_99"), ("hip", "gfx999")])
+def test_an_architecture_the_compiler_does_not_know_is_a_usage_error(target: str, arch: str) -> None:
+    # well-formed names of architectures that do not exist: the command line is wrong, not rs2gpu's C++
+    result = rs2gpu("compile", STREAM, "--kernel", "triad", "--target", target, "--arch", arch)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: --arch {arch}: the compiler cannot compile for this architecture")
+    assert "--arch takes sm_XX or compute_XX (NVIDIA, e.g. sm_90) or gfxNNN (AMD, e.g. gfx90a or gfx1030)" \
+        in result.stderr
+    assert "bug in rs2gpu" not in result.stderr and result.stdout == ""
+    no_traceback(result)
+
+
 # ---------------------------------------------------------------- check
 
 
