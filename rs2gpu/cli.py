@@ -1,7 +1,8 @@
 """The `rs2gpu` command line.
 
 Exit status: 0 success, 1 the Rust source has errors (diagnostics printed), 2 an internal error or a
-problem with the command line or the file system.
+problem with the command line or the file system. Output whose reader has gone ends the command by
+SIGPIPE, as it ends other Unix tools.
 """
 from __future__ import annotations
 
