@@ -8,7 +8,8 @@ its `build.rs` runs.
 
 The build script speaks Cargo's protocol: `cargo::rerun-if-changed=` for every file the translation
 depends on, `cargo::warning=` for each line of rs2gpu's warnings, and on errors only the rustc-style
-diagnostics on stderr and a failing exit status, which fails the build and shows them.
+diagnostics on stderr and a failing exit status, which fails the build and shows them. A source that does
+not parse is left to rustc, which compiles the crate next and reports it in its own words.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from rs2gpu.ir.diagnostics import CompileFailed, render
 
 BUILD_SCRIPT = "build.rs"
 INCLUDE_LINE = 'include!(concat!(env!("OUT_DIR"), "/rs2gpu_kernels.rs"));'
+SYNTAX_ERROR = "RG0001"
 # The folders of rs2gpu whose files decide what a translation writes (not the Python runtime).
 TRANSLATOR_PACKAGES = ("rs2gpu", "rs2gpu.frontend", "rs2gpu.ir", "rs2gpu.checker", "rs2gpu.emit", "rs2gpu.templates")
 
@@ -181,7 +183,8 @@ def generate(crate_dir: Path, out_dir: Path) -> pipeline.Translation:
 
 
 def run_build_script(crate_dir: Path, out_dir: Path, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr) -> int:
-    """What build.rs runs. Returns the exit status: 0, or 1 when the kernels have errors.
+    """What build.rs runs. Returns the exit status: 0, or 1 when the kernels have errors (other than a source
+    that does not parse, which rustc reports).
 
     The files to watch are named only after a translation that succeeded: cargo runs a build script that
     failed again at the next build whatever it watched, and shows the whole of its stdout above its stderr,
@@ -189,18 +192,18 @@ def run_build_script(crate_dir: Path, out_dir: Path, stdout: TextIO = sys.stdout
     try:
         result = generate(crate_dir, out_dir)
     except CompileFailed as err:
+        errors = [d for d in err.diagnostics if d.severity == "error"]
+        if errors and all(d.code == SYNTAX_ERROR for d in errors):
+            return _leave_syntax_errors_to_rustc(crate_dir, out_dir, err, stdout)
         for d in err.diagnostics:
             stderr.write(render(d, err.sources, False) + "\n")
-        errors = sum(1 for d in err.diagnostics if d.severity == "error")
-        codes = sorted({d.code for d in err.diagnostics if d.severity == "error"})
-        stderr.write(f"error: rs2gpu could not translate the kernels due to {errors} previous "
-                     f"error{'s' if errors != 1 else ''}\n")
+        codes = sorted({d.code for d in errors})
+        stderr.write(f"error: rs2gpu could not translate the kernels due to {len(errors)} previous "
+                     f"error{'s' if len(errors) != 1 else ''}\n")
         if codes:
             stderr.write(f"For more information about an error, try `rs2gpu explain {codes[0]}`.\n")
         return 1
-    print(f"cargo::rerun-if-changed={crate_dir / 'src'}", file=stdout)
-    for path in [*_source_files(crate_dir), *translator_files()]:
-        print(f"cargo::rerun-if-changed={path}", file=stdout)
+    _watch(crate_dir, stdout)
     for d in result.warnings:
         for line in render(d, result.crate.sources, False).splitlines():
             if line.strip():
@@ -222,6 +225,28 @@ def run_build_script(crate_dir: Path, out_dir: Path, stdout: TextIO = sys.stdout
               f"attribute to have one for each, e.g. #[kernel(types({example}))]", file=stdout)
     if not result.checked.kernels:
         print(f"cargo::warning=rs2gpu found no #[kernel] functions under {crate_dir / 'src'}", file=stdout)
+    return 0
+
+
+def _watch(crate_dir: Path, stdout: TextIO) -> None:
+    """Tell cargo to run the build script again when the crate's sources or rs2gpu change."""
+    print(f"cargo::rerun-if-changed={crate_dir / 'src'}", file=stdout)
+    for path in [*_source_files(crate_dir), *translator_files()]:
+        print(f"cargo::rerun-if-changed={path}", file=stdout)
+
+
+def _leave_syntax_errors_to_rustc(crate_dir: Path, out_dir: Path, err: CompileFailed, stdout: TextIO) -> int:
+    """A source that does not parse: rustc, which compiles the crate right after the build script, says why
+    in its own words (cargo builds the script before the crate, so failing here would show rs2gpu's parse
+    error instead, and `cargo check` no other). The module of an earlier build is removed, so that a file
+    only rs2gpu's parser rejects fails at the `include!` rather than building with stale kernels."""
+    from rs2gpu.emit.rust_host import MODULE_FILE
+
+    (out_dir / MODULE_FILE).unlink(missing_ok=True)
+    for file in dict.fromkeys(d.span.file for d in err.diagnostics if d.severity == "error"):
+        print(f"cargo::warning=rs2gpu did not translate the kernels: {file} does not parse as Rust (see "
+              "rustc's error; `rs2gpu check` gives rs2gpu's own)", file=stdout)
+    _watch(crate_dir, stdout)
     return 0
 
 

@@ -1,13 +1,15 @@
 """The `rs2gpu` command line.
 
 Exit status: 0 success, 1 the Rust source has errors (diagnostics printed), 2 an internal error or a
-problem with the command line or the file system.
+problem with the command line or the file system. Output whose reader has gone ends the command by
+SIGPIPE, as it ends other Unix tools.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -77,7 +79,7 @@ def cmd_translate(args) -> int:
         _failure_summary(err, f"translate `{path}`")
         return EXIT_USER_ERROR
     _print_diagnostics(result.warnings, result.crate.sources)
-    written = pipeline.write_outputs(result.emitted, out_dir)
+    outputs = pipeline.write_outputs(result.emitted, out_dir)
     elapsed = time.perf_counter() - start
     if not args.quiet:
         kernels = result.checked.kernels
@@ -85,8 +87,11 @@ def cmd_translate(args) -> int:
             files = ", ".join(result.emitted.abi.kernels[plan.name].files.values())
             print(f"   Translated {plan.name} ({len(plan.loops)} launch{'es' if len(plan.loops) != 1 else ''}) "
                   f"-> {files}")
+        if outputs.removed:
+            print(f"      Removed {', '.join(p.name for p in outputs.removed)}: written by an earlier translation, "
+                  "not by this one")
         print(f"    Finished {len(kernels)} kernel{'s' if len(kernels) != 1 else ''} of `{result.crate.name}` "
-              f"in {elapsed:.2f}s: {len(written)} files in {out_dir}")
+              f"in {elapsed:.2f}s: {len(outputs.written)} files in {out_dir}")
     return EXIT_OK
 
 
@@ -127,9 +132,22 @@ def cmd_inspect(args) -> int:
         return EXIT_OK
     from rs2gpu.highlight import highlight
 
-    print(highlight(source) if _color(sys.stdout) else source)
+    code = source if args.prelude else _without_prelude(source, args.target)
+    print(highlight(code) if _color(sys.stdout) else code)
     print(_describe_abi(args.kernel, entry))
     return EXIT_OK
+
+
+def _without_prelude(source: str, target: str) -> str:
+    """A generated file with its vendor prelude, the same few hundred lines in every file of a target, left
+    out: what remains is the kernel's own code, its header, structs, helpers and entry points."""
+    from rs2gpu.emit import render_prelude
+    from rs2gpu.emit.dialect import DIALECTS
+
+    prelude = render_prelude(DIALECTS[target])
+    lines = len(prelude.splitlines())
+    return source.replace(prelude, f"// [the {DIALECTS[target].language} prelude, {lines} lines, is left out: "
+                                    "`rs2gpu inspect --prelude` prints the whole file]", 1)
 
 
 # What each kind of entry point is, and when the host runs it (see `ir.abi.EntryKind`).
@@ -233,8 +251,13 @@ def cmd_compile(args) -> int:
     targets = _targets(args.target)
     try:
         archs = gpu_compile.plan_archs(targets, args.arch)
+        for target, target_archs in archs.items():
+            for arch in (a for a in target_archs if a in (args.arch or ())):  # rs2gpu's defaults are known
+                gpu_compile.check_arch(target, arch, args.hip_compiler)
     except ValueError as e:
         raise UsageError(str(e)) from e
+    except ToolchainUnavailable as e:
+        raise UsageError(f"cannot compile: {e}") from e
     start = time.perf_counter()
     try:
         result = pipeline.translate(path, targets)
@@ -335,11 +358,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(run=cmd_check)
 
     p = sub.add_parser("inspect", help="show one kernel's generated C++, argument layout and transfer plan",
-                       description="Print the generated C++ of one kernel (coloured on a terminal), then its "
-                                   "argument layout, transfer plan and launches.")
+                       description="Print the kernel's own generated C++ (coloured on a terminal): its header with "
+                                   "the transfer plan, its structs, helpers and entry points, without the vendor "
+                                   "prelude of a few hundred lines that every generated file of a target starts "
+                                   "with (--prelude prints the whole file); then its argument layout, transfer "
+                                   "plan and launches.")
     p.add_argument("path", metavar="PATH")
     p.add_argument("--kernel", required=True, metavar="NAME")
     p.add_argument("--target", choices=("cuda", "hip"), default="cuda")
+    p.add_argument("--prelude", action="store_true",
+                   help="print the whole generated file, the vendor prelude included, as `translate` writes it")
     p.add_argument("--json", action="store_true", help="print the kernel's manifest entry as JSON instead")
     p.set_defaults(run=cmd_inspect)
 
@@ -355,8 +383,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", choices=("cuda", "hip", "all"), default="all",
                    help="which generated C++ to compile (default: all)")
     p.add_argument("--arch", action="append", metavar="ARCH",
-                   help="sm_XX or compute_XX (CUDA) or gfxNNN (HIP), repeatable; a target with no --arch of its "
-                        f"own is compiled for {DEFAULT_ARCH['cuda']} (CUDA) or {DEFAULT_ARCH['hip']} (HIP)")
+                   help="sm_XX or compute_XX (CUDA) or gfxNNN (HIP) of an architecture the compiler knows (exit "
+                        "status 2 otherwise), repeatable; a target with no --arch of its own is compiled for "
+                        f"{DEFAULT_ARCH['cuda']} (CUDA) or {DEFAULT_ARCH['hip']} (HIP)")
     p.add_argument("--kernel", action="append", metavar="NAME", help="compile only this kernel (repeatable)")
     p.add_argument("--hip-compiler", choices=("hiprtc", "clang"), default="hiprtc",
                    help="hiprtc (default, what the HIP backend uses) or clang with the ROCm device libraries, "
@@ -397,15 +426,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _end_as_unix_tools_do_on_a_closed_pipe() -> int:
+    """Whoever reads rs2gpu's output stopped reading (`rs2gpu inspect ... | head`): end as a Unix tool ends
+    then, killed by SIGPIPE, silently, which a shell reports as exit status 141 (128 + SIGPIPE). Python
+    ignores SIGPIPE, turning it into BrokenPipeError; the default action is put back and taken."""
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGPIPE)
+    return 128 + signal.SIGPIPE  # only where the caller blocked the signal, which then stays pending
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
+        status = args.run(args)
+        sys.stdout.flush()  # output still buffered meets a closed pipe here, not at the interpreter's exit
+        return status
+    except BrokenPipeError:
+        return _end_as_unix_tools_do_on_a_closed_pipe()
     except UsageError as e:
         sys.stderr.write(f"error: {e}\n")
         return EXIT_INTERNAL
     except OSError as e:
-        sys.stderr.write(f"error: {e.strerror or e}: {e.filename or ''}\n")
+        sys.stderr.write(f"error: {e.strerror or e}{f': {e.filename}' if e.filename else ''}\n")
         return EXIT_INTERNAL
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")

@@ -84,6 +84,35 @@ def plan_archs(targets: tuple[str, ...], archs: list[str] | None) -> dict[str, l
     return {t: given.get(t) or [DEFAULT_ARCH[t]] for t in targets}
 
 
+# The smallest program the compilers take: whether it compiles for an architecture tells whether the
+# compiler knows that architecture, before any kernel is compiled for it.
+_EMPTY_KERNEL = 'extern "C" __global__ void empty_kernel() {}\n'
+
+
+def check_arch(target: str, arch: str, hip_compiler: str = "hiprtc") -> None:
+    """ValueError where the compiler of `target` rejects `arch`: a name of the right form for an architecture
+    that does not exist or that this release of the compiler does not know. A missing toolchain raises
+    ToolchainUnavailable."""
+    from rs2gpu.emit.dialect import DIALECTS
+
+    name = "empty_kernel" + DIALECTS[target].file_suffix
+    error = compile_job(Job("empty_kernel", target, arch, name, ()), _EMPTY_KERNEL, hip_compiler).error
+    if error is None:
+        return
+    lines = [f"--arch {arch}: the compiler cannot compile for this architecture: {error.summary}"]
+    lines += [f"  = note: {line}" for line in error.log.strip().splitlines()[:1]]
+    if target == "cuda":
+        from rs2gpu.runtime.nvrtc import supported_archs
+
+        known = ", ".join(f"sm_{number}" for number in supported_archs())
+        lines.append(f"  = note: this NVRTC compiles for {known} (each also as compute_XX)")
+    elif hip_compiler == "hiprtc":
+        lines.append("  = note: `--hip-compiler clang` compiles with clang and the ROCm device libraries instead")
+    lines.append("  = help: --arch takes sm_XX or compute_XX (NVIDIA, e.g. sm_90) or gfxNNN (AMD, e.g. gfx90a or "
+                 "gfx1030), of an architecture the compiler knows")
+    raise ValueError("\n".join(lines))
+
+
 def jobs_for(crate: CrateABI, archs: dict[str, list[str]], kernels: list[str] | None) -> list[Job]:
     names = kernels or list(crate.kernels)
     jobs = []

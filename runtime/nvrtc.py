@@ -56,6 +56,13 @@ def nvrtc_version() -> tuple[int, int]:
 
 
 @lru_cache(maxsize=1)
+def supported_archs() -> tuple[int, ...]:
+    """The compute capabilities this NVRTC compiles for: 90 for sm_90 and compute_90 (and their `a`/`f` forms)."""
+    nvrtc_version()  # loads the library, or says how to install it
+    return tuple(_check(_bindings().nvrtcGetSupportedArchs(), "nvrtcGetSupportedArchs"))
+
+
+@lru_cache(maxsize=1)
 def _compiler_version() -> str:
     major, minor = nvrtc_version()
     version = f"nvrtc {major}.{minor}"

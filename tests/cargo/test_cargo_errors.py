@@ -73,6 +73,15 @@ def test_racy_kernel_fails_the_build_with_the_diagnostic(tmp_path, cargo_target)
     assert "--- stderr\n  error[RG0103]" in built.stderr
 
 
+def test_a_source_that_does_not_parse_fails_the_build_with_rustcs_error(tmp_path, cargo_target) -> None:
+    unclosed = TRIAD_LIB_RS.replace("alpha * c[i];\n    }", "alpha * c[i];\n")
+    built = cargo(["build"], hook_crate(tmp_path / "unclosed", unclosed), cargo_target)
+    assert built.returncode != 0
+    assert "error: this file contains an unclosed delimiter" in built.stderr  # rustc's words and place
+    assert "error[RG0001]" not in built.stderr and "failed to run custom build command" not in built.stderr
+    assert "rs2gpu did not translate the kernels: src/lib.rs does not parse as Rust" in built.stderr
+
+
 def test_build_without_rs2gpu_says_how_to_get_it(tmp_path, cargo_target) -> None:
     crate = hook_crate(tmp_path / "nopython", TRIAD_LIB_RS)
     env = {**os.environ, "CARGO_TARGET_DIR": str(cargo_target), "RS2GPU_PYTHON": str(tmp_path / "no-python"),

@@ -171,6 +171,24 @@ def test_build_script_reports_errors_on_stderr_and_nothing_else(tmp_path) -> Non
     assert not (tmp_path / "out").exists()
 
 
+def test_build_script_leaves_a_source_that_does_not_parse_to_rustc(tmp_path) -> None:
+    root = crate(tmp_path / "crate")
+    out_dir = tmp_path / "out"
+    assert hook.run_build_script(root, out_dir, io.StringIO(), io.StringIO()) == 0
+    (root / "src" / "lib.rs").write_text(TRIAD_LIB_RS.replace("alpha * c[i];\n    }", "alpha * c[i];\n"))
+    stdout, stderr = io.StringIO(), io.StringIO()
+    # rustc compiles the crate next and says, in its words, why it does not parse
+    assert hook.run_build_script(root, out_dir, stdout, stderr) == 0
+    assert stderr.getvalue() == ""
+    lines = stdout.getvalue().splitlines()
+    assert lines[0] == ("cargo::warning=rs2gpu did not translate the kernels: src/lib.rs does not parse as Rust (see "
+                        "rustc's error; `rs2gpu check` gives rs2gpu's own)")
+    assert f"cargo::rerun-if-changed={root / 'src' / 'lib.rs'}" in lines  # so that the fix runs it again
+    # no module of an earlier build stays to be included: a file that only rs2gpu cannot parse fails the
+    # build at the include! instead of building with the kernels as they were
+    assert not (out_dir / "rs2gpu_kernels.rs").exists()
+
+
 @pytest.mark.parametrize("expr, text", [
     ({"lit": 3, "type": "usize"}, "3usize"),
     ({"lit": -128, "type": "i8"}, "i8::MIN"),

@@ -6,8 +6,8 @@ Expected kernel names come from the example's Rust source, positions from the te
 from __future__ import annotations
 
 import json
-import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +15,11 @@ from pathlib import Path
 import pytest
 
 from rs2gpu import pipeline
+from rs2gpu.emit import render_prelude
+from rs2gpu.emit.dialect import CUDA
 from rs2gpu.ir.abi import CrateABI, KernelABI, from_json
+
+from tests.cli.running import no_traceback, rs2gpu, with_closed_pipe, write_crate
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "rajaperf"
@@ -41,24 +45,6 @@ pub fn first(a: &mut [f64], b: &[f64]) {
     }
 }
 """
-
-
-def rs2gpu(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1"}
-    env.pop("CLICOLOR_FORCE", None)
-    return subprocess.run([sys.executable, "-m", "rs2gpu.cli", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=300)
-
-
-def write_crate(root: Path, source: str) -> Path:
-    (root / "src").mkdir(parents=True)
-    (root / "Cargo.toml").write_text('[package]\nname = "probe"\nversion = "0.1.0"\nedition = "2021"\n')
-    (root / "src" / "lib.rs").write_text(source)
-    return root
-
-
-def no_traceback(result: subprocess.CompletedProcess[str]) -> None:
-    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout, result.stderr
 
 
 def test_example_crate_has_kernels() -> None:
@@ -145,6 +131,17 @@ def test_translating_into_an_existing_folder_replaces_only_the_generated_files(t
     assert {p.name for p in out.iterdir()} == generated | {"manifest.json", "notes.txt"}  # no temporaries left
 
 
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_a_reader_that_stops_reading_ends_the_command_quietly_by_sigpipe(tmp_path: Path, stream: str) -> None:
+    # as `cat` or `git log` ends when the reader is gone: killed by SIGPIPE, which a shell reports as
+    # 128 + 13 = 141, saying nothing (stdout: the translation's report; stderr: the diagnostics of a race)
+    args = ("translate", STREAM, "-o", tmp_path / "out") if stream == "stdout" else \
+        ("check", write_crate(tmp_path / "racy", RACY))
+    result = with_closed_pipe(stream, *args)
+    assert result.returncode == -signal.SIGPIPE
+    assert (result.stdout if stream == "stderr" else result.stderr) == ""
+
+
 def test_translate_output_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "taken").write_text("")
     result = rs2gpu("translate", EXAMPLE / "src", "-o", tmp_path / "taken")
@@ -193,6 +190,18 @@ def test_an_unknown_command_exits_2() -> None:
     result = rs2gpu("frobnicate")
     assert result.returncode == 2
     assert "usage:" in result.stderr
+
+
+@pytest.mark.parametrize(("target", "arch"), [("cuda", "sm_99"), ("hip", "gfx999")])
+def test_an_architecture_the_compiler_does_not_know_is_a_usage_error(target: str, arch: str) -> None:
+    # well-formed names of architectures that do not exist: the command line is wrong, not rs2gpu's C++
+    result = rs2gpu("compile", STREAM, "--kernel", "triad", "--target", target, "--arch", arch)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: --arch {arch}: the compiler cannot compile for this architecture")
+    assert "--arch takes sm_XX or compute_XX (NVIDIA, e.g. sm_90) or gfxNNN (AMD, e.g. gfx90a or gfx1030)" \
+        in result.stderr
+    assert "bug in rs2gpu" not in result.stderr and result.stdout == ""
+    no_traceback(result)
 
 
 # ---------------------------------------------------------------- check
@@ -253,6 +262,25 @@ def entry_lines(stdout: str) -> list[str]:
     """The lines of `inspect`'s description of the launches that describe an entry point."""
     launches = stdout[stdout.index("\nLaunches ("):]
     return [line.strip() for line in launches.splitlines() if line.startswith("    rs2gpu_")]
+
+
+def test_inspect_prints_the_kernels_own_code_and_leaves_the_prelude_out() -> None:
+    result = rs2gpu("inspect", STREAM, "--kernel", "triad")
+    assert result.returncode == 0, result.stderr
+    generated = pipeline.translate(STREAM, ("cuda",)).emitted.files["triad.cu"]
+    prelude = render_prelude(CUDA)
+    assert prelude in generated and prelude not in result.stdout
+    # the file's header first (what the file is, the transfer plan), then the kernel's entry points
+    assert result.stdout.startswith(generated.splitlines()[0] + "\n")
+    assert 'extern "C" __global__ void __launch_bounds__(256) rs2gpu_triad_0(' in result.stdout
+    assert f"the CUDA C++ prelude, {len(prelude.splitlines())} lines, is left out: `rs2gpu inspect --prelude` " \
+           "prints the whole file" in result.stdout
+
+
+def test_inspect_prelude_prints_the_whole_file_as_translate_writes_it() -> None:
+    result = rs2gpu("inspect", STREAM, "--kernel", "triad", "--prelude")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(pipeline.translate(STREAM, ("cuda",)).emitted.files["triad.cu"])
 
 
 def test_inspect_shows_the_hip_source_and_the_transfer_plan() -> None:
@@ -412,7 +440,7 @@ def test_support_crate_prints_the_folder_of_the_rust_crate() -> None:
 HELP_OPTIONS = {
     "translate": ["PATH", "--output", "--target", "--quiet"],
     "check": ["PATH"],
-    "inspect": ["PATH", "--kernel", "--target", "--json"],
+    "inspect": ["PATH", "--kernel", "--target", "--json", "--prelude"],
     "explain": ["CODE"],
     "support-crate": [],
 }
@@ -425,6 +453,11 @@ def test_help_of_every_command_exits_0_and_lists_its_options(command: str) -> No
     assert result.stdout.startswith(f"usage: rs2gpu {command}")
     for option in HELP_OPTIONS[command]:
         assert option in result.stdout, option
+
+
+def test_inspect_help_says_the_prelude_comes_only_on_request() -> None:
+    text = " ".join(rs2gpu("inspect", "--help").stdout.split())
+    assert "without the vendor prelude" in text and "--prelude prints the whole file" in text
 
 
 def test_top_level_help_lists_every_command() -> None:
