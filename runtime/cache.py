@@ -23,6 +23,19 @@ def cache_key(*parts: str | bytes) -> str:
     return h.hexdigest()
 
 
+def replace_atomically(path: Path, data: bytes) -> None:
+    """Write `data` to a temporary file beside `path`, then rename it onto `path`: a process reading
+    `path` meanwhile sees the old file or the new one, never a partial write."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 class BinaryCache:
     def __init__(self, root: Path | None) -> None:
         self.root = Path(root) if root is not None else None
@@ -51,15 +64,8 @@ class BinaryCache:
         if self.root is None:
             return
         path = self._path(key)
-        tmp = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.write(hashlib.sha256(data).digest())
-            os.replace(tmp, path)
+            replace_atomically(path, data + hashlib.sha256(data).digest())
         except OSError:
-            # a read-only or full cache directory costs a recompile next time, nothing more
-            if tmp is not None:
-                Path(tmp).unlink(missing_ok=True)
+            pass  # a read-only or full cache directory costs a recompile next time, nothing more

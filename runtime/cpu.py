@@ -19,7 +19,7 @@ from pathlib import Path
 
 from rs2gpu.ir.abi import ArgRole, CrateABI, KernelABI, ParamKind, Returned
 from rs2gpu.ir.types import PRIMITIVES
-from rs2gpu.runtime.cache import cache_key
+from rs2gpu.runtime.cache import cache_key, replace_atomically
 from rs2gpu.runtime.callplan import CallPlan
 from rs2gpu.runtime.errors import KernelPanic, ToolchainUnavailable
 from rs2gpu.runtime.hostchecks import check_call
@@ -193,8 +193,10 @@ panic = "unwind"
                                        "install Rust (rustup.rs), or copy a library built elsewhere into the "
                                        f"cache folder {self.folder}")
         self.folder.mkdir(parents=True, exist_ok=True)
-        (self.folder / "Cargo.toml").write_text(self.cargo_toml)
-        (self.folder / "lib.rs").write_text(self.lib_rs)
+        # Processes building the same library share the folder; cargo locks its target folder, and the
+        # sources are replaced whole, so a build never reads another process's half-written file.
+        replace_atomically(self.folder / "Cargo.toml", self.cargo_toml.encode())
+        replace_atomically(self.folder / "lib.rs", self.lib_rs.encode())
         # Panic locations relative to the crate (src/lib.rs:5:9) wherever it lies: the cache key leaves the
         # crate's location out, so the library may serve an identical crate in another folder.
         encoded = os.environ.get("CARGO_ENCODED_RUSTFLAGS")

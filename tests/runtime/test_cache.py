@@ -16,7 +16,7 @@ import pytest
 
 from rs2gpu import config, pipeline
 from rs2gpu.runtime import cache as cache_module
-from rs2gpu.runtime.cache import BinaryCache, cache_key
+from rs2gpu.runtime.cache import BinaryCache, cache_key, replace_atomically
 from rs2gpu.runtime.nvrtc import cached_compile_cuda, compile_cuda, cubin_symbols, cuda_cache_key
 
 REPO = Path(__file__).resolve().parents[2]
@@ -94,6 +94,27 @@ def test_failed_put_raises_nothing_and_leaves_no_temporary_file(tmp_path: Path, 
     cache.put(KEY, b"data")
     assert files_under(tmp_path) == []
     assert cache.get(KEY) is None
+
+
+def test_a_file_replaced_atomically_holds_the_new_bytes_alone(tmp_path: Path) -> None:
+    target = tmp_path / "lib.rs"
+    target.write_bytes(b"an older and longer text")
+    replace_atomically(target, b"new")
+    assert target.read_bytes() == b"new"
+    assert files_under(tmp_path) == ["lib.rs"]
+
+
+def test_a_failed_atomic_replace_leaves_the_old_file_and_no_temporary(tmp_path: Path, monkeypatch) -> None:
+    def fail(src, dst):
+        raise OSError(28, "No space left on device")
+
+    target = tmp_path / "Cargo.toml"
+    target.write_bytes(b"old")
+    monkeypatch.setattr(cache_module.os, "replace", fail)
+    with pytest.raises(OSError):
+        replace_atomically(target, b"new")
+    assert target.read_bytes() == b"old"
+    assert files_under(tmp_path) == ["Cargo.toml"]
 
 
 def test_missing_entry_is_a_miss(tmp_path: Path) -> None:
