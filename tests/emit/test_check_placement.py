@@ -79,6 +79,31 @@ def test_a_conditional_access_gets_a_guarded_host_check_and_a_checked_entry_poin
     assert "rs2gpu_in_bounds(" in entry_body(text, "rs2gpu_roots_0_checked")
 
 
+def test_the_comment_on_a_covering_entry_point_says_it_needs_the_conditional_accesses_in_bounds(
+        translate) -> None:
+    # only the checked entry point may run with `out[...]` (after the `continue`) out of bounds
+    source = """\
+#[kernel]
+pub fn volume(out: &mut [u32], nj: usize, ni: usize) {
+    for j in 0..nj {
+        for i in 0..ni {
+            if (i + j) % 5 == 0 {
+                continue;
+            }
+            out[i + ni * j] = (i + 7 * j) as u32;
+        }
+    }
+}
+"""
+    result = translate(source)
+    entry = launch(result, "volume")
+    assert entry.entry(EntryKind.CHECKED) is not None
+    text = result.emitted.files["volume.cu"]
+    symbol = entry.entry(EntryKind.COVERING).symbol
+    comment = text[:text.index(f" {symbol}(")].rsplit("\n\n", 1)[-1]
+    assert comment.startswith("// Only where the host found every conditional access in bounds"), comment
+
+
 def test_a_conditional_access_inside_the_loop_range_needs_no_check_at_all(translate) -> None:
     # x1[i] with i in 0..x1.len() is in bounds for every argument; s[i] is an unconditional read
     result = translate(ROOTS)
