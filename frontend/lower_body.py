@@ -55,6 +55,12 @@ _CONSTRUCT_NAMES = {
     "const_block": "a `const` block",
     "gen_block": "a `gen` block",
 }
+# What to write instead of integer methods that people often call.
+_INTEGER_REWRITES = {
+    "is_multiple_of": "write `x % m == 0` for `x.is_multiple_of(m)` (with `m` not zero)",
+    "abs_diff": "write `if a > b { a.wrapping_sub(b) } else { b.wrapping_sub(a) }` for `a.abs_diff(b)`, cast "
+                "`as` the unsigned type where `a` and `b` are signed",
+}
 # What to write instead of a construct of `_CONSTRUCT_NAMES`, where there is one rewrite.
 _CONSTRUCT_HELP = {
     "closure_expression": "write a helper `fn` outside the kernel, and pass it the values the closure captures",
@@ -562,11 +568,14 @@ class FunctionLowerer(LoopLowering):
                             "`for i in 0..x.len()`, accumulating into a variable declared before it, "
                             "`let mut s = 0.0; ... s += x[i];`")
         if sig is None:
+            rewrite = _INTEGER_REWRITES.get(name, "write other operations with operators and `if`") \
+                if isinstance(ty, PrimType) and ty.is_int else ""
             self.error(name_node,
                        f"no method named `{name}` found for `{infer.display(ty)}` in kernels",
                        "method not found", code="RG0007",
                        help="kernels may call the math methods of f32/f64, the integer methods `min`, `max`, "
-                            "`abs`, `pow`, `wrapping_*`, `rem_euclid`, and `len()` of slices and arrays")
+                            "`abs`, `pow`, `wrapping_*`, `rem_euclid`, and `len()` of slices and arrays"
+                            + (f"; {rewrite}" if rewrite else ""))
         if len(arg_nodes) != len(sig.operands):
             self.error(node, f"`{name}` takes {len(sig.operands)} argument(s) but {len(arg_nodes)} were supplied",
                        code="RG0011")

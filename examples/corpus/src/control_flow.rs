@@ -73,7 +73,7 @@ pub fn collatz_steps(out: &mut [u32], x: &[u32]) {
         let mut n = x[i].max(1) as u64;
         let mut steps = 0u32;
         while n != 1 && steps < 500 {
-            n = if n % 2 == 0 { n / 2 } else { 3 * n + 1 };
+            n = if n.is_multiple_of(2) { n / 2 } else { 3 * n + 1 };
             steps += 1;
         }
         out[i] = steps;

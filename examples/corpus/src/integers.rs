@@ -84,10 +84,7 @@ pub fn abs_differences(out: &mut [u32], a: &[i32], b: &[i32]) {
 #[kernel]
 pub fn products_or_max(out: &mut [i64], a: &[i64], b: &[i64]) {
     for i in 0..out.len() {
-        out[i] = match a[i].checked_mul(b[i]) {
-            Some(p) => p,
-            None => i64::MAX,
-        };
+        out[i] = a[i].checked_mul(b[i]).unwrap_or(i64::MAX);
     }
 }
 

@@ -49,7 +49,7 @@ pub fn normalize_shadowed(out: &mut [f64], x: &[f64], lo: f64, hi: f64) {
     for i in 0..out.len() {
         let v = x[i];
         let v = (v - lo) / (hi - lo);
-        let v = v.max(0.0).min(1.0);
+        let v = v.clamp(0.0, 1.0);
         out[i] = v;
     }
 }
