@@ -56,9 +56,13 @@ CONSTS = {
     "F32_OVERFLOW_TO_INF": ("f32", "3.0e38f32 * 10.0"),
     "F64_SUM": ("f64", "0.1 + 0.2"),
     "INT_TO_F32": ("f32", "16777217i32 as f32"),
+    # calls to `const fn`s whose body is one expression, nested and with arguments computed
+    "CONST_FN_CALL": ("usize", "twice(half(9)) + 1"),
+    "CONST_FN_CASTS": ("u8", "half(300 + 1) as u8"),
 }
+CONST_FNS = "const fn half(n: usize) -> usize { n / 2 }\nconst fn twice(n: usize) -> usize { 2 * n }\n"
 
-SOURCE = "".join(f"const {name}: {ty} = {expr};\n" for name, (ty, expr) in CONSTS.items())
+SOURCE = CONST_FNS + "".join(f"const {name}: {ty} = {expr};\n" for name, (ty, expr) in CONSTS.items())
 
 
 def _bits(ty: str, value) -> str:
