@@ -82,6 +82,7 @@ SHAPES: dict[str, Callable[[int], Shape]] = {
     "first_above": rows(8, "m"),
     "positive_row_sums": rows(8, "m"),
     "transpose_at": rows(5, "out", "a"),
+    "box_filter": lambda n: Shape({"x": n}, {}),
     "bin_index": lambda n: Shape({}, {"lo": -1.0, "width": 0.25, "bins": 8}),
     "scale_rows": rows(4, "m"),
     "jacobi_5pt": rows(6, "out", "u"),
