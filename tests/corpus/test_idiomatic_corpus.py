@@ -15,6 +15,7 @@ once the translator learns the construct; the entry must then be removed (and do
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Callable, NamedTuple
 
@@ -174,3 +175,12 @@ def test_accepted_kernel_agrees_with_rustc(device, accepted_modules, name: str, 
     cpu, kernels = rustc_build(module), device.load(module)
     args = call_arguments(cpu.abi.kernels[name], name, n)
     assert_call_agrees(cpu, kernels, name, args, module.read_text())
+
+
+def test_docs_list_every_kernel_with_its_verdict_and_the_split() -> None:
+    doc = (REPO / "docs" / "corpus.md").read_text()
+    rows = re.findall(r"^\| (\w+) \| `(\w+)` \| .* \| (accepted|rejected, (RG\d{4}))", doc, re.MULTILINE)
+    listed = {name: (module, code or None) for module, name, _, code in rows}
+    assert listed == {name: (module.stem, REJECTED[name][0] if name in REJECTED else None)
+                      for name, module in KERNELS.items()}
+    assert f"{len(ACCEPTED)} accepted, {len(REJECTED)} rejected ({len(KERNELS)} kernels)" in doc
