@@ -67,7 +67,6 @@ pub fn newton_sqrt(out: &mut [f64], x: &[f64]) {
 }
 
 /// Collatz steps to reach 1 (at most 500), a `while` with an `if` expression.
-#[kernel]
 pub fn collatz_steps(out: &mut [u32], x: &[u32]) {
     for i in 0..out.len() {
         let mut n = x[i].max(1) as u64;
@@ -92,7 +91,6 @@ pub fn sqrt_non_negative(out: &mut [f64], x: &[f64]) {
 }
 
 /// Whether some row holds two equal neighbours, leaving both loops with a labelled `break`.
-#[kernel]
 pub fn rows_with_repeat(out: &mut [u8], m: &[i32], cols: usize) {
     for r in 0..out.len() {
         let mut hit = 0;
@@ -109,7 +107,6 @@ pub fn rows_with_repeat(out: &mut [u8], m: &[i32], cols: usize) {
 }
 
 /// The next element, or zero past the end, read with `if let Some(..) = x.get(..)`.
-#[kernel]
 pub fn next_or_zero(out: &mut [f64], x: &[f64]) {
     for i in 0..out.len() {
         out[i] = if let Some(v) = x.get(i + 1) { *v } else { 0.0 };

@@ -12,7 +12,6 @@ pub fn bin_index(out: &mut [u32], x: &[f32], lo: f32, width: f32, bins: u32) {
 }
 
 /// Greatest common divisor of each pair, by Euclid's algorithm.
-#[kernel]
 pub fn gcd_pairs(out: &mut [u64], a: &[u64], b: &[u64]) {
     for i in 0..out.len() {
         let (mut x, mut y) = (a[i], b[i]);
@@ -57,7 +56,6 @@ pub fn fixed_mul_q16(out: &mut [i32], a: &[i32], b: &[i32]) {
 }
 
 /// Brightens 8-bit samples, saturating at 255.
-#[kernel]
 pub fn brighten_saturating(px: &mut [u8], delta: u8) {
     for i in 0..px.len() {
         px[i] = px[i].saturating_add(delta);
@@ -65,7 +63,6 @@ pub fn brighten_saturating(px: &mut [u8], delta: u8) {
 }
 
 /// FNV-style mixing step with a rotation.
-#[kernel]
 pub fn rotate_mix(out: &mut [u32], x: &[u32]) {
     for i in 0..out.len() {
         out[i] = x[i].rotate_left(5) ^ 0x5bd1_e995;
@@ -73,7 +70,6 @@ pub fn rotate_mix(out: &mut [u32], x: &[u32]) {
 }
 
 /// Distance between two signed samples, as an unsigned number.
-#[kernel]
 pub fn abs_differences(out: &mut [u32], a: &[i32], b: &[i32]) {
     for i in 0..out.len() {
         out[i] = a[i].abs_diff(b[i]);
@@ -81,7 +77,6 @@ pub fn abs_differences(out: &mut [u32], a: &[i32], b: &[i32]) {
 }
 
 /// Product of each pair, `i64::MAX` when it overflows, through `checked_mul`.
-#[kernel]
 pub fn products_or_max(out: &mut [i64], a: &[i64], b: &[i64]) {
     for i in 0..out.len() {
         out[i] = a[i].checked_mul(b[i]).unwrap_or(i64::MAX);

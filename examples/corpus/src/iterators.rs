@@ -47,13 +47,11 @@ pub fn max_abs_pattern(x: &[f32]) -> f32 {
 }
 
 /// Sum of squares as a `map` and `sum` chain.
-#[kernel]
 pub fn sum_squares_map(x: &[f64]) -> f64 {
     x.iter().map(|v| v * v).sum()
 }
 
 /// Reversed copy: `out[i] = x[n - 1 - i]`, zipping with `x.iter().rev()`.
-#[kernel]
 pub fn reverse_zip(out: &mut [f64], x: &[f64]) {
     for (o, v) in out.iter_mut().zip(x.iter().rev()) {
         *o = *v;
@@ -61,7 +59,6 @@ pub fn reverse_zip(out: &mut [f64], x: &[f64]) {
 }
 
 /// Doubles the even-indexed elements, stepping the range with `step_by(2)`.
-#[kernel]
 pub fn double_even_step_by(out: &mut [f64], x: &[f64]) {
     for i in (0..out.len()).step_by(2) {
         out[i] = 2.0 * x[i];

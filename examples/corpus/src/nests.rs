@@ -72,7 +72,6 @@ pub fn box_blur_3x3(out: &mut [f32], img: &[f32], rows: usize, cols: usize) {
 }
 
 /// Subtracts `f` times row `pivot` from every row below it (one step of Gaussian elimination).
-#[kernel]
 pub fn eliminate_below(m: &mut [f64], f: &[f64], rows: usize, cols: usize, pivot: usize) {
     for r in pivot + 1..rows {
         for c in 0..cols {
@@ -82,7 +81,6 @@ pub fn eliminate_below(m: &mut [f64], f: &[f64], rows: usize, cols: usize, pivot
 }
 
 /// Rows of a matrix iterated as `chunks_exact_mut`, each scaled to unit maximum magnitude.
-#[kernel]
 pub fn normalize_rows_chunks(m: &mut [f64], cols: usize) {
     for row in m.chunks_exact_mut(cols) {
         let mut big = 0.0f64;

@@ -59,7 +59,6 @@ pub fn xor_checksum(x: &[u32]) -> u32 {
 }
 
 /// Whether every value is finite.
-#[kernel]
 pub fn all_finite(x: &[f32]) -> bool {
     let mut ok = true;
     for i in 0..x.len() {
@@ -81,7 +80,6 @@ pub fn int_range(x: &[i32]) -> (i32, i32) {
 }
 
 /// Population variance in two passes, the second using the first's mean.
-#[kernel]
 pub fn variance_two_pass(x: &[f64]) -> f64 {
     let n = x.len() as f64;
     let mut s = 0.0;
@@ -97,13 +95,11 @@ pub fn variance_two_pass(x: &[f64]) -> f64 {
 }
 
 /// Product of all values with `Iterator::product`.
-#[kernel]
 pub fn product_iter(x: &[f64]) -> f64 {
     x.iter().product()
 }
 
 /// Largest value with `fold`.
-#[kernel]
 pub fn max_fold(x: &[f32]) -> f32 {
     x.iter().fold(f32::MIN, |m, &v| m.max(v))
 }

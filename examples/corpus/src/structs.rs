@@ -84,7 +84,6 @@ pub fn gray_from_rgb(out: &mut [f32], px: &[Rgb]) {
 }
 
 /// Colour to grey with the `Rgb::luma` method: `out[i] = px[i].luma()`.
-#[kernel]
 pub fn gray_from_rgb_method(out: &mut [f32], px: &[Rgb]) {
     for i in 0..out.len() {
         out[i] = px[i].luma();
@@ -124,7 +123,6 @@ pub fn clip_to_box(ps: &mut [Vec3], b: &Aabb) {
 }
 
 /// Squared lengths with the `Vec3::dot` method: `out[i] = v[i].dot(v[i])`.
-#[kernel]
 pub fn squared_lengths_method(out: &mut [f64], v: &[Vec3]) {
     for i in 0..out.len() {
         out[i] = v[i].dot(v[i]);
@@ -140,7 +138,6 @@ pub fn complex_products(out: &mut [Complex], a: &[Complex], b: &[Complex]) {
 }
 
 /// Complex conjugates built with the associated function `Complex::new`.
-#[kernel]
 pub fn conjugates_new(out: &mut [Complex], a: &[Complex]) {
     for i in 0..out.len() {
         out[i] = Complex::new(a[i].re, -a[i].im);

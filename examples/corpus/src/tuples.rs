@@ -22,7 +22,6 @@ pub fn order_pairs(lo: &mut [f64], hi: &mut [f64]) {
 }
 
 /// Orders each pair so that `lo[i] <= hi[i]`, destructuring the helper's tuple.
-#[kernel]
 pub fn order_pairs_destructured(lo: &mut [f64], hi: &mut [f64]) {
     for i in 0..lo.len() {
         let (a, b) = min_max(lo[i], hi[i]);
@@ -65,7 +64,6 @@ pub fn swap_through_tuple(a: &mut [i32], b: &mut [i32]) {
 }
 
 /// Affine map `a * x + b` written as a closure over the scalars.
-#[kernel]
 pub fn affine_closure(out: &mut [f64], x: &[f64], a: f64, b: f64) {
     let f = |v: f64| a * v + b;
     for i in 0..out.len() {
@@ -74,7 +72,6 @@ pub fn affine_closure(out: &mut [f64], x: &[f64], a: f64, b: f64) {
 }
 
 /// Harmonic-weighted row sums, the weight a closure of the inner loop's counter.
-#[kernel]
 pub fn harmonic_row_sums(out: &mut [f64], m: &[f64], cols: usize) {
     for r in 0..out.len() {
         let weight = |k: usize| 1.0 / (k as f64 + 1.0);
