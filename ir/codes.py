@@ -79,6 +79,18 @@ A generic kernel may do with a value of a type parameter what its bounds give, a
 `T` is not possible (rustc's E0605), nor a literal where a `T` is expected: take such a value as a
 parameter of type `T`. Add the bound the help line names, or list the instantiations with
 `#[kernel(types(...))]` and write the kernel for those types."""),
+    "RG0016": ("recursive helper", """
+A helper that calls itself, directly or through other helpers, is rejected: each call takes room on
+the GPU thread's stack, which is small, and recursion whose depth depends on the data overflows it.
+The error points at the call that closes the cycle. Write a loop instead, keeping pending work in a
+fixed-size array where the algorithm needs a stack.
+
+    fn fact(n: u64) -> u64 { if n == 0 { 1 } else { n * fact(n - 1) } }   // rejected
+    fn fact(n: u64) -> u64 {                                              // accepted
+        let mut f = 1;
+        for k in 1..=n { f *= k; }
+        f
+    }"""),
     "RG0101": ("every iteration writes the same element", """
 In a parallel loop each iteration may run on a different GPU thread at the same time. A write whose
 index does not depend on the loop variable is a write by every thread to one element: a data race.

@@ -10,6 +10,8 @@ import pytest
 from rs2gpu.frontend import lower_text
 from rs2gpu.ir.diagnostics import Diagnostic
 
+from tests.support.source_positions import locate
+
 
 def only_error(source: str) -> Diagnostic:
     _, sink = lower_text(source)
@@ -344,6 +346,132 @@ def test_diagnostic_renders_like_rustc() -> None:
         "3 |     a[0] = 1.0;",
         "  |     ^^^^ this data is behind a shared reference",
     ]
+
+
+# ---------------------------------------------------------------- recursion: valid Rust, too deep for a GPU stack
+
+RECURSIVE = {
+    # name: (source, the call that closes the cycle, inside this unambiguous piece, the message)
+    "direct": ("""
+fn fact(n: u64) -> u64 {
+    if n == 0 { 1 } else { n * fact(n - 1) }
+}
+
+#[kernel]
+pub fn facts(a: &mut [u64]) {
+    for i in 0..a.len() {
+        a[i] = fact(i as u64);
+    }
+}
+""", "fact(n - 1)", None, "recursive helper `fact` calls itself"),
+    "mutual": ("""
+fn is_even(n: u64) -> bool {
+    if n == 0 { true } else { is_odd(n - 1) }
+}
+
+fn is_odd(n: u64) -> bool {
+    if n == 0 { false } else { is_even(n - 1) }
+}
+
+#[kernel]
+pub fn parity(a: &mut [bool]) {
+    for i in 0..a.len() {
+        a[i] = is_even(i as u64);
+    }
+}
+""", "is_even(n - 1)", None, "recursive helpers `is_even` and `is_odd` call each other"),
+    "through_three_helpers": ("""
+fn a(n: u32) -> u32 {
+    if n == 0 { 0 } else { b(n - 1) }
+}
+
+fn b(n: u32) -> u32 {
+    c(n) + 1
+}
+
+fn c(n: u32) -> u32 {
+    a(n)
+}
+
+#[kernel]
+pub fn k(out: &mut [u32]) {
+    for i in 0..out.len() {
+        out[i] = b(i as u32);
+    }
+}
+""", "b(n - 1)", None, "recursive helpers `b`, `c` and `a` call each other"),  # the kernel calls `b` first
+    "generic": ("""
+fn depth<T: Copy>(x: T, n: u32) -> u32 {
+    if n == 0 { 0 } else { 1 + depth(x, n - 1) }
+}
+
+#[kernel]
+pub fn depths(a: &mut [u32], b: &[f32]) {
+    for i in 0..a.len() {
+        a[i] = depth(b[i], i as u32);
+    }
+}
+""", "depth(x, n - 1)", None, "recursive helper `depth` calls itself"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECURSIVE))
+def test_recursive_helper_is_rejected_at_the_call_that_closes_the_cycle(name: str, rustc) -> None:
+    source, at, inside, message = RECURSIVE[name]
+    rustc.assert_accepts(source)
+    diag = assert_error(source, *locate(source, inside or at, at if inside else None), "RG0016", message)
+    assert "loop" in diag.help and "stack" in diag.help
+
+
+def test_mutual_recursion_names_the_cycle_and_where_it_starts() -> None:
+    source = RECURSIVE["mutual"][0]
+    diag = only_error(source)
+    assert diag.label == "this call closes the cycle `is_even` -> `is_odd` -> `is_even`"
+    assert [(n.message, n.span.line, n.span.col) for n in diag.notes] == [
+        ("`is_even` is defined here", *locate(source, "is_even")),
+    ]
+
+
+def test_recursive_helper_called_by_two_kernels_is_reported_once() -> None:
+    source = RECURSIVE["direct"][0] + """
+#[kernel]
+pub fn more_facts(a: &mut [u64]) {
+    for i in 0..a.len() {
+        a[i] = fact(i as u64) + 1;
+    }
+}
+"""
+    assert only_error(source).code == "RG0016"
+
+
+def test_a_helper_called_from_several_places_without_a_cycle_is_no_recursion(rustc) -> None:
+    source = """
+fn square(x: u64) -> u64 {
+    x * x
+}
+
+fn fourth(x: u64) -> u64 {
+    square(square(x))
+}
+
+fn fact(n: u64) -> u64 {
+    let mut f = 1;
+    for k in 1..=n {
+        f *= k;
+    }
+    f
+}
+
+#[kernel]
+pub fn k(a: &mut [u64]) {
+    for i in 0..a.len() {
+        a[i] = fourth(i as u64) + square(i as u64) + fact(i as u64);
+    }
+}
+"""
+    rustc.assert_accepts(source)
+    _, sink = lower_text(source)
+    assert sink.items == []
 
 
 # ---------------------------------------------------------------- names
