@@ -108,7 +108,9 @@ atomics (a scatter reduction).
 rs2gpu proves that two iterations never write the same element by showing the write index is an
 affine function of the loop variables whose strides cannot overlap: `c * i + d` with a constant c != 0,
 or row-major `j * w + i` with `i` in `0..w`. A stride it cannot compare with the row length (`j * w + i`
-with `i` in `0..n`) is checked by the runtime before the launch; a write through an index list
+with `i` in `0..n`) is checked by the runtime before the launch; a row longer than its stride whatever
+the sizes (`i` in `0..w + 1`: iteration `(j, w)` writes where `(j + 1, 0)` does) is rejected by the checker, with
+a note naming the stride and the row's length. A write through an index list
 (`out[idx[i]]`) is accepted, and the device verifies that the indices it writes are distinct
 (`rs2gpu.RaceError` otherwise): the loop checks that they rise or fall from each iteration to the
 next, and only a list out of that order takes a second pass with atomics. Indices like `i / 2`,
@@ -119,6 +121,8 @@ not reading `out`, any index `e` is accepted and the GPU applies the updates wit
 
     for i in 0..n { out[i / 2] = a[i]; }      // rejected: i = 0 and i = 1 both write out[0]
     for i in 0..n / 2 { out[i] = a[2 * i]; }  // accepted
+    for j in 0..m { for i in 0..w + 1 { out[j * w + i] = a[i]; } }  // rejected: rows overlap
+    for j in 0..m { for i in 0..n { out[j * w + i] = a[i]; } }      // checked at launch: n <= w
     for i in 0..n { out[bins[i]] += a[i]; }   // accepted: a scatter reduction"""),
     "RG0103": ("read of an element another iteration writes", """
 Iterations of a parallel loop run in no fixed order, so reading an element that another iteration
