@@ -2,7 +2,7 @@
 every kernel's diagnostics, in source order, the frontend's (errors in the Rust itself) and the checker's
 (races in valid Rust) together, and count them at the end as rustc does.
 
-tests/cases/nine_errors.rs has nine kernels with one error each. Which of them are errors of the Rust
+tests/cli/data/nine_errors.rs has nine kernels with one error each. Which of them are errors of the Rust
 itself is rustc's verdict: it rejects the file at exactly those lines and accepts the rest.
 """
 from __future__ import annotations
@@ -21,10 +21,9 @@ from rs2gpu.ir.diagnostics import CompileFailed
 
 from tests.cli.running import no_traceback, rs2gpu as run_rs2gpu, write_crate
 from tests.frontend.conftest import as_plain_rust
-from tests.support.paths import REPO
 from tests.support.source_positions import locate
 
-SOURCE = (REPO / "tests" / "cases" / "nine_errors.rs").read_text()
+SOURCE = (Path(__file__).resolve().parent / "data" / "nine_errors.rs").read_text()
 
 # (code, the source text the diagnostic points at, inside this larger unambiguous piece, whether rustc
 # rejects it too)

@@ -5,6 +5,9 @@ in the Rust itself must be rustc's errors too, and the test names rustc's code f
 """
 from __future__ import annotations
 
+import re
+import subprocess
+
 import pytest
 
 from rs2gpu.frontend import lower_text
@@ -323,6 +326,74 @@ pub fn k(a: &mut [f32]) {
 """)
     assert diag.code == "RG0005"
     assert diag.label == "expected `f32`, found `f64`"
+
+
+UNPAIRED_DELIMITERS = {
+    # name: (source, rustc's message, the delimiter rustc labels "unclosed delimiter", if one, inside a context)
+    "closing_brace_missing_at_the_end": ("""
+#[kernel]
+pub fn triad(a: &mut [f64], b: &[f64], c: &[f64], alpha: f64) {
+    for i in 0..a.len() {
+        a[i] = b[i] + alpha * c[i];
+
+}
+
+#[kernel]
+pub fn other(a: &mut [f64]) {
+    for i in 0..a.len() {
+        a[i] = 1.0;
+    }
+}
+""", "this file contains an unclosed delimiter", ("alpha: f64) {", "{")),
+    "no_newline_at_the_end": ("pub fn f() -> i32 {\n    1", "this file contains an unclosed delimiter", ("i32 {", "{")),
+    "blank_lines_at_the_end": ("pub fn f() -> i32 {\n    1\n\n\n", "this file contains an unclosed delimiter",
+                               ("i32 {", "{")),
+    "delimiters_in_strings_comments_and_characters": ("""
+pub fn f(x: &'static str) -> usize {
+    let c = b'{'; let e = '\\''; let r = r#"{"#; let s = "}\\"{";
+    /* { /* } */ { */ // }
+    'outer: loop { break 'outer; }
+    c as usize + x.len() + r.len() + s.len() + e as usize
+""", "this file contains an unclosed delimiter", ("usize {", "{")),
+    "closing_brace_too_many": ("pub fn f() -> i32 {\n    1\n}\n}\n", "unexpected closing delimiter: `}`", None),
+    "mismatched_bracket": ("pub fn f() -> i32 {\n    let a = (1, 2];\n    a.0\n}\n",
+                           "mismatched closing delimiter: `]`", ("(1, 2]", "(")),
+}
+
+
+def rustc_error(rustc, source: str) -> tuple[str, int, int, int | None]:
+    """rustc's message for `source` (written as it is), the line and column it points at, and the line of
+    its "unclosed delimiter" label."""
+    path = rustc.folder / f"delimiters{len(source)}.rs"
+    path.write_text(source, encoding="utf-8")
+    result = subprocess.run([rustc.exe, "--edition", "2021", "--crate-type", "lib", "--emit=metadata",
+                             "-o", str(path.with_suffix(".rmeta")), str(path)], capture_output=True, text=True)
+    message = re.search(r"^error: (.*)$", result.stderr, re.M).group(1)
+    line, col = map(int, re.search(r"--> .*:(\d+):(\d+)$", result.stderr, re.M).groups())
+    lines = result.stderr.splitlines()
+    label = next((k for k, text in enumerate(lines) if "|" in text and text.endswith("unclosed delimiter")), None)
+    if label is None:
+        return message, line, col, None
+    while not re.match(r"^\s*\d+ \|", lines[label]):  # up from the label to the source line it marks
+        label -= 1
+    return message, line, col, int(lines[label].split("|")[0])
+
+
+@pytest.mark.parametrize("name", sorted(UNPAIRED_DELIMITERS))
+def test_delimiters_that_do_not_pair_are_reported_where_rustc_reports_them(name: str, rustc) -> None:
+    source, message, unclosed = UNPAIRED_DELIMITERS[name]
+    rustc_message, line, col, label_line = rustc_error(rustc, source)
+    assert rustc_message == message
+    diag = only_error(source)
+    assert (diag.code, diag.message, diag.span.line, diag.span.col) == ("RG0001", message, line, col)
+    if unclosed is None:
+        assert label_line is None
+        return
+    at = locate(source, *unclosed)
+    assert label_line == at[0]
+    marked = [(diag.span.line, diag.span.col)] if diag.label == "unclosed delimiter" else []
+    marked += [(n.span.line, n.span.col) for n in diag.notes if n.message == "unclosed delimiter"]
+    assert marked == [at]
 
 
 def test_syntax_error_is_reported_before_anything_else() -> None:
