@@ -108,12 +108,12 @@ atomics (a scatter reduction).
 rs2gpu proves that two iterations never write the same element by showing the write index is an
 affine function of the loop variables whose strides cannot overlap: `c * i + d` with a constant c != 0,
 or row-major `j * w + i` with `i` in `0..w`. A stride it cannot compare with the row length (`j * w + i`
-with `i` in `0..n`) is checked by the runtime before the launch; a row longer than its stride whatever
-the sizes (`i` in `0..w + 1`: iteration `(j, w)` writes where `(j + 1, 0)` does) is rejected by the checker, with
-a note naming the stride and the row's length. A write through an index list
-(`out[idx[i]]`) is accepted, and the device verifies that the indices it writes are distinct
-(`rs2gpu.RaceError` otherwise): the loop checks that they rise or fall from each iteration to the
-next, and only a list out of that order takes a second pass with atomics. Indices like `i / 2`,
+with `i` in `0..n`) is checked by the runtime before the launch; a write, under no condition, to rows
+longer than their stride whatever the sizes (`i` in `0..w + 1`: iteration `(j, w)` writes where
+`(j + 1, 0)` does) is rejected by the checker, with a note naming the stride and the row's length. A
+write through an index list (`out[idx[i]]`) is accepted, and the device verifies that the indices it
+writes are distinct (`rs2gpu.RaceError` otherwise): the loop checks that they rise or fall from each
+iteration to the next, and only a list out of that order takes a second pass with atomics. Indices like `i / 2`,
 `i % m` or `i * i` can map two iterations to one element, so the write is rejected. Updates that
 only combine into the element are not: when the loop touches a slice only through `out[e] += v` (or
 one other of `-=`, `*=`, `&=`, `|=`, `^=`, `.min()`, `.max()`), with 32- or 64-bit elements and `v`
