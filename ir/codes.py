@@ -79,6 +79,18 @@ A generic kernel may do with a value of a type parameter what its bounds give, a
 `T` is not possible (rustc's E0605), nor a literal where a `T` is expected: take such a value as a
 parameter of type `T`. Add the bound the help line names, or list the instantiations with
 `#[kernel(types(...))]` and write the kernel for those types."""),
+    "RG0016": ("recursive helper", """
+A helper that calls itself, directly or through other helpers, is rejected: each call takes room on
+the GPU thread's stack, which is small, and recursion whose depth depends on the data overflows it.
+The error points at the call that closes the cycle. Write a loop instead, keeping pending work in a
+fixed-size array where the algorithm needs a stack.
+
+    fn fact(n: u64) -> u64 { if n == 0 { 1 } else { n * fact(n - 1) } }   // rejected
+    fn fact(n: u64) -> u64 {                                              // accepted
+        let mut f = 1;
+        for k in 1..=n { f *= k; }
+        f
+    }"""),
     "RG0101": ("every iteration writes the same element", """
 In a parallel loop each iteration may run on a different GPU thread at the same time. A write whose
 index does not depend on the loop variable is a write by every thread to one element: a data race.
@@ -96,10 +108,12 @@ atomics (a scatter reduction).
 rs2gpu proves that two iterations never write the same element by showing the write index is an
 affine function of the loop variables whose strides cannot overlap: `c * i + d` with a constant c != 0,
 or row-major `j * w + i` with `i` in `0..w`. A stride it cannot compare with the row length (`j * w + i`
-with `i` in `0..n`) is checked by the runtime before the launch; a write through an index list
-(`out[idx[i]]`) is accepted, and the device verifies that the indices it writes are distinct
-(`rs2gpu.RaceError` otherwise): the loop checks that they rise or fall from each iteration to the
-next, and only a list out of that order takes a second pass with atomics. Indices like `i / 2`,
+with `i` in `0..n`) is checked by the runtime before the launch; a write, under no condition, to rows
+longer than their stride whatever the sizes (`i` in `0..w + 1`: iteration `(j, w)` writes where
+`(j + 1, 0)` does) is rejected by the checker, with a note naming the stride and the row's length. A
+write through an index list (`out[idx[i]]`) is accepted, and the device verifies that the indices it
+writes are distinct (`rs2gpu.RaceError` otherwise): the loop checks that they rise or fall from each
+iteration to the next, and only a list out of that order takes a second pass with atomics. Indices like `i / 2`,
 `i % m` or `i * i` can map two iterations to one element, so the write is rejected. Updates that
 only combine into the element are not: when the loop touches a slice only through `out[e] += v` (or
 one other of `-=`, `*=`, `&=`, `|=`, `^=`, `.min()`, `.max()`), with 32- or 64-bit elements and `v`
@@ -107,6 +121,8 @@ not reading `out`, any index `e` is accepted and the GPU applies the updates wit
 
     for i in 0..n { out[i / 2] = a[i]; }      // rejected: i = 0 and i = 1 both write out[0]
     for i in 0..n / 2 { out[i] = a[2 * i]; }  // accepted
+    for j in 0..m { for i in 0..w + 1 { out[j * w + i] = a[i]; } }  // rejected: rows overlap
+    for j in 0..m { for i in 0..n { out[j * w + i] = a[i]; } }      // checked at launch: n <= w
     for i in 0..n { out[bins[i]] += a[i]; }   // accepted: a scatter reduction"""),
     "RG0103": ("read of an element another iteration writes", """
 Iterations of a parallel loop run in no fixed order, so reading an element that another iteration
