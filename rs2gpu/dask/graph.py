@@ -1,0 +1,176 @@
+"""The Dask graph of one kernel call over chunked arrays: a task per chunk of rows, each running the
+unchanged kernel on windows of the arrays (the chunk's rows and their halo), and a tree of tasks
+combining the chunks' partial reductions with the kernel's own operators.
+
+A chunk's window runs the kernel exactly as the whole call would on those rows: every read is at the
+same element of the whole array (the halo holds every row the chunk's iterations read), and the loop
+bounds, which the kernel computes from the window's lengths, must give the chunk's rows the whole
+call's iterations. That last condition depends on the arguments; `graph` checks it for every chunk
+before it builds anything, and refuses the call (RG0203) where it does not hold.
+"""
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+
+from rs2gpu.dask.plan import ChunkingError, ChunkPlan, _diagnostic
+from rs2gpu.ir.abi import KernelABI, ParamKind
+from rs2gpu.runtime.hostexpr import Environment, evaluate, wrap
+from rs2gpu.runtime.origin import KernelSource
+
+
+_MODULES: dict[KernelSource, object] = {}
+_LOADING = threading.Lock()
+
+
+def worker_module(source: KernelSource):
+    """The kernels of `source` in this process, loaded once: the first call of a worker builds them (or
+    finds them in the disk cache), later tasks of the worker reuse them."""
+    with _LOADING:
+        module = _MODULES.get(source)
+        if module is None:
+            from rs2gpu.api import load
+
+            module = _MODULES[source] = load(source.path, source.backend, source.device)
+        return module
+
+
+def run_chunk(source: KernelSource, name: str, mutable: tuple[int, ...], outputs: tuple[tuple[int, int], ...],
+              *arguments):
+    """One chunk: the kernel on the windows in `arguments`; the rows `outputs` (start, stop per `mutable`
+    argument) of each written window, then the kernel's result."""
+    kernel = getattr(worker_module(source), name)
+    arguments = list(arguments)
+    for index in mutable:
+        arguments[index] = arguments[index].reshape(-1).copy()  # Dask's chunks are never written in place
+    result = kernel(*arguments)
+    return (*(arguments[index][start:stop] for index, (start, stop) in zip(mutable, outputs)), result)
+
+
+@dataclass(frozen=True)
+class Combine:
+    """The reductions a kernel returns: one (operator, Rust type) per returned value."""
+
+    ops: tuple[tuple[str, str], ...]
+    single: bool
+
+    def __call__(self, left, right):
+        left, right = self._tuple(left), self._tuple(right)
+        combined = tuple(evaluate(_combined_expr(op, ty, a, b), Environment())
+                         for (op, ty), a, b in zip(self.ops, left, right))
+        return combined[0] if self.single else combined
+
+    def _tuple(self, value):
+        return (value,) if self.single else value
+
+
+def _combined_expr(op: str, ty: str, a, b) -> dict:
+    args = [{"lit": _literal(a), "type": ty}, {"lit": _literal(b), "type": ty}]
+    if op in ("min", "max"):
+        return {"call": op, "args": args, "type": ty}
+    return {"op": op, "type": ty, "args": args}
+
+
+def _literal(value):
+    return str(value) if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def as_arrays(value, dtypes: tuple, single: bool):
+    import numpy as np
+
+    values = (value,) if single else value
+    return tuple(np.asarray(v, dtype=d) for v, d in zip(values, dtypes))
+
+
+def identity_problem(op: str, ty: str, seed) -> bool:
+    """Whether starting every chunk from `seed` would count it more than once when partials combine."""
+    if op in ("min", "max"):
+        return False  # combining a value with itself changes nothing
+    if op in ("+", "|", "^"):
+        return seed != 0
+    if op == "*":
+        return seed != 1
+    return seed != (True if ty == "bool" else wrap(-1, ty))  # "&": all bits set
+
+
+def loop_ranges(entry: KernelABI, scalars: dict, lengths: dict) -> list[list[tuple[int, int]]]:
+    """Each launch's dimensions as half-open ranges, the way the Rust code computes them for arrays of
+    `lengths`."""
+    env = Environment(dict(scalars), dict(lengths))
+    for local in entry.preamble:
+        env.locals[local.name] = evaluate(local.expr, env)
+    out = []
+    for launch in entry.launches:
+        dims = []
+        for dim in launch.dims:
+            start, end = evaluate(dim.start, env), evaluate(dim.end, env)
+            dims.append((start, end + 1 if dim.inclusive else end))
+        out.append(dims)
+    return out
+
+
+def covered(ranges: tuple[int, int], lo: int, hi: float) -> tuple[int, int] | None:
+    """The part of `ranges` within [lo, hi), None where empty."""
+    start, stop = max(ranges[0], lo), min(ranges[1], hi)
+    return (start, stop) if start < stop else None
+
+
+class ChunkLayout:
+    """The rows of a call's chunks, their windows, and the checks that each chunk computes the whole call's
+    iterations of its rows."""
+
+    def __init__(self, plan: ChunkPlan, entry: KernelABI, scalars: dict, lengths: dict[str, int],
+                 boundaries: list[int], stride: int, halos: tuple[tuple[int, int], ...]) -> None:
+        self.plan, self.entry, self.scalars, self.stride = plan, entry, scalars, stride
+        self.lengths = lengths
+        self.rows = min(lengths[p] // stride for p in plan.chunked)
+        self.extra = {p: lengths[p] - self.rows * stride for p in plan.chunked}
+        self.whole = loop_ranges(entry, scalars, lengths)
+        self.left, self.right = self._halo(halos)
+        self.boundaries = boundaries
+
+    def _halo(self, halos) -> tuple[int, int]:
+        left = right = 0
+        for (read_left, read_right), dims, loop in zip(halos, self.whole, self.plan.loops):
+            start, stop = dims[0]
+            # a chunk's loop starts at its window's row `start` and stops `rows - stop` rows before its end:
+            # the window must reach that far past the chunk's own rows
+            left = max(left, read_left, start if start < stop else 0)
+            right = max(right, read_right, self.rows - stop if start < stop else 0)
+        if (left or right) and (len(self.plan.loops) > 1 or any(loop.reduces for loop in self.plan.loops)):
+            loop = next((loop for loop in self.plan.loops if loop.reduces), self.plan.loops[-1])
+            code = "RG0204" if loop.reduces else "RG0203"
+            what = ("it reduces in a loop whose chunks need a halo" if loop.reduces
+                    else "its loops need a halo, and a later loop would read rows an earlier one left unfinished")
+            raise ChunkingError(_diagnostic(
+                code, f"`{self.plan.kernel}` cannot run on Dask chunks: {what}", loop.span,
+                f"chunks overlap by {left} row(s) before and {right} after",
+                "split the kernel: one loop per kernel, reductions in loops that read only their own element"),
+                self.plan.sources)
+        return left, right
+
+    def window(self, lo: int, hi: int) -> tuple[int, int]:
+        return max(0, lo - self.left), min(self.rows, hi + self.right)
+
+    def check(self, lo: int, hi: int) -> None:
+        """Refuse the call unless the chunk of rows [lo, hi) runs the whole call's iterations of those rows."""
+        first, last = self.window(lo, hi)
+        local = {p: (last - first) * self.stride + self.extra[p] for p in self.plan.chunked}
+        ranges = loop_ranges(self.entry, self.scalars, {**self.lengths, **local})
+        upper = math.inf if hi == self.rows else hi
+        for whole, mine, loop in zip(self.whole, ranges, self.plan.loops):
+            shifted = (mine[0][0] + first, mine[0][1] + first)
+            if covered(whole[0], lo, upper) != covered(shifted, lo, upper) or whole[1:] != mine[1:]:
+                raise ChunkingError(_diagnostic(
+                    "RG0203", f"`{self.plan.kernel}` cannot run on Dask chunks: its loop bounds do not follow "
+                              f"the arrays' lengths", loop.span,
+                    f"on the chunk of rows {lo}..{hi} this loop runs other iterations than the whole call",
+                    "bound the outer loop by the slices' lengths (`a.len() - 1`, `a.len() / width - 1`), and "
+                    "the inner ones by constants and scalar parameters"), self.plan.sources)
+
+
+def scalar_values(entry: KernelABI, bound: dict) -> dict:
+    """The scalar arguments as the host expressions take them."""
+    return {p.name: (bound[p.name].item() if hasattr(bound[p.name], "item") else bound[p.name])
+            for p in entry.params if p.kind == ParamKind.SCALAR}
