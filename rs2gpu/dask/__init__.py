@@ -11,7 +11,7 @@ the graph; the kernel runs at `compute()`, one task per chunk, on the workers.
 """
 from __future__ import annotations
 
-from rs2gpu.dask.graph import ChunkLayout, Combine, as_arrays, identity_problem, run_chunk, scalar_values
+from rs2gpu.dask.graph import ChunkLayout, Combine, identity_problem, pick, run_chunk, scalar_values
 from rs2gpu.dask.plan import ChunkingError, ChunkPlan, _diagnostic, plan_chunks
 from rs2gpu.ir.abi import ParamKind
 from rs2gpu.ir.types import PRIMITIVES
@@ -38,10 +38,11 @@ def chunk_plan(kernel) -> ChunkPlan:
 
 def call(kernel, *args):
     """Run `kernel` over Dask arrays, lazily. Returns a tuple: the new value of each `&mut` slice argument
-    (a Dask array of the argument's shape and chunks), then, for a kernel that returns a value, that value
-    as a 0-d Dask array (a tuple of them for a tuple)."""
-    import dask
+    (a Dask array of the argument's shape), then, for a kernel that returns a value, that value as a 0-d
+    Dask array (a tuple of them for a tuple)."""
     import dask.array as da
+    import numpy as np
+    from dask.array.overlap import overlap
 
     plan = chunk_plan(kernel)
     entry = kernel.entry
@@ -49,55 +50,58 @@ def call(kernel, *args):
         raise TypeError(f"{kernel.name}() takes {len(entry.params)} arguments ({len(args)} given)")
     bound = dict(zip((p.name for p in entry.params), args))
     for p in entry.params:
-        if p.kind != ParamKind.SLICE and p.kind != ParamKind.ARRAY and isinstance(bound[p.name], da.Array):
+        if not p.in_memory and isinstance(bound[p.name], da.Array):
             raise TypeError(f"{kernel.name}(): `{p.name}` is a {p.rust_type}; pass a Python or numpy value, not a "
                             f"Dask array")
     scalars = scalar_values(entry, bound)
     resolved = plan.resolve(scalars)
-    shapes = {name: da.asarray(bound[name]).shape for name in plan.chunked}
-    flat = {name: _flat(da.asarray(bound[name])) for name in plan.chunked}
-    lengths = {name: int(flat[name].shape[0]) for name in plan.chunked}
-    lengths.update({name: int(da.asarray(bound[name]).size) for name in plan.whole})
+    stride = resolved.stride
+    flat = {name: _flat(da.asarray(bound[name])) for name in (*plan.chunked, *plan.whole)}
+    lengths = {name: int(array.shape[0]) for name, array in flat.items()}
     mutable = [p.name for p in entry.params if p.mutable and p.in_memory]
     driver = next((name for name in mutable if name in plan.chunked), plan.chunked[0])
-    stride = resolved.stride
     rows = min(lengths[name] // stride for name in plan.chunked)
-    boundaries = _row_boundaries(flat[driver], stride, rows)
-    layout = ChunkLayout(plan, entry, scalars, lengths, boundaries, stride, resolved.halos)
-    chunks = list(zip(boundaries[:-1], boundaries[1:]))
-    for lo, hi in chunks:
+    layout = ChunkLayout(plan, entry, scalars, lengths, _row_boundaries(flat[driver], stride, rows), stride,
+                         resolved.halos)
+    for lo, hi in layout.chunks:
         layout.check(lo, hi)
+    halo = len(layout.chunks) > 1 and (layout.left or layout.right or any(layout.extra.values()))
+
+    def row_chunks(name: str) -> tuple[int, ...]:
+        sizes = [(hi - lo) * stride for lo, hi in layout.chunks]
+        sizes[-1] += layout.extra[name]
+        return tuple(sizes)
+
+    pairs, letters = [], iter("abcdefghjklmnopqrstuvwxyz")
+    for p in entry.params:
+        if p.name in plan.chunked:
+            array = flat[p.name].rechunk((row_chunks(p.name),))
+            if halo:
+                depth = (layout.left * stride, layout.right * stride + layout.extra[p.name])
+                array = overlap(array, depth={0: depth}, boundary={0: "none"})
+            pairs += [array, "i"]
+        elif p.name in plan.whole:
+            pairs += [flat[p.name].rechunk(-1), next(letters)]  # every chunk reads it whole
+        else:
+            pairs += [bound[p.name], None]
+    own = [((lo - layout.window(lo, hi)[0]) * stride, (hi - lo) * stride if hi < rows else -1)
+           for lo, hi in layout.chunks]
+    for k, (start, stop) in enumerate(own):
+        own[k] = (start, start + stop if stop >= 0 else -1)
+    pairs += [da.from_array(np.array(own, dtype=np.int64).reshape(-1), chunks=2), "i"]
     written = tuple(entry.params.index(p) for p in entry.params if p.name in mutable and p.name in plan.chunked)
-    source = kernel.module.origin
-    pieces: dict[str, list] = {entry.params[i].name: [] for i in written}
-    partials = []
-    for lo, hi in chunks:
-        first, last = layout.window(lo, hi)
-        arguments, outputs = [], []
-        for p in entry.params:
-            if p.name in plan.chunked:
-                end = last * stride + layout.extra[p.name]
-                arguments.append(flat[p.name][first * stride:end])
-            else:
-                arguments.append(bound[p.name])  # a scalar, or a slice every chunk reads whole
-        for i in written:
-            name = entry.params[i].name
-            stop = (hi - first) * stride if hi < rows else (last - first) * stride + layout.extra[name]
-            outputs.append(((lo - first) * stride, stop))
-        task = dask.delayed(run_chunk, pure=True, nout=len(written) + 1)(
-            source, kernel.name, written, tuple(outputs), *arguments)
-        for k, i in enumerate(written):
-            name = entry.params[i].name
-            start, stop = outputs[k]
-            pieces[name].append(da.from_delayed(task[k], shape=(stop - start,), dtype=flat[name].dtype,
-                                                meta=flat[name]._meta))
-        partials.append(task[len(written)])
-    results = [da.concatenate(pieces[entry.params[i].name]).reshape(shapes[entry.params[i].name])
-               for i in written]
-    by_name = dict(zip((entry.params[i].name for i in written), results))
-    out = [by_name.get(name, bound[name]) for name in mutable]
+    blocks = da.blockwise(run_chunk, "i", *pairs, source=kernel.module.origin, kernel_name=kernel.name, mutable=written,
+                          result=entry.returns is not None, align_arrays=False, concatenate=True,
+                          dtype=np.float64, meta=np.empty(0))
+    results = {}
+    for k, index in enumerate(written):
+        name = entry.params[index].name
+        picked = blocks.map_blocks(pick, k, chunks=(row_chunks(name),), dtype=flat[name].dtype,
+                                   meta=flat[name]._meta)
+        results[name] = picked.reshape(da.asarray(bound[name]).shape)
+    out = [results.get(name, bound[name]) for name in mutable]
     if entry.returns is not None:
-        out.append(_reduced(kernel, plan, partials, scalars, lengths))
+        out.append(_reduced(kernel, plan, blocks, len(written), scalars, lengths))
     return tuple(out)
 
 
@@ -117,9 +121,9 @@ def _row_boundaries(flat, stride: int, rows: int) -> list[int]:
     return sorted(bounds) if rows else [0, 0]
 
 
-def _reduced(kernel, plan: ChunkPlan, partials: list, scalars: dict, lengths: dict):
-    """The kernel's result: its chunks' partial reductions, combined pairwise in a tree."""
-    import dask
+def _reduced(kernel, plan: ChunkPlan, blocks, index: int, scalars: dict, lengths: dict):
+    """The kernel's result: its chunks' partial reductions (at `index` of each chunk's tuple) combined by a
+    Dask tree reduction whose combine is the kernel's own operators."""
     import dask.array as da
     import numpy as np
 
@@ -137,14 +141,13 @@ def _reduced(kernel, plan: ChunkPlan, partials: list, scalars: dict, lengths: di
                           f"the identity of `{r.op}`", plan.reductions[name], "every chunk would start from this seed",
                 "start from the identity (0 for a sum, 1 for a product) and apply the seed to the result"),
                 plan.sources)
-    combine = Combine(tuple((reductions[n].op, reductions[n].type) for n in names), single)
-    level = partials
-    while len(level) > 1:
-        level = [dask.delayed(combine, pure=True)(level[i], level[i + 1]) if i + 1 < len(level) else level[i]
-                 for i in range(0, len(level), 2)]
-    dtypes = tuple(np.dtype(PRIMITIVES[reductions[n].type].dtype) for n in names)
-    arrays = dask.delayed(as_arrays, pure=True, nout=len(names))(level[0], dtypes, single)
-    values = tuple(da.from_delayed(arrays[k], shape=(), dtype=dtypes[k]) for k in range(len(names)))
+    record = np.dtype([(f"f{k}", PRIMITIVES[reductions[n].type].dtype) for k, n in enumerate(names)])
+    combine = Combine(tuple((reductions[n].op, reductions[n].type) for n in names))
+    partials = blocks.map_blocks(combine.record, index, record, chunks=((1,) * blocks.numblocks[0],), dtype=record,
+                                 meta=np.empty(0, record))
+    total = da.reduction(partials, combine.fold, combine.fold, combine=combine.fold, dtype=record, split_every=2,
+                         concatenate=True, meta=np.empty((), record))
+    values = tuple(total[f"f{k}"] for k in range(len(names)))
     return values[0] if single else values
 
 

@@ -36,33 +36,52 @@ def worker_module(source: KernelSource):
         return module
 
 
-def run_chunk(source: KernelSource, name: str, mutable: tuple[int, ...], outputs: tuple[tuple[int, int], ...],
-              *arguments):
-    """One chunk: the kernel on the windows in `arguments`; the rows `outputs` (start, stop per `mutable`
-    argument) of each written window, then the kernel's result."""
-    kernel = getattr(worker_module(source), name)
-    arguments = list(arguments)
+def run_chunk(*arguments, source: KernelSource, kernel_name: str, mutable: tuple[int, ...], result: bool):
+    """One chunk: the kernel on the windows in `arguments` (the kernel's arguments, then the chunk's
+    `outputs`: where its own rows start in the windows, and where they stop, -1 for the windows' end).
+    Returns each written window's own rows, in the order of `mutable`, then the kernel's result."""
+    import numpy as np
+
+    kernel = getattr(worker_module(source), kernel_name)
+    *arguments, outputs = arguments
+    # an array a worker received from another may lie in its message's buffer, at any address
+    arguments = [a.copy() if isinstance(a, np.ndarray) and not a.flags.aligned else a for a in arguments]
     for index in mutable:
-        arguments[index] = arguments[index].reshape(-1).copy()  # Dask's chunks are never written in place
-    result = kernel(*arguments)
-    return (*(arguments[index][start:stop] for index, (start, stop) in zip(mutable, outputs)), result)
+        arguments[index] = arguments[index].copy()  # Dask's chunks are never written in place
+    returned = kernel(*arguments)
+    start, stop = int(outputs[0]), int(outputs[1])
+    rows = tuple(arguments[index][start:None if stop < 0 else stop] for index in mutable)
+    return (*rows, returned) if result else rows
+
+
+def pick(block, index: int):
+    """The `index`-th value of a chunk's tuple."""
+    return block[index]
 
 
 @dataclass(frozen=True)
 class Combine:
-    """The reductions a kernel returns: one (operator, Rust type) per returned value."""
+    """The reductions a kernel returns, one (operator, Rust type) per field of the partial results'
+    records: `fold` combines records with the kernel's own operators, as `da.reduction`'s combine."""
 
     ops: tuple[tuple[str, str], ...]
-    single: bool
 
-    def __call__(self, left, right):
-        left, right = self._tuple(left), self._tuple(right)
-        combined = tuple(evaluate(_combined_expr(op, ty, a, b), Environment())
-                         for (op, ty), a, b in zip(self.ops, left, right))
-        return combined[0] if self.single else combined
+    def record(self, block, index: int, dtype):
+        """A chunk's result (at `index` of its tuple) as a one-element array of records."""
+        import numpy as np
 
-    def _tuple(self, value):
-        return (value,) if self.single else value
+        value = block[index]
+        return np.array([value if isinstance(value, tuple) else (value,)], dtype=dtype)
+
+    def fold(self, records, axis=None, keepdims=False):
+        import numpy as np
+
+        values = tuple(records[0].item())
+        for record in records[1:]:
+            values = tuple(evaluate(_combined_expr(op, ty, a, b), Environment())
+                           for (op, ty), a, b in zip(self.ops, values, record.item()))
+        out = np.array([values], dtype=records.dtype)
+        return out if keepdims else out[0]
 
 
 def _combined_expr(op: str, ty: str, a, b) -> dict:
@@ -73,14 +92,8 @@ def _combined_expr(op: str, ty: str, a, b) -> dict:
 
 
 def _literal(value):
+    value = value.item() if hasattr(value, "item") else value
     return str(value) if isinstance(value, float) and not math.isfinite(value) else value
-
-
-def as_arrays(value, dtypes: tuple, single: bool):
-    import numpy as np
-
-    values = (value,) if single else value
-    return tuple(np.asarray(v, dtype=d) for v, d in zip(values, dtypes))
 
 
 def identity_problem(op: str, ty: str, seed) -> bool:
@@ -128,7 +141,7 @@ class ChunkLayout:
         self.extra = {p: lengths[p] - self.rows * stride for p in plan.chunked}
         self.whole = loop_ranges(entry, scalars, lengths)
         self.left, self.right = self._halo(halos)
-        self.boundaries = boundaries
+        self.chunks = self._merged(boundaries)
 
     def _halo(self, halos) -> tuple[int, int]:
         left = right = 0
@@ -149,6 +162,19 @@ class ChunkLayout:
                 "split the kernel: one loop per kernel, reductions in loops that read only their own element"),
                 self.plan.sources)
         return left, right
+
+    def _merged(self, boundaries: list[int]) -> list[tuple[int, int]]:
+        """The driver's chunks of rows, neighbours merged where a chunk is thinner than the halo its
+        neighbours take from it (an array's extra elements past the rows count in the halo after)."""
+        extra_rows = max(-(-e // self.stride) for e in self.extra.values())
+        need = max(self.left, self.right + extra_rows, 1)
+        merged = [boundaries[0]]
+        for bound in boundaries[1:]:
+            if bound - merged[-1] >= need or bound == boundaries[-1]:
+                merged.append(bound)
+        if len(merged) > 2 and merged[-1] - merged[-2] < need:
+            del merged[-2]
+        return list(zip(merged[:-1], merged[1:]))
 
     def window(self, lo: int, hi: int) -> tuple[int, int]:
         return max(0, lo - self.left), min(self.rows, hi + self.right)
