@@ -49,7 +49,7 @@ def table_arguments(kernel, seed: int = 5) -> list:
     from bench.kernels import BY_NAME
 
     entry = next(k for k in BY_NAME.values() if k.rust == kernel.name)
-    dims = entry.dims(600)
+    dims = entry.dims(150)
     return list(harness.generated_arguments(kernel.entry, harness.prepare(entry, dims, np, seed).gen, dims))
 
 

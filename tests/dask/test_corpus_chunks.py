@@ -43,7 +43,7 @@ REFUSED = {
 
 # Chunk sizes in elements: a third of the arrays (not a multiple of anything), and chunks thinner than the
 # deepest halos (FIR's 15, HYDRO_1D's 11), which the plan merges.
-CHUNKINGS = {"thirds": None, "thin": 5}
+CHUNKINGS = {"thirds": None, "thin": 7}
 
 
 def test_every_kernel_of_the_crate_is_classified(rajaperf) -> None:
