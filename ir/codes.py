@@ -145,8 +145,8 @@ already be running. Use `continue` to finish one iteration early."""),
 `rs2gpu.dask.call` splits a call into chunks of rows, each running the kernel on its rows and a halo
 read from the kernel's affine indices. An access whose elements depend on data cannot be split that
 way: an index list (`a[idx[i]]`), a scatter update (`h[bins[i]] += 1`), a computed index (`a[i * i]`),
-or a slice passed to a helper function. Call the kernel on whole arrays instead (plain numpy or cupy
-arrays, or a Dask array with one chunk through `rs2gpu.load`)."""),
+or a slice passed to a helper function. Call such a kernel on whole arrays, through the module's own
+call (`k.multi_reduce(values, data, bins)` on numpy or cupy arrays)."""),
     "RG0202": ("access that does not move with the chunks", """
 Every access of a chunked slice must be `stride * s + offset` in the outermost loop variable `s`, with
 one stride for the whole kernel (1 for a plain loop, the row length of a row-major nest) and offsets
