@@ -12,8 +12,7 @@ the graph; the kernel runs at `compute()`, one task per chunk, on the workers.
 from __future__ import annotations
 
 from rs2gpu.dask.graph import ChunkLayout, Combine, identity_problem, pick, run_chunk, scalar_values
-from rs2gpu.dask.plan import ChunkingError, ChunkPlan, _diagnostic, plan_chunks
-from rs2gpu.ir.abi import ParamKind
+from rs2gpu.dask.plan import ChunkingError, ChunkPlan, diagnostic, plan_chunks
 from rs2gpu.ir.types import PRIMITIVES
 from rs2gpu.runtime.hostexpr import Environment, evaluate
 
@@ -136,7 +135,7 @@ def _reduced(kernel, plan: ChunkPlan, blocks, index: int, scalars: dict, lengths
     for name in names:
         r = reductions[name]
         if identity_problem(r.op, r.type, evaluate(r.init, env)):
-            raise ChunkingError(_diagnostic(
+            raise ChunkingError(diagnostic(
                 "RG0204", f"`{kernel.name}` cannot run on Dask chunks: the reduction `{name}` does not start from "
                           f"the identity of `{r.op}`", plan.reductions[name], "every chunk would start from this seed",
                 "start from the identity (0 for a sum, 1 for a product) and apply the seed to the result"),

@@ -14,7 +14,7 @@ import math
 import threading
 from dataclasses import dataclass
 
-from rs2gpu.dask.plan import ChunkingError, ChunkPlan, _diagnostic
+from rs2gpu.dask.plan import ChunkingError, ChunkPlan, diagnostic
 from rs2gpu.ir.abi import KernelABI, ParamKind
 from rs2gpu.runtime.hostexpr import Environment, evaluate, wrap
 from rs2gpu.runtime.origin import KernelSource
@@ -156,7 +156,7 @@ class ChunkLayout:
             code = "RG0204" if loop.reduces else "RG0203"
             what = ("it reduces in a loop whose chunks need a halo" if loop.reduces
                     else "its loops need a halo, and a later loop would read rows an earlier one left unfinished")
-            raise ChunkingError(_diagnostic(
+            raise ChunkingError(diagnostic(
                 code, f"`{self.plan.kernel}` cannot run on Dask chunks: {what}", loop.span,
                 f"chunks overlap by {left} row(s) before and {right} after",
                 "split the kernel: one loop per kernel, reductions in loops that read only their own element"),
@@ -188,7 +188,7 @@ class ChunkLayout:
         for whole, mine, loop in zip(self.whole, ranges, self.plan.loops):
             shifted = (mine[0][0] + first, mine[0][1] + first)
             if covered(whole[0], lo, upper) != covered(shifted, lo, upper) or whole[1:] != mine[1:]:
-                raise ChunkingError(_diagnostic(
+                raise ChunkingError(diagnostic(
                     "RG0203", f"`{self.plan.kernel}` cannot run on Dask chunks: its loop bounds do not follow "
                               f"the arrays' lengths", loop.span,
                     f"on the chunk of rows {lo}..{hi} this loop runs other iterations than the whole call",

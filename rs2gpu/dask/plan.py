@@ -18,16 +18,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rs2gpu.checker.affine import Affine, AffineAnalysis, LoopVar, Poly, constant_value
+from rs2gpu.checker.affine import AffineAnalysis, LoopVar, Poly, constant_value
 from rs2gpu.checker.races import collect_accesses, private_definitions
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.abi import KernelABI, ParamKind
+from rs2gpu.ir.abi import KernelABI
 from rs2gpu.ir.diagnostics import Diagnostic, Note
 from rs2gpu.ir.plan import CheckedCrate, KernelPlan, ParallelLoop
 from rs2gpu.ir.types import RefType
 from rs2gpu.ir.walk import children, walk
 
-# Seeds a chunk's partial result may start from, so that combining the partials counts the seed once.
+# The operators of reductions whose chunks' partial results combine into the whole call's.
 COMBINABLE = {"+", "*", "min", "max", "&", "|", "^"}
 
 
@@ -107,7 +107,7 @@ class ChunkPlan:
                     low += min(c * first, c * last)
                     high += max(c * first, c * last)
                 if reach.written and (low < 0 or high >= stride):
-                    raise ChunkingError(_diagnostic(
+                    raise ChunkingError(diagnostic(
                         "RG0202", f"`{self.kernel}` writes `{reach.param}` outside the row of its iteration",
                         reach.span, f"reaches elements {low}..={high} of a row of {stride}",
                         "a chunk owns the rows of its iterations: write row `s` in iteration `s`"), self.sources)
@@ -180,7 +180,7 @@ def plan_chunks(kernel: str, checked: CheckedCrate, entry: KernelABI) -> ChunkPl
     functions = {f.name: f for f in crate.functions}
 
     def refuse(code: str, message: str, span: ir.Span, label: str, help: str = "", notes=()) -> ChunkingError:
-        return ChunkingError(_diagnostic(code, f"`{kernel}` cannot run on Dask chunks: {message}", span, label,
+        return ChunkingError(diagnostic(code, f"`{kernel}` cannot run on Dask chunks: {message}", span, label,
                                          help, notes), sources)
 
     if plan.host_loops:
@@ -216,6 +216,7 @@ def plan_chunks(kernel: str, checked: CheckedCrate, entry: KernelABI) -> ChunkPl
                              "write the element of the iteration: an index `stride * s + ...`")
     loops = [LoopChunks(tuple(r for r, slow in reaches if slow), bool(loop.reductions), loop.span)
              for (reaches, _), loop in zip(per_loop, plan.loops)]
+    _check_lengths(plan, chunked, refuse)
     if stride is None:
         raise refuse("RG0202", "no access moves with its outermost loop", plan.function.span,
                      "there is nothing to split into chunks",
@@ -225,6 +226,28 @@ def plan_chunks(kernel: str, checked: CheckedCrate, entry: KernelABI) -> ChunkPl
                      tuple(n for n in names if n in in_memory and n not in chunked), stride, tuple(loops), atoms,
                      consts, plan.function.span, sources,
                      {r.binding.name: r.span for loop in plan.loops for r in loop.reductions})
+
+
+def _check_lengths(plan: KernelPlan, chunked: set[str], refuse) -> None:
+    """A chunk sees its own lengths: the loops may use a chunked slice's length only through their bounds
+    (which `ChunkLayout.check` compares with the whole call's)."""
+    sized = set()  # the preamble's values that depend on a chunked slice's length
+    for let in plan.preamble:
+        if let.init is not None and any(_is_length(n, chunked) or isinstance(n, ir.Var) and n.binding in sized
+                                        for n in walk(let.init)):
+            sized.add(let.binding)
+    for loop in plan.loops:
+        for node in walk(loop.body):
+            if _is_length(node, chunked) or isinstance(node, ir.Var) and node.binding in sized:
+                what = f"`{node.binding.name}`" if isinstance(node, ir.Var) else "the length"
+                raise refuse("RG0203", f"its loop uses {what}, which depends on a chunked slice's length",
+                             node.span, "a chunk sees the length of its own window",
+                             "use slice lengths only in the bounds of the parallel loops")
+
+
+def _is_length(node, chunked: set[str]) -> bool:
+    return (isinstance(node, ir.Intrinsic) and node.name == "len" and isinstance(node.args[0], ir.Var)
+            and node.args[0].binding.name in chunked)
 
 
 def _check_results(kernel: str, plan: KernelPlan, entry: KernelABI, refuse) -> None:
@@ -359,5 +382,5 @@ def _check_value_uses(loop: ParallelLoop, slow: ir.Binding, accepted: set[int], 
                      f"use `{slow.name}` only in indices of slices, or pass the position as data")
 
 
-def _diagnostic(code: str, message: str, span: ir.Span, label: str, help: str, notes=()) -> Diagnostic:
+def diagnostic(code: str, message: str, span: ir.Span, label: str, help: str, notes=()) -> Diagnostic:
     return Diagnostic("error", code, message, span, label, tuple(notes), help)
