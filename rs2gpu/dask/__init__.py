@@ -64,38 +64,27 @@ def call(kernel, *args):
                          resolved.halos)
     for lo, hi in layout.chunks:
         layout.check(lo, hi)
-    halo = len(layout.chunks) > 1 and (layout.left or layout.right or any(layout.extra.values()))
-
-    def row_chunks(name: str) -> tuple[int, ...]:
-        sizes = [(hi - lo) * stride for lo, hi in layout.chunks]
-        sizes[-1] += layout.extra[name]
-        return tuple(sizes)
-
     pairs, letters = [], iter("abcdefghjklmnopqrstuvwxyz")
     for p in entry.params:
         if p.name in plan.chunked:
-            array = flat[p.name].rechunk((row_chunks(p.name),))
-            if halo:
-                depth = (layout.left * stride, layout.right * stride + layout.extra[p.name])
-                array = overlap(array, depth={0: depth}, boundary={0: "none"})
+            array = flat[p.name].rechunk((layout.element_chunks(p.name),))
+            if layout.overlaps:
+                array = overlap(array, depth={0: layout.depth(p.name)}, boundary={0: "none"})
             pairs += [array, "i"]
         elif p.name in plan.whole:
             pairs += [flat[p.name].rechunk(-1), next(letters)]  # every chunk reads it whole
         else:
             pairs += [bound[p.name], None]
-    own = [((lo - layout.window(lo, hi)[0]) * stride, (hi - lo) * stride if hi < rows else -1)
-           for lo, hi in layout.chunks]
-    for k, (start, stop) in enumerate(own):
-        own[k] = (start, start + stop if stop >= 0 else -1)
-    pairs += [da.from_array(np.array(own, dtype=np.int64).reshape(-1), chunks=2), "i"]
+    own = np.array([layout.own_elements(lo, hi) for lo, hi in layout.chunks], dtype=np.int64)
+    pairs += [da.from_array(own.reshape(-1), chunks=2), "i"]
     written = tuple(entry.params.index(p) for p in entry.params if p.name in mutable and p.name in plan.chunked)
-    blocks = da.blockwise(run_chunk, "i", *pairs, source=kernel.module.origin, kernel_name=kernel.name, mutable=written,
-                          result=entry.returns is not None, align_arrays=False, concatenate=True,
-                          dtype=np.float64, meta=np.empty(0))
+    blocks = da.blockwise(run_chunk, "i", *pairs, source=kernel.module.origin, kernel_name=kernel.name,
+                          mutable=written, result=entry.returns is not None, align_arrays=False, concatenate=True,
+                          dtype=np.float64, meta=np.empty(0))  # blocks of tuples, never computed themselves
     results = {}
     for k, index in enumerate(written):
         name = entry.params[index].name
-        picked = blocks.map_blocks(pick, k, chunks=(row_chunks(name),), dtype=flat[name].dtype,
+        picked = blocks.map_blocks(pick, k, chunks=(layout.element_chunks(name),), dtype=flat[name].dtype,
                                    meta=flat[name]._meta)
         results[name] = picked.reshape(da.asarray(bound[name]).shape)
     out = [results.get(name, bound[name]) for name in mutable]

@@ -177,7 +177,28 @@ class ChunkLayout:
         return list(zip(merged[:-1], merged[1:]))
 
     def window(self, lo: int, hi: int) -> tuple[int, int]:
+        """The rows of the chunk [lo, hi) and of its halo."""
         return max(0, lo - self.left), min(self.rows, hi + self.right)
+
+    @property
+    def overlaps(self) -> bool:
+        """Whether the chunks' windows reach into their neighbours."""
+        return len(self.chunks) > 1 and bool(self.left or self.right or any(self.extra.values()))
+
+    def element_chunks(self, name: str) -> tuple[int, ...]:
+        """The chunks of slice `name` in elements: whole rows, its extra elements in the last."""
+        sizes = [(hi - lo) * self.stride for lo, hi in self.chunks]
+        sizes[-1] += self.extra[name]
+        return tuple(sizes)
+
+    def depth(self, name: str) -> tuple[int, int]:
+        """The elements of its neighbours a chunk of slice `name` takes before and after its own."""
+        return self.left * self.stride, self.right * self.stride + self.extra[name]
+
+    def own_elements(self, lo: int, hi: int) -> tuple[int, int]:
+        """Where the chunk [lo, hi)'s own elements lie in its window: start, stop (-1: the window's end)."""
+        start = (lo - self.window(lo, hi)[0]) * self.stride
+        return start, start + (hi - lo) * self.stride if hi < self.rows else -1
 
     def check(self, lo: int, hi: int) -> None:
         """Refuse the call unless the chunk of rows [lo, hi) runs the whole call's iterations of those rows."""
