@@ -139,13 +139,13 @@ class ChunkLayout:
         self.lengths = lengths
         self.rows = min(lengths[p] // stride for p in plan.chunked)
         self.extra = {p: lengths[p] - self.rows * stride for p in plan.chunked}
-        self.whole = loop_ranges(entry, scalars, lengths)
+        self.whole_call = loop_ranges(entry, scalars, lengths)  # the loops' ranges on the whole arrays
         self.left, self.right = self._halo(halos)
         self.chunks = self._merged(boundaries)
 
     def _halo(self, halos) -> tuple[int, int]:
         left = right = 0
-        for (read_left, read_right), dims, loop in zip(halos, self.whole, self.plan.loops):
+        for (read_left, read_right), dims, loop in zip(halos, self.whole_call, self.plan.loops):
             start, stop = dims[0]
             # a chunk's loop starts at its window's row `start` and stops `rows - stop` rows before its end:
             # the window must reach that far past the chunk's own rows
@@ -206,7 +206,7 @@ class ChunkLayout:
         local = {p: (last - first) * self.stride + self.extra[p] for p in self.plan.chunked}
         ranges = loop_ranges(self.entry, self.scalars, {**self.lengths, **local})
         upper = math.inf if hi == self.rows else hi
-        for whole, mine, loop in zip(self.whole, ranges, self.plan.loops):
+        for whole, mine, loop in zip(self.whole_call, ranges, self.plan.loops):
             shifted = (mine[0][0] + first, mine[0][1] + first)
             if covered(whole[0], lo, upper) != covered(shifted, lo, upper) or whole[1:] != mine[1:]:
                 raise ChunkingError(diagnostic(

@@ -82,7 +82,6 @@ class ChunkPlan:
     loops: tuple[LoopChunks, ...]
     atoms: dict[str, ir.Expr]
     consts: dict[str, ir.Expr]
-    span: ir.Span
     sources: dict[str, str]
     reductions: dict[str, ir.Span]  # where each reduction is, by name
 
@@ -224,7 +223,7 @@ def plan_chunks(kernel: str, checked: CheckedCrate, entry: KernelABI) -> ChunkPl
     names = [p.name for p in entry.params]
     return ChunkPlan(kernel, tuple(n for n in names if n in chunked),
                      tuple(n for n in names if n in in_memory and n not in chunked), stride, tuple(loops), atoms,
-                     consts, plan.function.span, sources,
+                     consts, sources,
                      {r.binding.name: r.span for loop in plan.loops for r in loop.reductions})
 
 
@@ -305,7 +304,6 @@ def _loop_reaches(plan: KernelPlan, loop: ParallelLoop, functions, atoms: dict, 
                      "index the slice in the kernel itself")
     out: list[tuple[Reach, bool]] = []
     stride: tuple[Poly, ir.Span] | None = None
-    accepted: set[int] = set()
     for access, written in [(a, True) for a in accesses.writes] + [(a, False) for a in accesses.reads]:
         if access.param.name not in in_memory:
             continue
@@ -347,18 +345,23 @@ def _loop_reaches(plan: KernelPlan, loop: ParallelLoop, functions, atoms: dict, 
             if constant_value(slow_coefficient) is not None and constant_value(slow_coefficient) < 0:
                 raise refuse("RG0202", f"`{access.param.name}` is indexed backwards along `{slow.name}`",
                              access.span, "a chunk's rows would come from the other end", "")
-            accepted.add(id(access.index))
         out.append((Reach(access.param.name, written, form.rest, tuple(inner), access.span), bool(slow_coefficient)))
-    _check_value_uses(loop, slow, accepted, analysis.definitions, refuse)
+    _check_value_uses(loop, slow, analysis, refuse)
     return out, stride
 
 
-def _check_value_uses(loop: ParallelLoop, slow: ir.Binding, accepted: set[int], definitions: dict, refuse) -> None:
+def _check_value_uses(loop: ParallelLoop, slow: ir.Binding, analysis: AffineAnalysis, refuse) -> None:
     """The outermost variable may only index chunked slices: a chunk's `s` counts its own rows, so any
     other use (`(i + 1) as f64`, a bound of an inner loop) would see another number than the whole call."""
+    def moves_with_chunks(node: ir.Index) -> bool:
+        if not (isinstance(node.base, ir.Var) and node.base.binding.kind == "param"):
+            return False
+        form = analysis.form(node.index)
+        return form is not None and bool(form.coeff(slow.node_id))
+
     def free_uses(node, tainted: set):
         """The variables of `tainted` that `node` uses outside the indices of chunked slices."""
-        if isinstance(node, ir.Index) and id(node.index) in accepted:
+        if isinstance(node, ir.Index) and moves_with_chunks(node):
             return
         if isinstance(node, ir.Let) and node.binding in tainted:
             return  # an index-like `let`: its uses are checked where they are
@@ -371,7 +374,7 @@ def _check_value_uses(loop: ParallelLoop, slow: ir.Binding, accepted: set[int], 
     changed = True
     while changed:
         changed = False
-        for binding, init in definitions.items():
+        for binding, init in analysis.definitions.items():
             if binding not in tainted and next(free_uses(init, tainted), None) is not None:
                 tainted.add(binding)
                 changed = True
