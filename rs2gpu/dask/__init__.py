@@ -21,8 +21,8 @@ def chunk_plan(kernel) -> ChunkPlan:
     """The chunk plan of a kernel of a loaded module (cached on the module), or ChunkingError."""
     module = getattr(kernel, "module", None)
     if module is None or getattr(kernel, "entry", None) is None:
-        raise TypeError(f"rs2gpu.dask.call takes a kernel of a module that rs2gpu.load made (an instantiation of a "
-                        f"generic kernel: `k.name['f64']`), not {kernel!r}")
+        raise TypeError(f"rs2gpu.dask.call takes a kernel of a module that rs2gpu.load made, not {kernel!r}; for a "
+                        f"generic kernel, name an instantiation its `types(...)` lists (`k.axpy_f64`)")
     plans = module.__dict__.setdefault("chunk_plans", {})
     if kernel.name not in plans:
         try:

@@ -62,3 +62,19 @@ def test_the_refused_kernels_run_on_whole_arrays(cases) -> None:
     out = np.zeros(6)
     cases.scale_by_length(out, x)
     assert out.tolist() == (6 * x).tolist()
+
+
+def test_an_instantiation_of_a_generic_kernel_chunks(cases, client) -> None:
+    import dask.array as da
+
+    x = np.linspace(-1.0, 1.0, 17, dtype=np.float32)
+    want = np.ones(17, dtype=np.float32)
+    cases.axpy_f32(want, x, np.float32(0.5))
+    (got,) = rs2gpu.dask.call(cases.axpy_f32, da.ones(17, chunks=5, dtype=np.float32), da.from_array(x, chunks=4),
+                              np.float32(0.5))
+    assert got.dtype == np.float32 and got.compute().tobytes() == want.tobytes()
+
+
+def test_a_generic_kernel_by_its_rust_name_asks_for_an_instantiation(cases) -> None:
+    with pytest.raises(TypeError, match="name an instantiation"):
+        rs2gpu.dask.call(cases.axpy, np.zeros(2), np.zeros(2), 1.0)

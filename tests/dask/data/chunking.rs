@@ -1,5 +1,14 @@
 //! Kernels that show how `rs2gpu.dask.call` chunks a call, and what it refuses.
 use rs2gpu::kernel;
+use std::ops::{Add, Mul};
+
+/// `y = a * x + y` for both float widths: the instantiations `axpy_f32` and `axpy_f64`.
+#[kernel(types(f32, f64))]
+pub fn axpy<T: Copy + Add<Output = T> + Mul<Output = T>>(y: &mut [T], x: &[T], a: T) {
+    for i in 0..y.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
 
 /// Reads two elements before its own and three after: a halo of 2 and 3.
 #[kernel]
