@@ -5,8 +5,8 @@ combining the chunks' partial reductions with the kernel's own operators.
 A chunk's window runs the kernel exactly as the whole call would on those rows: every read is at the
 same element of the whole array (the halo holds every row the chunk's iterations read), and the loop
 bounds, which the kernel computes from the window's lengths, must give the chunk's rows the whole
-call's iterations. That last condition depends on the arguments; `graph` checks it for every chunk
-before it builds anything, and refuses the call (RG0203) where it does not hold.
+call's iterations. That last condition depends on the arguments; `ChunkLayout.check` checks it for
+every chunk before the graph is built, and refuses the call (RG0203) where it does not hold.
 """
 from __future__ import annotations
 
@@ -74,6 +74,7 @@ class Combine:
         return np.array([value if isinstance(value, tuple) else (value,)], dtype=dtype)
 
     def fold(self, records, axis=None, keepdims=False):
+        """The records combined in order (`da.reduction` gives each call a few neighbouring ones)."""
         import numpy as np
 
         values = tuple(records[0].item())
@@ -81,7 +82,7 @@ class Combine:
             values = tuple(evaluate(_combined_expr(op, ty, a, b), Environment())
                            for (op, ty), a, b in zip(self.ops, values, record.item()))
         out = np.array([values], dtype=records.dtype)
-        return out if keepdims else out[0]
+        return out if keepdims else out.reshape(())
 
 
 def _combined_expr(op: str, ty: str, a, b) -> dict:
