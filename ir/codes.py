@@ -1,7 +1,8 @@
 """The diagnostic codes: a title and the long explanation `rs2gpu explain CODE` prints.
 
 RG00xx come from the frontend (the source is not in the kernel language), RG01xx from the checker
-(the kernel could race or cannot run on the GPU as written).
+(the kernel could race or cannot run on the GPU as written), RG02xx from `rs2gpu.dask.call` (a call
+cannot be split into chunks of Dask arrays; docs/dask.md).
 """
 from __future__ import annotations
 
@@ -156,6 +157,35 @@ variables, the kernel's top-level `let`s) need distinct names."""),
     "RG0108": ("early exit from a parallel loop", """
 `return` or `break` inside a parallel loop would stop the remaining iterations, but on the GPU they may
 already be running. Use `continue` to finish one iteration early."""),
+    "RG0201": ("access that chunks cannot follow", """
+`rs2gpu.dask.call` splits a call into chunks of rows, each running the kernel on its rows and a halo
+read from the kernel's affine indices. An access whose elements depend on data cannot be split that
+way: an index list (`a[idx[i]]`), a scatter update (`h[bins[i]] += 1`), a computed index (`a[i * i]`),
+or a slice passed to a helper function. Call such a kernel on whole arrays, through the module's own
+call (`k.multi_reduce(values, data, bins)` on numpy or cupy arrays)."""),
+    "RG0202": ("access that does not move with the chunks", """
+Every access of a chunked slice must be `stride * s + offset` in the outermost loop variable `s`, with
+one stride for the whole kernel (1 for a plain loop, the row length of a row-major nest) and offsets
+made of constants, scalar parameters and inner loop variables whose ranges are made of those too. A
+chunk's lengths are not the whole array's, so an offset that depends on a slice length or on a value
+computed in the kernel would move; a slice indexed with a different stride (a slab of another size),
+or read both with and without `s`, has no rows to split; a write must land in its iteration's own row
+(`a[i - 1] = ...` in iteration `i` is refused)."""),
+    "RG0203": ("loop structure that chunks cannot reproduce", """
+A chunk runs the kernel unchanged on its rows, so its iterations must be the whole call's iterations
+of those rows. That fails where the outermost loop variable is used as a value (`(i + 1) as f64`, the
+bound of an inner loop: a chunk counts its rows from 0), where a loop bound does not follow the slices'
+lengths (`for i in 0..n` with a scalar `n`: write `0..a.len()`, or `1..a.len() / width - 1`), where
+the parallel loops run inside a host loop (time steps: run the time loop in Python, one call per step),
+and where a kernel has several loops and one of them needs a halo (a later loop would read rows an
+earlier one did not finish). Split such kernels, one loop each."""),
+    "RG0204": ("reduction that chunks cannot combine", """
+Each chunk computes a partial result, and Dask combines the partials with the kernel's own operator
+(`+`, `*`, `min`, `max`, `&`, `|`, `^`). That needs a kernel that returns its reductions themselves
+(not `4.0 * pi`: compute that from the result), seeds that are the operator's identity (0 for `+`, 1
+for `*`; any seed for `min` and `max`), no min/max-location reductions (a chunk's location counts its
+own rows) or seeds read from an element, and a loop that reads only its own element (a halo would
+count the rows it shares with a neighbour twice)."""),
 }
 
 
