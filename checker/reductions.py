@@ -14,7 +14,7 @@ from __future__ import annotations
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.diagnostics import DiagnosticSink, Note
 from rs2gpu.ir.plan import Reduction
-from rs2gpu.ir.types import PrimType
+from rs2gpu.ir.types import BOOL, PrimType
 from rs2gpu.ir.walk import same_value, walk
 
 COMBINING_OPS = {"+", "*", "&", "|", "^"}
@@ -117,7 +117,9 @@ def find_reductions(loop: ir.For, accumulators: set[ir.Binding], sink: Diagnosti
             continue
         if not _reducible_type(acc.ty, op):
             sink.error("RG0104", f"cannot reduce a `{acc.ty}` with `{op}` on the GPU", node.span,
-                       help="reductions work on 32- and 64-bit integers and floats (and `&`, `|`, `^` on integers)")
+                       help="reduce a `u32` flag instead, `let mut ok = 1u32; ... ok &= c as u32;`, and return "
+                            "`ok != 0`" if acc.ty == BOOL else
+                       "reductions work on 32- and 64-bit integers and floats (and `&`, `|`, `^` on integers)")
             continue
         found.setdefault(acc, Reduction(acc, op, node.span))
     for node in walk(loop.body):

@@ -194,9 +194,12 @@ def _top_level_let(stmt: ir.Let, shape: KernelShape, assigned_later: set[ir.Bind
                    stmt.span, help="values before the loops are scalars; declare arrays inside the loop")
         return
     if stmt.init is None or not is_uniform(stmt.init, shape.uniform):
+        # A value computed from an earlier loop's reduction is known only once that loop's launch has ended.
+        after_reduction = stmt.init is not None and _mentions_any(stmt.init, set(shape.accumulators))
         sink.error("RG0107", f"`{b.name}` must be computable from the parameters alone", stmt.span,
                    "this reads data that only a GPU thread can see",
-                   help="move this `let` inside the parallel loop")
+                   help="return the reduced value, and pass it to a second kernel call" if after_reduction
+                   else "move this `let` inside the parallel loop")
         return
     shape.preamble.append(stmt)
     shape.uniform.add(b)

@@ -12,20 +12,29 @@ class NotConstant(Exception):
     pass
 
 
-def evaluate(expr, crate_lowerer=None):
+# Calls to `const fn`s evaluated one inside another at most: deeper is taken for recursion.
+_CALL_DEPTH = 32
+
+
+def evaluate(expr, crate_lowerer=None, params=None, depth: int = 0):
     """The value of a constant IR expression. Casts wrap integers as `as` does; arithmetic that overflows
-    or divides by zero panics in Rust, and raises NotConstant here."""
+    or divides by zero panics in Rust, and raises NotConstant here. `params` are the values of the
+    parameters of the `const fn` whose body is being evaluated."""
+    if isinstance(expr, nodes.Var) and params is not None and expr.binding in params:
+        return params[expr.binding]
+    if isinstance(expr, nodes.Call) and crate_lowerer is not None:
+        return _call(expr, crate_lowerer, params, depth)
     if isinstance(expr, nodes.Lit):
         return round_float(expr.value, expr.ty) if isinstance(expr.value, float) else expr.value
     if isinstance(expr, nodes.ConstRef) and crate_lowerer is not None:
         return evaluate(crate_lowerer.consts[expr.name].value, crate_lowerer)
     if isinstance(expr, nodes.Unary):
-        v = evaluate(expr.operand, crate_lowerer)
+        v = evaluate(expr.operand, crate_lowerer, params, depth)
         if expr.op == "-":
             return _checked(-v, expr.ty)
         return (not v) if isinstance(v, bool) else wrap(~v, expr.ty)
     if isinstance(expr, nodes.Cast):
-        v = evaluate(expr.operand, crate_lowerer)
+        v = evaluate(expr.operand, crate_lowerer, params, depth)
         ty = expr.ty
         if isinstance(ty, PrimType) and ty.is_int:
             if isinstance(v, float):
@@ -38,10 +47,20 @@ def evaluate(expr, crate_lowerer=None):
             return round_float(float(v), ty)
         return v
     if isinstance(expr, nodes.Binary):
-        a = evaluate(expr.lhs, crate_lowerer)
-        b = evaluate(expr.rhs, crate_lowerer)
+        a = evaluate(expr.lhs, crate_lowerer, params, depth)
+        b = evaluate(expr.rhs, crate_lowerer, params, depth)
         return _binary(expr.op, a, b, expr.ty)
     raise NotConstant()
+
+
+def _call(call, crate_lowerer, params, depth: int):
+    """The value of a call to a helper whose body is one expression of its parameters, such as
+    `const fn half(n: usize) -> usize { n / 2 }`, as rustc computes it for a `const` item."""
+    fn = crate_lowerer.functions.get(call.func)
+    if fn is None or fn.body.stmts or fn.body.tail is None or depth == _CALL_DEPTH:
+        raise NotConstant()
+    values = {p: evaluate(a, crate_lowerer, params, depth) for p, a in zip(fn.params, call.args)}
+    return evaluate(fn.body.tail, crate_lowerer, values, depth + 1)
 
 
 def _binary(op, a, b, ty):

@@ -31,6 +31,7 @@ SUPPORTED_CHAINS = ("iterate a slice or array with `.iter()`, `.iter_mut()`, `&x
                     "`.zip(..)`, `.enumerate()` and `.copied()`; or loop over a range, `for i in 0..n`")
 _ZIP_PATHS = ("zip", "iter::zip", "std::iter::zip", "core::iter::zip")
 _PUNCTUATION = ("(", ")", ",")
+_LABEL_HELP = "set a `bool` variable that the inner loops test, and leave each loop in turn"
 
 
 @dataclass
@@ -343,7 +344,7 @@ class LoopLowering:
         if not self.loops:
             self.error(node, "`break` outside of a loop", code="RG0005")
         if any(c.type == "label" for c in node.named_children):
-            self.unsupported(node, "a labeled `break`")
+            self.unsupported(node, "a labeled `break`", _LABEL_HELP)
         value_nodes = node.named_children
         context = self.loops[-1]
         context.has_break = True
@@ -359,7 +360,7 @@ class LoopLowering:
         if not self.loops:
             self.error(node, "`continue` outside of a loop", code="RG0005")
         if node.named_children:
-            self.unsupported(node, "a labeled `continue`")
+            self.unsupported(node, "a labeled `continue`", _LABEL_HELP)
         return ir.Continue(NEVER, self.span(node))
 
 

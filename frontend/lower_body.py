@@ -55,6 +55,19 @@ _CONSTRUCT_NAMES = {
     "const_block": "a `const` block",
     "gen_block": "a `gen` block",
 }
+# What to write instead of integer methods that people often call.
+_INTEGER_REWRITES = {
+    "is_multiple_of": "write `x % m == 0` for `x.is_multiple_of(m)` (with `m` not zero)",
+    "abs_diff": "write `if a > b { a.wrapping_sub(b) } else { b.wrapping_sub(a) }` for `a.abs_diff(b)`, cast "
+                "`as` the unsigned type where `a` and `b` are signed",
+}
+# What to write instead of a construct of `_CONSTRUCT_NAMES`, where there is one rewrite.
+_CONSTRUCT_HELP = {
+    "closure_expression": "write a helper `fn` outside the kernel, and pass it the values the closure captures",
+    "let_condition": "test a condition with `if`, or `match` on an integer; `x.get(i)` is "
+                     "`if i < x.len() { x[i] } else { ... }`",
+    "let_chain": "test a condition with `if`, or `match` on an integer",
+}
 
 
 class FunctionLowerer(LoopLowering):
@@ -208,7 +221,7 @@ class FunctionLowerer(LoopLowering):
 
     def block(self, node: Node, new_scope: bool = True) -> ir.Block:
         if node.type != "block":
-            self.unsupported(node, _describe(node))
+            self.unsupported(node, _describe(node), _CONSTRUCT_HELP.get(node.type, ""))
         if new_scope:
             self.scopes.append({})
         try:
@@ -255,7 +268,9 @@ class FunctionLowerer(LoopLowering):
         if pattern.type == "mut_pattern":
             mutable, pattern = True, pattern.named_children[0]
         if pattern.type != "identifier" and text_of(pattern) != "_":
-            self.unsupported(pattern, "a destructuring `let` pattern", "bind one name per `let`")
+            self.unsupported(pattern, "a destructuring `let` pattern",
+                             "bind one name per `let`: `let t = ...;`, then `t.0` and `t.1`"
+                             if pattern.type == "tuple_pattern" else "bind one name per `let`")
         if node.child_by_field_name("alternative") is not None:
             self.unsupported(node, "`let ... else`")
         annotated = node.child_by_field_name("type")
@@ -324,7 +339,7 @@ class FunctionLowerer(LoopLowering):
     def expr(self, node: Node):
         method = getattr(self, "_expr_" + node.type, None)
         if method is None:
-            self.unsupported(node, _describe(node))
+            self.unsupported(node, _describe(node), _CONSTRUCT_HELP.get(node.type, ""))
         return method(node)
 
     def _expr_parenthesized_expression(self, node):
@@ -506,6 +521,11 @@ class FunctionLowerer(LoopLowering):
                 return self._method_call(node, parts[1], receiver, arg_nodes[1:], arg_nodes[0])
             if len(parts) == 2 and parts[0] == "cmp" and parts[1] in FREE_FUNCTIONS:
                 return self._free_min_max(node, parts[1], arg_nodes)
+            if len(parts) == 2 and self.crate.items.get(parts[0]) is not None \
+                    and self.crate.items[parts[0]].kind == "struct":
+                self.unsupported(function, f"an associated function of an `impl` block, `{parts[0]}::{parts[1]}`",
+                                 f"write a helper `fn` outside the `impl` block, or a struct literal "
+                                 f"`{parts[0]} {{ ... }}`")
             if parts:
                 return self._helper_call(node, parts[-1], function, arg_nodes)
         if function.type == "identifier":
@@ -537,12 +557,25 @@ class FunctionLowerer(LoopLowering):
                        help=f"give the value a concrete type, like `{'f64' if ty.kind == 'float' else 'i32'}`, "
                             "with a suffix or a type annotation")
         sig = lookup(_receiver_kinds(ty), name)
+        if sig is None and isinstance(ty, StructType):
+            self.error(name_node, f"no method named `{name}` found for `{ty.name}` in kernels", "method not found",
+                       code="RG0007", help=f"methods of `impl` blocks are not supported: write a helper function "
+                                           f"that takes the struct by value, `fn {name}(v: {ty.name}, ...)`")
+        if sig is None and _receiver_kinds(ty) == ("seq",):
+            self.error(name_node, f"no method named `{name}` found for `{infer.display(ty)}` in kernels",
+                       "method not found", code="RG0007",
+                       help="slices have only `len()` in kernels: write an iterator chain as a loop, "
+                            "`for i in 0..x.len()`, accumulating into a variable declared before it, "
+                            "`let mut s = 0.0; ... s += x[i];`")
         if sig is None:
+            rewrite = _INTEGER_REWRITES.get(name, "write other operations with operators and `if`") \
+                if isinstance(ty, PrimType) and ty.is_int else ""
             self.error(name_node,
                        f"no method named `{name}` found for `{infer.display(ty)}` in kernels",
                        "method not found", code="RG0007",
                        help="kernels may call the math methods of f32/f64, the integer methods `min`, `max`, "
-                            "`abs`, `pow`, `wrapping_*`, `rem_euclid`, and `len()` of slices and arrays")
+                            "`abs`, `pow`, `wrapping_*`, `rem_euclid`, and `len()` of slices and arrays"
+                            + (f"; {rewrite}" if rewrite else ""))
         if len(arg_nodes) != len(sig.operands):
             self.error(node, f"`{name}` takes {len(sig.operands)} argument(s) but {len(arg_nodes)} were supplied",
                        code="RG0011")

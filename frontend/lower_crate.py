@@ -19,6 +19,7 @@ from rs2gpu.frontend.source import SourceFile, text_of
 from rs2gpu.ir import nodes
 from rs2gpu.ir.diagnostics import DiagnosticSink, Note
 from rs2gpu.ir.nodes import Span
+from rs2gpu.ir.walk import walk
 from rs2gpu.ir.types import (PRIM_NAMES, UNIT, ArrayType, PrimType, RefType, SliceType, StructType,
                              TupleType, Type)
 
@@ -341,9 +342,22 @@ class CrateLowerer:
                 value = lowerer.lower_const_value(item.node.child_by_field_name("value"), ty)
             finally:
                 self._in_progress.discard(f"const {name}")
-        const = nodes.ConstDef(name, ty, value, item.file.span(item.node))
+        const = nodes.ConstDef(name, ty, self._folded(value), item.file.span(item.node))
         self.consts[name] = const
         return const
+
+    def _folded(self, value: nodes.Expr) -> nodes.Expr:
+        """A constant's value that calls `const fn`s, as the integer or `bool` literal rustc computes, where
+        it can: the host evaluates the constants of loop bounds, and cannot call the device's functions."""
+        if not any(isinstance(n, nodes.Call) for n in walk(value)):
+            return value
+        try:
+            result = evaluate(value, self)
+        except NotConstant:
+            return value
+        if isinstance(result, float):
+            return value
+        return nodes.Lit(result, str(result).lower(), value.ty, value.span)
 
     def const_usize(self, node: Node, file: SourceFile) -> int:
         """Evaluate an array length or similar `usize` constant expression."""

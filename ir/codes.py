@@ -15,8 +15,9 @@ Kernels are written in a subset of Rust that maps directly onto GPU code: scalar
 arrays, #[repr(C)] structs, tuples, `let`, `if`, `match` on integers, loops over ranges and over
 slices and arrays (`.iter()`, `.iter_mut()`, `.zip(..)`, `.enumerate()`, `.copied()`), helper
 functions, consts and the math methods of f32/f64. Closures, macros, other iterator methods,
-`unsafe`, references taken inside a kernel, trait objects and heap types are not. The message names
-the construct; the help line suggests the usual rewrite.
+associated functions of `impl` blocks (`P::new(..)`), `unsafe`, references taken inside a kernel,
+trait objects and heap types are not. The message names the construct; the help line suggests the
+usual rewrite.
 
     for x in a.iter().rev() { ... }            // rejected: the iterator method `.rev()`
     for (o, x) in out.iter_mut().zip(a) { ... } // accepted"""),
@@ -37,7 +38,9 @@ A method such as `sqrt` was called on a literal or variable whose type rustc wou
     "RG0007": ("unknown method", """
 Kernels may call the math methods of f32/f64 (sqrt, exp, ln, powi, powf, mul_add, abs, min, max,
 floor, sin, ...), the integer methods (min, max, abs, pow, wrapping_*, rem_euclid, count_ones, ...)
-and `len()` of slices and arrays. Other methods have no GPU implementation here."""),
+and `len()` of slices and arrays. Other methods have no GPU implementation here. A method of an
+`impl` block is written as a helper function taking the struct by value (`fn norm(p: P) -> f64`),
+and an iterator chain such as `x.iter().map(..).sum()` as the loop it stands for, with a reduction variable."""),
     "RG0008": ("assignment to something that is not writable", """
 The target of an assignment is an immutable variable, or data behind a shared reference `&[T]`.
 rustc rejects the same code. Declare the variable `let mut`, or take the slice as `&mut [T]`."""),

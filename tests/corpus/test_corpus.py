@@ -23,19 +23,13 @@ import pytest
 from rs2gpu import pipeline
 from rs2gpu.ir.diagnostics import CompileFailed
 
+from tests.support.kernel_sources import KERNEL, keep_kernels, kernel_names
+
 REPO = Path(__file__).resolve().parents[2]
 CRATE = REPO / "examples" / "rajaperf"
 SOURCES = sorted(CRATE.glob("src/**/*.rs"))
 
-# `#[kernel]` or `#[kernel(options)]`, then `pub fn NAME`; group 1 is the function without its attribute.
-KERNEL = re.compile(r"#\[kernel(?:\([^)\]]*\))?\]\s*(pub\s+fn\s+(\w+))")
-
-
-def kernel_names() -> list[str]:
-    return [m.group(2) for path in SOURCES for m in KERNEL.finditer(path.read_text())]
-
-
-KERNELS = kernel_names()
+KERNELS = [name for path in SOURCES for name in kernel_names(path.read_text())]
 
 # Kernel name -> why rs2gpu rejects it today (diagnostic codes and the construct).
 REJECTED: dict[str, str] = {}
@@ -58,7 +52,7 @@ def plain_function(name: str) -> re.Pattern[str]:
 def isolate(name: str, root: Path) -> Path:
     """A copy of the crate's sources under `root/src` in which only `name` is a `#[kernel]`."""
     for path in SOURCES:
-        text = KERNEL.sub(lambda m: m.group(0) if m.group(2) == name else m.group(1), path.read_text())
+        text = keep_kernels(path.read_text(), {name})
         if name in UNMARKED:
             text = plain_function(name).sub(lambda m: "#[kernel]\n" + m.group(0), text)
         target = root / path.relative_to(CRATE)

@@ -10,6 +10,7 @@ import struct
 
 import pytest
 
+from rs2gpu import pipeline
 from rs2gpu.frontend.consteval import NotConstant, evaluate
 from rs2gpu.frontend.lower_crate import CrateLowerer
 from rs2gpu.frontend.source import parse_text
@@ -56,9 +57,13 @@ CONSTS = {
     "F32_OVERFLOW_TO_INF": ("f32", "3.0e38f32 * 10.0"),
     "F64_SUM": ("f64", "0.1 + 0.2"),
     "INT_TO_F32": ("f32", "16777217i32 as f32"),
+    # calls to `const fn`s whose body is one expression, nested and with arguments computed
+    "CONST_FN_CALL": ("usize", "twice(half(9)) + 1"),
+    "CONST_FN_CASTS": ("u8", "half(300 + 1) as u8"),
 }
+CONST_FNS = "const fn half(n: usize) -> usize { n / 2 }\nconst fn twice(n: usize) -> usize { 2 * n }\n"
 
-SOURCE = "".join(f"const {name}: {ty} = {expr};\n" for name, (ty, expr) in CONSTS.items())
+SOURCE = CONST_FNS + "".join(f"const {name}: {ty} = {expr};\n" for name, (ty, expr) in CONSTS.items())
 
 
 def _bits(ty: str, value) -> str:
@@ -102,5 +107,22 @@ def test_integer_remainder_is_exact_for_values_beyond_float_precision() -> None:
 @pytest.mark.parametrize("expr", ["1 / 0", "1 % 0", "i32::MIN / -1", "i32::MIN % -1"])
 def test_integer_division_that_panics_is_not_a_constant(expr: str) -> None:
     lowerer = CrateLowerer("consts", [parse_text("src/lib.rs", f"const X: i32 = {expr};\n")])
+    with pytest.raises(NotConstant):
+        evaluate(lowerer.const("X").value, lowerer)
+
+
+def test_const_computed_by_const_fns_is_a_literal_the_host_can_evaluate(tmp_path) -> None:
+    """Such a const bounding a parallel loop made the host serialize a call, and raised ValueError."""
+    path = tmp_path / "lib.rs"
+    path.write_text("use rs2gpu::kernel;\n" + CONST_FNS + "const R: usize = twice(half(3));\n"
+                    "#[kernel]\npub fn k(out: &mut [f64], x: &[f64]) {\n"
+                    "    for i in R..x.len() - R { out[i] = x[i - R]; }\n}\n")
+    [launch] = pipeline.translate(path).emitted.abi.kernels["k"].launches
+    assert launch.dims[0].start == {"lit": 2, "type": "usize"}
+
+
+def test_const_fn_with_statements_is_not_evaluated() -> None:
+    lowerer = CrateLowerer("consts", [parse_text("src/lib.rs", "const fn f(n: usize) -> usize { let m = n; m }\n"
+                                                                 "const X: usize = f(3);\n")])
     with pytest.raises(NotConstant):
         evaluate(lowerer.const("X").value, lowerer)

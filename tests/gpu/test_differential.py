@@ -6,35 +6,25 @@ Every file runs on the GPU (`-m gpu`); the kernels of tests/gpu/kernels also run
 (tests/support/devices.py), which needs no GPU: the same calls, launch arguments, schedules and transfers
 as on the GPU, so that those are checked on every machine.
 
-Agreement means: the same arrays afterwards, bit for bit (any NaN matching any NaN, since the GPU does
-not keep NaN payloads), and the same return values — except where the arithmetic itself differs:
-  * kernels calling math functions that are not correctly rounded on both sides (exp, sin, powf, ...),
-    whose float outputs are compared within a relative 1e-13 (f64) / 1e-5 (f32): a few ulps, amplified
-    by the arithmetic around the call;
-  * float reductions with `+` or `*`, whose order differs: within n·ε·Σ|aᵢ| of the first input.
+Agreement is tests/support/agreement.py's: bit for bit, except where the arithmetic itself differs (math
+functions that are not correctly rounded, float reductions in another order).
 When the Rust code panics, the GPU call must raise KernelPanic with the same message.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-import rs2gpu
 from rs2gpu import pipeline
-from rs2gpu.ir.abi import KernelABI, ParamKind
-from rs2gpu.runtime.arguments import numpy_dtype
 
+from tests.support.agreement import arguments, assert_call_agrees
 from tests.support.devices import CUDA, EMULATED, on, rustc_build
 
 HERE = Path(__file__).resolve().parent
 KERNEL_FILES = sorted((HERE / "kernels").glob("*.rs"))
 FILES = sorted([*(HERE.parent / "cases").glob("*.rs"), *KERNEL_FILES])
-NOT_CORRECTLY_ROUNDED = re.compile(r"\.(exp|exp2|exp_m1|ln|ln_1p|log2|log10|sin|cos|tan|asin|acos|atan|atan2|"
-                                   r"sinh|cosh|tanh|asinh|acosh|atanh|powf|powi|cbrt|hypot|to_degrees|"
-                                   r"to_radians)\(")
 SIZES = (1, 257, 4099)
 
 
@@ -51,63 +41,6 @@ def devices_for(path: Path) -> tuple:
 CASES = [on(device, f, k, id=f"{f.stem}::{k}") for f in FILES for k in kernels_of(f) for device in devices_for(f)]
 
 
-def random_values(dtype: np.dtype, shape, rng: np.random.Generator):
-    if dtype.fields:
-        out = np.zeros(shape, dtype=dtype)
-        for name, (field, _) in dtype.fields.items():
-            out[name] = random_values(field, shape, rng)
-        return out
-    if dtype.subdtype is not None:
-        return random_values(dtype.subdtype[0], (*np.atleast_1d(shape), *dtype.subdtype[1]), rng)
-    if dtype.kind == "b":
-        return rng.integers(0, 2, shape).astype(bool)
-    if dtype.kind == "f":
-        return (rng.uniform(0.25, 2.0, shape) * rng.choice([-1.0, 1.0], shape)).astype(dtype)
-    info = np.iinfo(dtype)
-    return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
-
-
-def arguments(entry: KernelABI, n: int, rng: np.random.Generator) -> list:
-    args = []
-    for p in entry.params:
-        if p.kind == ParamKind.SLICE:
-            length = n if p.mutable else n + 16
-            args.append(np.ascontiguousarray(random_values(numpy_dtype(p.layout), length, rng)))
-        elif p.kind in (ParamKind.ARRAY, ParamKind.STRUCT_REF):
-            count = p.length if p.length is not None else 1
-            args.append(np.ascontiguousarray(random_values(numpy_dtype(p.layout), count, rng)))
-        elif p.kind == ParamKind.SCALAR:
-            ty = p.layout.type
-            if ty == "bool":
-                args.append(bool(rng.integers(0, 2)))
-            elif ty in ("f32", "f64"):
-                args.append(float(rng.uniform(0.5, 1.5)))
-            else:
-                args.append(int(rng.integers(0, 16)))  # scalars often count something: keep them small
-        else:
-            record = random_values(numpy_dtype(p.layout), (), rng)
-            args.append(record[()])
-    return args
-
-
-def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    if a.dtype.fields:
-        return all(same_bits(a[name], b[name]) for name in a.dtype.fields)
-    if a.dtype.kind == "f":
-        both_nan = np.isnan(a) & np.isnan(b)
-        return bool(np.all(both_nan | (a.view(f"u{a.itemsize}") == b.view(f"u{b.itemsize}"))))
-    return a.tobytes() == b.tobytes()
-
-
-def close(a: np.ndarray, b: np.ndarray, relative: float) -> bool:
-    if a.dtype.fields:
-        return all(close(a[name], b[name], relative) for name in a.dtype.fields)
-    if a.dtype.kind != "f":
-        return a.tobytes() == b.tobytes()
-    both_nan = np.isnan(a) & np.isnan(b)
-    return bool(np.all(both_nan | (a == b) | (np.abs(a - b) <= relative * np.abs(b))))
-
-
 @pytest.mark.parametrize("n", SIZES)
 @pytest.mark.parametrize("device,path,name", CASES, indirect=["device"])
 def test_device_agrees_with_rustc(device, path, name, n):
@@ -115,52 +48,4 @@ def test_device_agrees_with_rustc(device, path, name, n):
     entry = cpu.abi.kernels[name]
     rng = np.random.default_rng([n, len(name), sum(map(ord, name))])
     args = arguments(entry, n, rng)
-    expected = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    before = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    try:
-        want = getattr(cpu, name)(*expected)
-    except rs2gpu.KernelPanic as panic:
-        with pytest.raises(rs2gpu.KernelPanic) as raised:
-            getattr(kernels, name)(*args)
-        assert raised.value.message == panic.message
-        for got, original in zip(args, before):
-            if isinstance(got, np.ndarray):
-                assert got.tobytes() == original.tobytes(), "a panicking call changed host data"
-        return
-    got = getattr(kernels, name)(*args)
-    source = path.read_text()
-    inexact = bool(NOT_CORRECTLY_ROUNDED.search(_kernel_text(source, entry.rust_path.split("::")[-1])))
-    for p, a, b in zip(entry.params, args, expected):
-        if isinstance(a, np.ndarray):
-            if inexact:
-                tolerance = 1e-5 if a.dtype == np.float32 else 1e-13
-                assert close(a, b, tolerance), f"`{p.name}` differs beyond a few ulps"
-            else:
-                assert same_bits(a, b), f"`{p.name}` differs from rustc"
-    _compare_results(entry, args, got, want)
-
-
-def _compare_results(entry, args, got, want) -> None:
-    if want is None:
-        assert got is None
-        return
-    got_all = got if isinstance(got, tuple) else (got,)
-    want_all = want if isinstance(want, tuple) else (want,)
-    reordered = any(r.op in ("+", "*") and r.type in ("f32", "f64")
-                    for launch in entry.launches for r in launch.reductions)
-    first = next((a for a in args if isinstance(a, np.ndarray) and a.dtype.kind == "f"), None)
-    for g, w in zip(got_all, want_all):
-        if isinstance(w, float) and reordered and first is not None:
-            eps = np.finfo(first.dtype).eps
-            bound = first.size * eps * float(np.sum(np.abs(first.astype(np.float64)))) + abs(w) * eps
-            assert abs(g - w) <= bound or (np.isnan(g) and np.isnan(w))
-        elif isinstance(w, float) and np.isnan(w):
-            assert np.isnan(g)
-        else:
-            assert g == w
-
-
-def _kernel_text(source: str, name: str) -> str:
-    start = re.search(rf"pub fn {name}[(<]", source).start()
-    following = source.find("#[kernel", start)
-    return source[start:following if following != -1 else len(source)]
+    assert_call_agrees(cpu, kernels, name, args, path.read_text())
