@@ -17,7 +17,7 @@ from rs2gpu.emit.kernels import (PanicSites, global_names, helper_context, launc
                                  result_words, struct_context, tuple_context)
 from rs2gpu.emit.consts import const_context
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.abi import BLOCK_SIZE, CrateABI
+from rs2gpu.ir.abi import BLOCK_SIZE, CrateABI, KernelABI
 from rs2gpu.ir.plan import CheckedCrate, HostLoop, KernelPlan
 from rs2gpu.ir.types import PRIMITIVES, PrimType, TupleType
 from rs2gpu.ir.walk import walk
@@ -191,18 +191,26 @@ def emit_crate(checked: CheckedCrate, targets: tuple[str, ...] = ("cuda", "hip")
     kernels = {}
     shared = CrateContext(checked)
     for plan in checked.kernels:
-        sites = PanicSites()
-        context = kernel_context(shared, plan, sites if device_checks else None)
-        code = render_code(context)
-        names = {}
-        for target in targets:
-            dialect = DIALECTS[target]
-            file_name = plan.name + dialect.file_suffix
-            files[file_name] = render_kernel(context, code, dialect, version)
-            names[target] = file_name
-        kernels[plan.name] = kernel_abi(plan, names, shared.const_defs, sites.sites, context["kernel"]["launches"],
-                                        shared.reserved)
+        kernel_files, kernels[plan.name] = emit_kernel(shared, plan, targets, version, device_checks)
+        files.update(kernel_files)
     return EmittedCrate(files, CrateABI(checked.crate.name, version, tuple(targets), kernels))
 
 
-__all__ = ["emit_crate", "EmittedCrate", "render_kernel"]
+def emit_kernel(shared: CrateContext, plan: KernelPlan, targets: tuple[str, ...], version: str,
+                device_checks: bool = True) -> tuple[dict[str, str], KernelABI]:
+    """One kernel's files (one per target) and its ABI; it depends on the rest of the crate only through
+    `shared`."""
+    sites = PanicSites()
+    context = kernel_context(shared, plan, sites if device_checks else None)
+    code = render_code(context)
+    files, names = {}, {}
+    for target in targets:
+        dialect = DIALECTS[target]
+        file_name = plan.name + dialect.file_suffix
+        files[file_name] = render_kernel(context, code, dialect, version)
+        names[target] = file_name
+    return files, kernel_abi(plan, names, shared.const_defs, sites.sites, context["kernel"]["launches"],
+                             shared.reserved)
+
+
+__all__ = ["emit_crate", "emit_kernel", "CrateContext", "EmittedCrate", "render_kernel"]

@@ -42,7 +42,7 @@ class Translation:
 
 
 @contextmanager
-def _collector_paused():
+def collector_paused():
     """Python's cycle collector off for the duration: a translation allocates many small objects that live
     until it returns, which the collector's passes would scan again and again without freeing any."""
     was_enabled = gc.isenabled()
@@ -84,7 +84,7 @@ def translate(path: Path, targets: tuple[str, ...] = ALL_TARGETS,
     """Everything `rs2gpu translate` does except writing files (`instances` as for `check`)."""
     from rs2gpu import __version__
 
-    with _collector_paused():
+    with collector_paused():
         result = check(path, instances)
         instantiated = dataclasses.replace(result.checked, kernels=tuple(
             plan for plan in result.checked.kernels if not is_open(plan.function)))
@@ -100,14 +100,21 @@ class Outputs:
 
 
 def write_outputs(emitted: EmittedCrate, out_dir: Path) -> Outputs:
-    """Write the generated files and manifest.json, then remove the files an earlier translation wrote
-    into `out_dir` that this one does not write, so that the folder holds this translation alone. Each
-    file is written to a temporary name and renamed into place, so an interrupted run never leaves a
-    half-written file behind."""
+    """Write the generated files and manifest.json (see `write_files`)."""
+    return write_files({**emitted.files, MANIFEST: manifest_text(emitted.abi)}, out_dir)
+
+
+def manifest_text(abi) -> str:
+    return json.dumps(abi.to_json(), indent=2, sort_keys=False) + "\n"
+
+
+def write_files(contents: dict[str, str], out_dir: Path) -> Outputs:
+    """Write `contents` (file name → text: the generated files and manifest.json), then remove the files an
+    earlier translation wrote into `out_dir` that this one does not write, so that the folder holds this
+    translation alone. Each file is written to a temporary name and renamed into place, so an interrupted
+    run never leaves a half-written file behind."""
     out_dir.mkdir(parents=True, exist_ok=True)
     earlier = earlier_outputs(out_dir)
-    contents = dict(emitted.files)
-    contents[MANIFEST] = json.dumps(emitted.abi.to_json(), indent=2, sort_keys=False) + "\n"
     written = []
     for name, text in contents.items():
         target = out_dir / name
