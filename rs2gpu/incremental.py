@@ -32,7 +32,8 @@ from pathlib import Path
 
 from rs2gpu import config, pipeline
 from rs2gpu.checker import check_kernel
-from rs2gpu.emit import CrateContext, emit_kernel, reachable_helpers
+from rs2gpu.emit import CrateContext, emit_kernel, reachable_helpers, render_prelude
+from rs2gpu.emit.dialect import DIALECTS
 from rs2gpu.frontend import lower_files
 from rs2gpu.frontend.generics import is_open
 from rs2gpu.frontend.source import locate_sources, parse_file
@@ -79,21 +80,16 @@ def translate(path: Path, targets: tuple[str, ...] = pipeline.ALL_TARGETS, cache
         cached.seconds["total"] = time.perf_counter() - start
         return cached
     with pipeline.collector_paused():
-        result = _translate(store, name, data, sources, targets)
-    store.put(crate_key, {"kernels": [(k, result.translated.kernels[k], key) for k, key in result.keys.items()],
-                          "warnings": result.translated.warnings})
-    result.translated.seconds["total"] = time.perf_counter() - start
-    return result.translated
-
-
-@dataclass
-class _Fresh:
-    translated: Translated
-    keys: dict[str, str]  # emitted kernel → its entry's key
+        result, pieces, packed = _translate(store, name, data, sources, targets)
+    store.put(crate_key, {"pieces": pieces, "files": packed, "manifest": result.files[pipeline.MANIFEST],
+                          "kernels": result.kernels, "warnings": result.warnings})
+    result.seconds["total"] = time.perf_counter() - start
+    return result
 
 
 def _translate(store: _Store, name: str, data: list[tuple[str, bytes]], sources: dict[str, str],
-               targets: tuple[str, ...]) -> _Fresh:
+               targets: tuple[str, ...]) -> tuple[Translated, list[str], dict[str, list]]:
+    """The translation, the pieces its files share and its files made of them (see `_pack`)."""
     from rs2gpu import __version__
 
     seconds: dict[str, float] = {}
@@ -108,7 +104,8 @@ def _translate(store: _Store, name: str, data: list[tuple[str, bytes]], sources:
     functions = {f.name: f for f in crate.functions}
     common = cache_key(_translator_digest(), repr(targets), _outside_functions(crate), _shared_digest(shared, crate))
     lines = {file: text.split("\n") for file, text in crate.sources.items()}
-    sink, entries, keys, fresh = DiagnosticSink(), {}, {}, []
+    pieces = [*(render_prelude(DIALECTS[t]) for t in targets), shared.structs, shared.consts]
+    sink, entries, fresh = DiagnosticSink(), {}, []
     for fn in crate.kernels:
         key = _kernel_key(common, crate, lines, fn)
         entry = store.get(key)
@@ -128,52 +125,60 @@ def _translate(store: _Store, name: str, data: list[tuple[str, bytes]], sources:
         for kernel in fresh:  # the kernels without errors are good whatever the others hold
             key, entry = entries[kernel]
             if not is_open(entry["plan"].function):
-                store.put(key, _emitted_entry(shared, entry, targets, __version__))
+                store.put(key, _emitted_entry(shared, entry, targets, __version__, pieces))
         raise CompileFailed(diagnostics, crate.sources)
     start = time.perf_counter()
-    files, kernels, manifest = {}, {}, {}
+    packed, kernels, manifest = {}, {}, {}
     for kernel, (key, entry) in entries.items():
         if "plan" in entry:
             if is_open(entry["plan"].function):  # checked once for every type its bounds admit; no code
                 continue
-            entry = _emitted_entry(shared, entry, targets, __version__)
+            entry = _emitted_entry(shared, entry, targets, __version__, pieces)
             store.put(key, entry)
-        elif "files" not in entry:
-            continue
-        files.update(entry["files"])
+        packed.update(entry["files"])
         kernels[kernel] = (entry["launches"], tuple(entry["files"]))
         manifest[kernel] = entry["manifest"]
-        keys[kernel] = key
+    files = {file: _unpack(segments, pieces) for file, segments in packed.items()}
     files[pipeline.MANIFEST] = _manifest(CrateABI(crate.name, __version__, tuple(targets), {}), manifest)
     seconds["emit"] = time.perf_counter() - start
     warnings = [d for d in diagnostics if d.severity == "warning"]
-    return _Fresh(Translated(crate.name, sources, files, kernels, warnings, fresh, seconds), keys)
+    return Translated(crate.name, sources, files, kernels, warnings, fresh, seconds), pieces, packed
 
 
-def _emitted_entry(shared: CrateContext, checked: dict, targets: tuple[str, ...], version: str) -> dict:
+def _emitted_entry(shared: CrateContext, checked: dict, targets: tuple[str, ...], version: str,
+                   pieces: list[str]) -> dict:
     files, abi = emit_kernel(shared, checked["plan"], targets, version)
-    return {"warnings": checked["warnings"], "files": files, "launches": len(abi.launches),
-            "manifest": json.dumps(to_json(abi), indent=2, sort_keys=False)}
+    return {"warnings": checked["warnings"], "files": {name: _pack(text, pieces) for name, text in files.items()},
+            "launches": len(abi.launches), "manifest": json.dumps(to_json(abi), indent=2, sort_keys=False)}
 
 
 def _from_crate_entry(store: _Store, crate_key: str, name: str, sources: dict[str, str],
                       targets: tuple[str, ...]) -> Translated | None:
-    """The translation the crate's entry and its kernels' entries hold; None if any of them is missing."""
-    from rs2gpu import __version__
-
-    crate_entry = store.get(crate_key)
-    if crate_entry is None:
+    """The translation the crate's entry holds; None if there is none."""
+    entry = store.get(crate_key)
+    if entry is None:
         return None
-    files, kernels, manifest = {}, {}, {}
-    for kernel, launches_and_files, key in crate_entry["kernels"]:
-        entry = store.get(key)
-        if entry is None or "files" not in entry:
-            return None
-        files.update(entry["files"])
-        kernels[kernel] = launches_and_files
-        manifest[kernel] = entry["manifest"]
-    files[pipeline.MANIFEST] = _manifest(CrateABI(name, __version__, tuple(targets), {}), manifest)
-    return Translated(name, sources, files, kernels, crate_entry["warnings"])
+    files = {file: _unpack(segments, entry["pieces"]) for file, segments in entry["files"].items()}
+    files[pipeline.MANIFEST] = entry["manifest"]
+    return Translated(name, sources, files, entry["kernels"], entry["warnings"])
+
+
+def _pack(text: str, pieces: list[str]) -> list:
+    """`text` as a list of its own strings and the indices in `pieces` of the texts it holds, in order:
+    every kernel's file holds its dialect's prelude and the crate's struct and const definitions, which
+    an entry then stores once (a crate's files are mostly these)."""
+    segments, at = [], 0
+    for index, piece in enumerate(pieces):
+        found = text.find(piece, at) if piece else -1
+        if found >= 0:
+            segments += [text[at:found], index]
+            at = found + len(piece)
+    segments.append(text[at:])
+    return segments
+
+
+def _unpack(segments: list, pieces: list[str]) -> str:
+    return "".join(pieces[s] if isinstance(s, int) else s for s in segments)
 
 
 def _manifest(crate_abi: CrateABI, kernels: dict[str, str]) -> str:
