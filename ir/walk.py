@@ -55,7 +55,7 @@ def _nodes_in(value: object) -> Iterator[object]:
 # The last walks' nodes, by the walked node's id (the entry keeps that node alive, so the id stays its own):
 # the checker's and the emitter's passes walk the same loop bodies again and again, and nodes never change.
 _WALKED: dict[int, tuple[object, list]] = {}
-_WALKED_KEPT = 1024
+_WALKED_KEPT = 4096
 
 
 def walk(node: object, *, into: Callable[[object], bool] | None = None) -> Iterator[object]:
@@ -64,7 +64,7 @@ def walk(node: object, *, into: Callable[[object], bool] | None = None) -> Itera
         walked = _WALKED.get(id(node))
         if walked is None:
             if len(_WALKED) >= _WALKED_KEPT:
-                del _WALKED[next(iter(_WALKED))]
+                _WALKED.clear()  # all at once: a pass's walks are of one kernel, and clearing is safe across threads
             walked = _WALKED[id(node)] = (node, preorder(node))
         yield from walked[1]
         return
