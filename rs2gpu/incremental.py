@@ -35,7 +35,7 @@ from rs2gpu.checker import check_kernel
 from rs2gpu.emit import CrateContext, emit_kernel, reachable_helpers, render_prelude
 from rs2gpu.emit.dialect import DIALECTS
 from rs2gpu.frontend import lower_files
-from rs2gpu.frontend.generics import is_open
+from rs2gpu.frontend.generics import GenericSignature, is_open, open_generics
 from rs2gpu.frontend.source import locate_sources, parse_file
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.abi import CrateABI, to_json
@@ -44,7 +44,7 @@ from rs2gpu.ir.plan import CheckedCrate
 from rs2gpu.runtime.cache import cache_key, replace_atomically
 
 CACHE_FOLDER = "translations"
-_FORMAT = b"rs2gpu-translation-1\n"
+_FORMAT = b"rs2gpu-translation-2\n"
 
 
 @dataclass
@@ -56,6 +56,7 @@ class Translated:
     files: dict[str, str]                # every generated file, manifest.json included: name → text
     kernels: dict[str, tuple[int, tuple[str, ...]]]  # kernel → (launches, its files), in the manifest's order
     warnings: list[Diagnostic]
+    open_generics: list[GenericSignature]  # the generic kernels without `types(...)`: checked, without code
     translated: list[str] = field(default_factory=list)  # the kernels checked and emitted by this call
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -82,7 +83,8 @@ def translate(path: Path, targets: tuple[str, ...] = pipeline.ALL_TARGETS, cache
     with pipeline.collector_paused():
         result, pieces, packed = _translate(store, name, data, sources, targets)
     store.put(crate_key, {"pieces": pieces, "files": packed, "manifest": result.files[pipeline.MANIFEST],
-                          "kernels": result.kernels, "warnings": result.warnings})
+                          "kernels": result.kernels, "warnings": result.warnings,
+                          "open_generics": result.open_generics})
     result.seconds["total"] = time.perf_counter() - start
     return result
 
@@ -142,7 +144,8 @@ def _translate(store: _Store, name: str, data: list[tuple[str, bytes]], sources:
     files[pipeline.MANIFEST] = _manifest(CrateABI(crate.name, __version__, tuple(targets), {}), manifest)
     seconds["emit"] = time.perf_counter() - start
     warnings = [d for d in diagnostics if d.severity == "warning"]
-    return Translated(crate.name, sources, files, kernels, warnings, fresh, seconds), pieces, packed
+    translated = Translated(crate.name, sources, files, kernels, warnings, open_generics(crate), fresh, seconds)
+    return translated, pieces, packed
 
 
 def _emitted_entry(shared: CrateContext, checked: dict, targets: tuple[str, ...], version: str,
@@ -160,7 +163,7 @@ def _from_crate_entry(store: _Store, crate_key: str, name: str, sources: dict[st
         return None
     files = {file: _unpack(segments, entry["pieces"]) for file, segments in entry["files"].items()}
     files[pipeline.MANIFEST] = entry["manifest"]
-    return Translated(name, sources, files, entry["kernels"], entry["warnings"])
+    return Translated(name, sources, files, entry["kernels"], entry["warnings"], entry["open_generics"])
 
 
 def _pack(text: str, pieces: list[str]) -> list:
