@@ -57,7 +57,7 @@ class Translated:
     kernels: dict[str, tuple[int, tuple[str, ...]]]  # kernel → (launches, its files), in the manifest's order
     warnings: list[Diagnostic]
     open_generics: list[GenericSignature]  # the generic kernels without `types(...)`: checked, without code
-    translated: list[str] = field(default_factory=list)  # the kernels checked and emitted by this call
+    translated: list[str] = field(default_factory=list)  # the kernels this call checked (and emitted, if not open)
     seconds: dict[str, float] = field(default_factory=dict)
 
 

@@ -10,6 +10,7 @@ import gc
 import json
 import os
 import re
+import stat
 import tempfile
 import time
 from contextlib import contextmanager
@@ -112,12 +113,16 @@ def write_files(contents: dict[str, str], out_dir: Path) -> Outputs:
     """Write `contents` (file name → text: the generated files and manifest.json), then remove the files an
     earlier translation wrote into `out_dir` that this one does not write, so that the folder holds this
     translation alone. Each file is written to a temporary name and renamed into place, so an interrupted
-    run never leaves a half-written file behind."""
+    run never leaves a half-written file behind; a file that already holds its text is left as it is (a
+    translation of an unchanged crate rewrites nothing)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     earlier = earlier_outputs(out_dir)
     written = []
     for name, text in contents.items():
         target = out_dir / name
+        if _holds(target, text):
+            written.append(target)
+            continue
         fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -131,6 +136,16 @@ def write_files(contents: dict[str, str], out_dir: Path) -> Outputs:
     for path in removed:
         path.unlink(missing_ok=True)
     return Outputs(written, removed)
+
+
+def _holds(path: Path, text: str) -> bool:
+    """Whether `path` is a regular file (not a link) whose bytes are `text`'s."""
+    try:
+        info = path.lstat()
+        data = text.encode("utf-8")
+        return stat.S_ISREG(info.st_mode) and info.st_size == len(data) and path.read_bytes() == data
+    except OSError:
+        return False
 
 
 def earlier_outputs(out_dir: Path) -> set[str]:
