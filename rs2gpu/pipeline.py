@@ -22,6 +22,7 @@ from rs2gpu.emit import EmittedCrate, emit_crate
 from rs2gpu.emit.dialect import DIALECTS
 from rs2gpu.frontend import lower_path
 from rs2gpu.frontend.generics import is_open
+from rs2gpu.ir.abi import CrateABI
 from rs2gpu.ir.diagnostics import CompileFailed, Diagnostic
 from rs2gpu.ir.nodes import Crate
 from rs2gpu.ir.plan import CheckedCrate
@@ -45,7 +46,7 @@ class Translation:
 @contextmanager
 def collector_paused():
     """Python's cycle collector off for the duration: a translation allocates many small objects that live
-    until it returns, which the collector's passes would scan again and again without freeing any."""
+    until it returns, which the collector's passes would scan again and again, freeing next to nothing."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -82,7 +83,8 @@ def check(path: Path, instances: dict[str, list[tuple[str, ...]]] | None = None)
 
 def translate(path: Path, targets: tuple[str, ...] = ALL_TARGETS,
               instances: dict[str, list[tuple[str, ...]]] | None = None) -> Translation:
-    """Everything `rs2gpu translate` does except writing files (`instances` as for `check`)."""
+    """Everything `rs2gpu translate` computes, without its cache (`rs2gpu.incremental`), except manifest.json
+    (`manifest_text`) and writing files (`write_files`); `instances` as for `check`."""
     from rs2gpu import __version__
 
     with collector_paused():
@@ -95,17 +97,12 @@ def translate(path: Path, targets: tuple[str, ...] = ALL_TARGETS,
 
 @dataclass(frozen=True)
 class Outputs:
-    """What `write_outputs` did to the output folder."""
+    """What `write_files` did to the output folder."""
     written: list[Path]
     removed: list[Path]  # files of an earlier translation that this one does not write
 
 
-def write_outputs(emitted: EmittedCrate, out_dir: Path) -> Outputs:
-    """Write the generated files and manifest.json (see `write_files`)."""
-    return write_files({**emitted.files, MANIFEST: manifest_text(emitted.abi)}, out_dir)
-
-
-def manifest_text(abi) -> str:
+def manifest_text(abi: CrateABI) -> str:
     return json.dumps(abi.to_json(), indent=2, sort_keys=False) + "\n"
 
 
