@@ -107,6 +107,16 @@ def test_editing_one_kernel_translates_again_only_that_kernel(crate: Path, tmp_p
     assert result.files == fresh_files(crate)
 
 
+def test_the_first_caller_of_a_helper_ceasing_to_call_it_leaves_the_other_caller_as_a_fresh_translation(
+        crate: Path, tmp_path: Path) -> None:
+    """The helper is then lowered while lowering `shift`, not `scale`: `shift`'s entry must still be right."""
+    incremental.translate(crate, cache_root=tmp_path / "cache")
+    edit(crate, "GAIN * smooth(a[i])", "GAIN * a[i]")
+    result = incremental.translate(crate, cache_root=tmp_path / "cache")
+    assert result.translated == ["scale"]
+    assert result.files == fresh_files(crate)
+
+
 def test_editing_a_const_translates_every_kernel_again(crate: Path, tmp_path: Path) -> None:
     """Every kernel's file defines the crate's consts."""
     incremental.translate(crate, cache_root=tmp_path / "cache")
