@@ -23,9 +23,10 @@ from rs2gpu.ir.walk import walk
 def check_crate(crate: ir.Crate) -> tuple[CheckedCrate, DiagnosticSink]:
     sink = DiagnosticSink()
     plans = []
+    functions = {f.name: f for f in crate.functions}
     for fn in crate.kernels:
         before = len(sink.items)
-        plan = check_kernel(fn, sink, {f.name: f for f in crate.functions})
+        plan = check_kernel(fn, sink, functions)
         if len(sink.items) == before or not any(d.severity == "error" for d in sink.items[before:]):
             plans.append(plan)
     return CheckedCrate(crate, tuple(plans)), sink

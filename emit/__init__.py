@@ -17,7 +17,7 @@ from rs2gpu.emit.kernels import (PanicSites, global_names, helper_context, launc
                                  result_words, struct_context, tuple_context)
 from rs2gpu.emit.consts import const_context
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.abi import BLOCK_SIZE, CrateABI
+from rs2gpu.ir.abi import BLOCK_SIZE, CrateABI, KernelABI
 from rs2gpu.ir.plan import CheckedCrate, HostLoop, KernelPlan
 from rs2gpu.ir.types import PRIMITIVES, PrimType, TupleType
 from rs2gpu.ir.walk import walk
@@ -108,8 +108,9 @@ class CrateContext:
         crate = checked.crate
         self.checked = checked
         self.reserved = global_names(crate)
-        self.structs = [struct_context(s.ty) for s in crate.structs]
-        self.consts = [const_context(c, crate) for c in crate.consts]
+        items = environment().get_template("crate_items.j2").module
+        self.structs = items.structs([struct_context(s.ty) for s in crate.structs])
+        self.consts = items.consts([const_context(c, crate) for c in crate.consts])
         self.const_defs = {c.name: c for c in crate.consts}
 
 
@@ -134,9 +135,9 @@ def kernel_context(shared: CrateContext, plan: KernelPlan, sites: PanicSites | N
                                                  repeated=True)
     return {
         "block_size": BLOCK_SIZE,
-        "structs": shared.structs,
+        "crate_structs": shared.structs,
         "tuples": [tuple_context(t) for t in _tuple_types([plan.function, *helpers])],
-        "consts": shared.consts,
+        "crate_consts": shared.consts,
         "helpers": list(rendered.values()),
         "kernel": {
             "name": plan.name,
@@ -169,10 +170,17 @@ def _render_helpers(helpers: list[ir.Function], sites: PanicSites | None, reserv
             return rendered
 
 
-def render_kernel(context: dict, dialect: Dialect, version: str) -> str:
-    """The C++ of one kernel for one dialect: the shared context with the dialect's prelude."""
-    return environment().get_template("kernel.j2").render(context, dialect=dialect, version=version,
-                                                          prelude=render_prelude(dialect))
+def render_code(context: dict) -> str:
+    """The C++ of one kernel after its header and the prelude: the same text for every dialect."""
+    return environment().get_template("kernel.j2").render(context)
+
+
+def render_kernel(context: dict, code: str, dialect: Dialect, version: str) -> str:
+    """The file of one kernel for one dialect: its header, the dialect's prelude, then `code` (from
+    `render_code`)."""
+    header = environment().get_template("kernel_header.j2").render(context, dialect=dialect, version=version,
+                                                                   prelude=render_prelude(dialect))
+    return header + code
 
 
 def emit_crate(checked: CheckedCrate, targets: tuple[str, ...] = ("cuda", "hip"), version: str = "0",
@@ -183,17 +191,26 @@ def emit_crate(checked: CheckedCrate, targets: tuple[str, ...] = ("cuda", "hip")
     kernels = {}
     shared = CrateContext(checked)
     for plan in checked.kernels:
-        sites = PanicSites()
-        context = kernel_context(shared, plan, sites if device_checks else None)
-        names = {}
-        for target in targets:
-            dialect = DIALECTS[target]
-            file_name = plan.name + dialect.file_suffix
-            files[file_name] = render_kernel(context, dialect, version)
-            names[target] = file_name
-        kernels[plan.name] = kernel_abi(plan, names, shared.const_defs, sites.sites, context["kernel"]["launches"],
-                                        shared.reserved)
+        kernel_files, kernels[plan.name] = emit_kernel(shared, plan, targets, version, device_checks)
+        files.update(kernel_files)
     return EmittedCrate(files, CrateABI(checked.crate.name, version, tuple(targets), kernels))
 
 
-__all__ = ["emit_crate", "EmittedCrate", "render_kernel"]
+def emit_kernel(shared: CrateContext, plan: KernelPlan, targets: tuple[str, ...], version: str,
+                device_checks: bool = True) -> tuple[dict[str, str], KernelABI]:
+    """One kernel's files (one per target) and its ABI; it depends on the rest of the crate only through
+    `shared`."""
+    sites = PanicSites()
+    context = kernel_context(shared, plan, sites if device_checks else None)
+    code = render_code(context)
+    files, names = {}, {}
+    for target in targets:
+        dialect = DIALECTS[target]
+        file_name = plan.name + dialect.file_suffix
+        files[file_name] = render_kernel(context, code, dialect, version)
+        names[target] = file_name
+    return files, kernel_abi(plan, names, shared.const_defs, sites.sites, context["kernel"]["launches"],
+                             shared.reserved)
+
+
+__all__ = ["emit_crate", "emit_kernel", "CrateContext", "EmittedCrate", "render_kernel"]

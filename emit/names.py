@@ -9,6 +9,8 @@ mangled too.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from rs2gpu.emit.dialect import CPP_KEYWORDS, GPU_BUILTINS
 from rs2gpu.ir.types import PRIMITIVES
 
@@ -17,6 +19,7 @@ PRELUDE_TYPES = frozenset(PRIMITIVES)  # the prelude declares every primitive's 
 RESERVED = CPP_KEYWORDS | GPU_BUILTINS | PRELUDE_TYPES
 
 
+@lru_cache(maxsize=1 << 14)  # a pure function of the name, asked again at every use of every binding
 def cxx_name(rust_name: str) -> str:
     base = rust_name.rstrip("_")
     if base in RESERVED or rust_name.lower().startswith("rs2gpu_") or rust_name.startswith("__"):
@@ -32,7 +35,10 @@ class LocalNames:
 
     def __init__(self, reserved=frozenset()) -> None:
         self._names: dict[object, str] = {}
-        self._used: set[str] = set(reserved)  # the C++ names of the crate's helpers, consts and structs
+        # the C++ names of the crate's helpers, consts and structs, kept apart from the names given out here
+        # so that a function's names cost in proportion to the function, not to the crate
+        self._reserved = reserved
+        self._used: set[str] = set()
         self.lengths_read: set = set()
 
     def name(self, binding) -> str:
@@ -52,7 +58,7 @@ class LocalNames:
     def _unique(self, key, base: str) -> str:
         if key not in self._names:
             candidate, n = base, 0
-            while candidate in self._used:
+            while candidate in self._used or candidate in self._reserved:
                 n += 1
                 candidate = f"{base}_{n}"
             self._used.add(candidate)
@@ -62,7 +68,7 @@ class LocalNames:
     def fresh(self, hint: str) -> str:
         """A name for a temporary the emitter needs; the `rs2gpu_` prefix keeps it apart from Rust names."""
         candidate, n = f"rs2gpu_{hint}", 0
-        while candidate in self._used:
+        while candidate in self._used or candidate in self._reserved:
             n += 1
             candidate = f"rs2gpu_{hint}{n}"
         self._used.add(candidate)

@@ -24,6 +24,12 @@ def lower_text(text: str, file_name: str = "src/lib.rs", crate_name: str = "kern
     return _lower(crate_name, [parse_text(file_name, text)])
 
 
+def lower_files(name: str, files: list, instances: dict[str, list[tuple[str, ...]]] | None = None
+                ) -> tuple[Crate, DiagnosticSink]:
+    """Lower the crate `name` of parsed `files` (`source.parse_file`), as `lower_path` does."""
+    return _lower(name, files, instances)
+
+
 def _lower(name, files, instances=None) -> tuple[Crate, DiagnosticSink]:
     syntax = DiagnosticSink()
     for f in files:
@@ -33,4 +39,4 @@ def _lower(name, files, instances=None) -> tuple[Crate, DiagnosticSink]:
     return lower_crate(name, files, instances)
 
 
-__all__ = ["lower_path", "lower_text"]
+__all__ = ["lower_path", "lower_text", "lower_files"]

@@ -48,7 +48,13 @@ def parse_text(name: str, text: str) -> SourceFile:
 
 
 def read_sources(path: Path) -> tuple[str, list[SourceFile]]:
-    """The crate name and parsed files of `path`: a .rs file, a crate's src/ folder, or a crate root.
+    """The crate name and parsed files of `path`: a .rs file, a crate's src/ folder, or a crate root."""
+    name, located = locate_sources(path)
+    return name, [parse_file(display, file.read_bytes()) for display, file in located]
+
+
+def locate_sources(path: Path) -> tuple[str, list[tuple[str, Path]]]:
+    """The crate name and the files of `path` (see `read_sources`), each with the name it is shown by.
 
     File names are shown relative to the crate root (the folder holding Cargo.toml) when there is
     one, the way cargo prints them, and otherwise relative to the given folder.
@@ -62,11 +68,10 @@ def read_sources(path: Path) -> tuple[str, list[SourceFile]]:
         search = path / "src" if (path / "Cargo.toml").exists() and (path / "src").is_dir() else path
         files = sorted(p for p in search.rglob("*.rs") if "target" not in p.relative_to(search).parts)
     name = _crate_name(root) or (path.stem if path.is_file() else path.name)
-    parsed = [_parse_file(_display_name(f, root), f.read_bytes()) for f in files]
-    return name, parsed
+    return name, [(_display_name(f, root), f) for f in files]
 
 
-def _parse_file(name: str, data: bytes) -> SourceFile:
+def parse_file(name: str, data: bytes) -> SourceFile:
     try:
         return parse_text(name, data.decode("utf-8"))
     except UnicodeDecodeError as e:

@@ -52,10 +52,21 @@ def _nodes_in(value: object) -> Iterator[object]:
             yield from _nodes_in(item)
 
 
+# The last walks' nodes, by the walked node's id (the entry keeps that node alive, so the id stays its own):
+# the checker's and the emitter's passes walk the same loop bodies again and again, and nodes never change.
+_WALKED: dict[int, tuple[object, list]] = {}
+_WALKED_KEPT = 4096
+
+
 def walk(node: object, *, into: Callable[[object], bool] | None = None) -> Iterator[object]:
     """Every node under `node` (itself included), pre-order; `into(n)` false skips n's children."""
     if into is None:
-        yield from preorder(node)
+        walked = _WALKED.get(id(node))
+        if walked is None:
+            if len(_WALKED) >= _WALKED_KEPT:
+                _WALKED.clear()  # all at once: a pass's walks are of one kernel, and clearing is safe across threads
+            walked = _WALKED[id(node)] = (node, preorder(node))
+        yield from walked[1]
         return
     stack = [node]
     while stack:
@@ -67,33 +78,28 @@ def walk(node: object, *, into: Callable[[object], bool] | None = None) -> Itera
 
 def preorder(root: object, classes: tuple[type, ...] | None = None) -> list:
     """Every node under `root` (itself included) in pre-order, the order of `ir.walk.walk(root)`;
-    only the nodes of `classes` when given."""
+    only the nodes of `classes` when given. A loop over a stack rather than nested recursive functions:
+    a function that calls itself through its closure is a reference cycle, which would keep every node
+    it saw alive until the cycle collector runs."""
     found: list = []
     child_fields = CHILD_FIELDS
     wanted = set(classes) if classes is not None else None
     append = found.append
-
-    def visit(node) -> None:
-        cls = type(node)
+    stack = [root]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        value = pop()
+        cls = type(value)
+        if cls is tuple:
+            push(reversed(value))
+            continue
+        names = child_fields.get(cls)
+        if names is None:
+            continue
         if wanted is None or cls in wanted:
-            append(node)
-        for name in child_fields[cls]:
-            value = getattr(node, name)
-            kind = type(value)
-            if kind in child_fields:
-                visit(value)
-            elif kind is tuple:
-                visit_tuple(value)
-
-    def visit_tuple(items: tuple) -> None:
-        for value in items:
-            kind = type(value)
-            if kind in child_fields:
-                visit(value)
-            elif kind is tuple:
-                visit_tuple(value)
-
-    visit(root)
+            append(value)
+        if names:
+            push([getattr(value, name) for name in reversed(names)])
     return found
 
 

@@ -13,6 +13,7 @@ not parse is left to rustc, which compiles the crate next and reports it in its 
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -20,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from rs2gpu import __version__, pipeline, support_crate_path
+from rs2gpu import __version__, incremental, pipeline, support_crate_path
+from rs2gpu.ir.abi import CrateABI
 from rs2gpu.ir.diagnostics import CompileFailed, render
 
 BUILD_SCRIPT = "build.rs"
@@ -170,16 +172,16 @@ def struct_paths(crate_dir: Path) -> dict[str, str]:
             for item in collect_items(files) if item.kind == "struct"}
 
 
-def generate(crate_dir: Path, out_dir: Path) -> pipeline.Translation:
-    """Translate the crate and write the C++, the manifest and the Rust module into `out_dir`."""
-    from rs2gpu.emit import EmittedCrate
+def generate(crate_dir: Path, out_dir: Path) -> tuple[incremental.Translated, CrateABI]:
+    """Translate the crate (through the translation cache, see `rs2gpu.incremental`) and write the C++, the
+    manifest and the Rust module into `out_dir`."""
     from rs2gpu.emit.rust_host import render_rust_module
 
-    result = pipeline.translate(crate_dir, pipeline.ALL_TARGETS)
-    emitted = result.emitted
-    rust = render_rust_module(emitted.abi, struct_paths(crate_dir), __version__)
-    pipeline.write_outputs(EmittedCrate({**emitted.files, **rust}, emitted.abi), out_dir)
-    return result
+    result = incremental.translate(crate_dir, pipeline.ALL_TARGETS)
+    abi = CrateABI.from_json(json.loads(result.files[pipeline.MANIFEST]))
+    rust = render_rust_module(abi, struct_paths(crate_dir), __version__)
+    pipeline.write_files({**result.files, **rust}, out_dir)
+    return result, abi
 
 
 def run_build_script(crate_dir: Path, out_dir: Path, stdout: TextIO = sys.stdout, stderr: TextIO = sys.stderr) -> int:
@@ -190,7 +192,7 @@ def run_build_script(crate_dir: Path, out_dir: Path, stdout: TextIO = sys.stdout
     failed again at the next build whatever it watched, and shows the whole of its stdout above its stderr,
     where dozens of `rerun-if-changed` lines would bury the diagnostics."""
     try:
-        result = generate(crate_dir, out_dir)
+        result, abi = generate(crate_dir, out_dir)
     except CompileFailed as err:
         errors = [d for d in err.diagnostics if d.severity == "error"]
         if errors and all(d.code == SYNTAX_ERROR for d in errors):
@@ -205,25 +207,23 @@ def run_build_script(crate_dir: Path, out_dir: Path, stdout: TextIO = sys.stdout
         return 1
     _watch(crate_dir, stdout)
     for d in result.warnings:
-        for line in render(d, result.crate.sources, False).splitlines():
+        for line in render(d, result.sources, False).splitlines():
             if line.strip():
                 print(f"cargo::warning={line}", file=stdout)
     from rs2gpu.emit.rust_host import unsupported
 
-    for name, entry in result.emitted.abi.kernels.items():
+    for name, entry in abi.kernels.items():
         reason = unsupported(entry)
         if reason:
             print(f"cargo::warning=kernel `{name}` uses {reason}, which the generated Rust API cannot launch yet: "
                   f"the `kernels` module has no function for it", file=stdout)
-    from rs2gpu.frontend.generics import open_generics
-
-    for generic in open_generics(result.crate):
+    for generic in result.open_generics:
         one = ", ".join(["f32"] * len(generic.type_params))
         example = "f32, f64" if len(generic.type_params) == 1 else f"({one})"
         print(f"cargo::warning=kernel `{generic.name}` is generic and lists no `types(...)`: the `kernels` module "
               f"has no function for it (only a call from Python instantiates it); name its instantiations in the "
               f"attribute to have one for each, e.g. #[kernel(types({example}))]", file=stdout)
-    if not result.checked.kernels:
+    if not result.kernels and not result.open_generics:
         print(f"cargo::warning=rs2gpu found no #[kernel] functions under {crate_dir / 'src'}", file=stdout)
     return 0
 

@@ -15,7 +15,7 @@ import time
 import traceback
 from pathlib import Path
 
-from rs2gpu import __version__, pipeline, support_crate_path
+from rs2gpu import __version__, incremental, pipeline, support_crate_path
 from rs2gpu.ir.abi import BLOCK_SIZE, EntryKind, EntryPoint, KernelABI, Launch, ParamKind, to_json
 from rs2gpu.ir.codes import CODES, explain
 from rs2gpu.ir.diagnostics import CompileFailed, render
@@ -74,23 +74,21 @@ def cmd_translate(args) -> int:
         raise UsageError(f"output path {out_dir} exists and is not a directory")
     start = time.perf_counter()
     try:
-        result = pipeline.translate(path, _targets(args.target))
+        result = incremental.translate(path, _targets(args.target), use_cache=not args.no_cache)
     except CompileFailed as err:
         _failure_summary(err, f"translate `{path}`")
         return EXIT_USER_ERROR
-    _print_diagnostics(result.warnings, result.crate.sources)
-    outputs = pipeline.write_outputs(result.emitted, out_dir)
+    _print_diagnostics(result.warnings, result.sources)
+    outputs = pipeline.write_files(result.files, out_dir)
     elapsed = time.perf_counter() - start
     if not args.quiet:
-        kernels = result.checked.kernels
-        for plan in kernels:
-            files = ", ".join(result.emitted.abi.kernels[plan.name].files.values())
-            print(f"   Translated {plan.name} ({len(plan.loops)} launch{'es' if len(plan.loops) != 1 else ''}) "
-                  f"-> {files}")
+        kernels = result.kernels
+        for name, (launches, files) in kernels.items():
+            print(f"   Translated {name} ({launches} launch{'es' if launches != 1 else ''}) -> {', '.join(files)}")
         if outputs.removed:
             print(f"      Removed {', '.join(p.name for p in outputs.removed)}: written by an earlier translation, "
                   "not by this one")
-        print(f"    Finished {len(kernels)} kernel{'s' if len(kernels) != 1 else ''} of `{result.crate.name}` "
+        print(f"    Finished {len(kernels)} kernel{'s' if len(kernels) != 1 else ''} of `{result.crate}` "
               f"in {elapsed:.2f}s: {len(outputs.written)} files in {out_dir}")
     return EXIT_OK
 
@@ -349,6 +347,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="folder for the generated files")
     p.add_argument("--target", choices=("cuda", "hip", "all"), default="all", help="which C++ to write (default: all)")
     p.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    p.add_argument("--no-cache", action="store_true",
+                   help="translate every kernel afresh, without reading or writing the translation cache (kept "
+                        "in $RS2GPU_CACHE_DIR/translations, default ~/.cache/rs2gpu/translations; "
+                        "RS2GPU_CACHE_DIR=off turns every cache off)")
     p.set_defaults(run=cmd_translate)
 
     p = sub.add_parser("check", help="report diagnostics only (exit 1 on error)",

@@ -1,8 +1,8 @@
 """Every environment setting rs2gpu reads, in one place.
 
-RS2GPU_CACHE_DIR   where compiled kernels (cubins, code objects, CPU libraries) are kept between
-                   processes; default: $XDG_CACHE_HOME/rs2gpu or ~/.cache/rs2gpu. Set it to "off" to
-                   disable the disk cache.
+RS2GPU_CACHE_DIR   where compiled kernels (cubins, code objects, CPU libraries) and translations
+                   (`rs2gpu translate`'s, in translations/) are kept between processes; default:
+                   $XDG_CACHE_HOME/rs2gpu or ~/.cache/rs2gpu. Set it to "off" to disable the disk cache.
 RS2GPU_BACKEND     the backend `rs2gpu.load(..., backend="auto")` picks: cuda, hip or cpu.
 """
 from __future__ import annotations

@@ -7,11 +7,14 @@ diagnostic found, in source order, and the source texts needed to render them.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import os
 import re
+import stat
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +23,7 @@ from rs2gpu.emit import EmittedCrate, emit_crate
 from rs2gpu.emit.dialect import DIALECTS
 from rs2gpu.frontend import lower_path
 from rs2gpu.frontend.generics import is_open
+from rs2gpu.ir.abi import CrateABI
 from rs2gpu.ir.diagnostics import CompileFailed, Diagnostic
 from rs2gpu.ir.nodes import Crate
 from rs2gpu.ir.plan import CheckedCrate
@@ -38,6 +42,19 @@ class Translation:
     emitted: EmittedCrate | None
     warnings: list[Diagnostic] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
+
+
+@contextmanager
+def collector_paused():
+    """Python's cycle collector off for the duration: a translation allocates many small objects that live
+    until it returns, which the collector's passes would scan again and again, freeing next to nothing."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _timed(seconds: dict, step: str, fn, *args):
@@ -73,35 +90,43 @@ def _in_source_order(diagnostics, sources: dict[str, str]) -> list[Diagnostic]:
 
 def translate(path: Path, targets: tuple[str, ...] = ALL_TARGETS,
               instances: dict[str, list[tuple[str, ...]]] | None = None) -> Translation:
-    """Everything `rs2gpu translate` does except writing files (`instances` as for `check`)."""
+    """Everything `rs2gpu translate` computes, without its cache (`rs2gpu.incremental`), except manifest.json
+    (`manifest_text`) and writing files (`write_files`); `instances` as for `check`."""
     from rs2gpu import __version__
 
-    result = check(path, instances)
-    instantiated = dataclasses.replace(result.checked, kernels=tuple(
-        plan for plan in result.checked.kernels if not is_open(plan.function)))
-    result.emitted = _timed(result.seconds, "emit", emit_crate, instantiated, targets, __version__)
+    with collector_paused():
+        result = check(path, instances)
+        instantiated = dataclasses.replace(result.checked, kernels=tuple(
+            plan for plan in result.checked.kernels if not is_open(plan.function)))
+        result.emitted = _timed(result.seconds, "emit", emit_crate, instantiated, targets, __version__)
     return result
 
 
 @dataclass(frozen=True)
 class Outputs:
-    """What `write_outputs` did to the output folder."""
+    """What `write_files` did to the output folder."""
     written: list[Path]
     removed: list[Path]  # files of an earlier translation that this one does not write
 
 
-def write_outputs(emitted: EmittedCrate, out_dir: Path) -> Outputs:
-    """Write the generated files and manifest.json, then remove the files an earlier translation wrote
-    into `out_dir` that this one does not write, so that the folder holds this translation alone. Each
-    file is written to a temporary name and renamed into place, so an interrupted run never leaves a
-    half-written file behind."""
+def manifest_text(abi: CrateABI) -> str:
+    return json.dumps(abi.to_json(), indent=2, sort_keys=False) + "\n"
+
+
+def write_files(contents: dict[str, str], out_dir: Path) -> Outputs:
+    """Write `contents` (file name → text: the generated files and manifest.json), then remove the files an
+    earlier translation wrote into `out_dir` that this one does not write, so that the folder holds this
+    translation alone. Each file is written to a temporary name and renamed into place, so an interrupted
+    run never leaves a half-written file behind; a file that already holds its text is left as it is (a
+    translation of an unchanged crate rewrites nothing)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     earlier = earlier_outputs(out_dir)
-    contents = dict(emitted.files)
-    contents[MANIFEST] = json.dumps(emitted.abi.to_json(), indent=2, sort_keys=False) + "\n"
     written = []
     for name, text in contents.items():
         target = out_dir / name
+        if _holds(target, text):
+            written.append(target)
+            continue
         fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -115,6 +140,16 @@ def write_outputs(emitted: EmittedCrate, out_dir: Path) -> Outputs:
     for path in removed:
         path.unlink(missing_ok=True)
     return Outputs(written, removed)
+
+
+def _holds(path: Path, text: str) -> bool:
+    """Whether `path` is a regular file (not a link) whose bytes are `text`'s."""
+    try:
+        info = path.lstat()
+        data = text.encode("utf-8")
+        return stat.S_ISREG(info.st_mode) and info.st_size == len(data) and path.read_bytes() == data
+    except OSError:
+        return False
 
 
 def earlier_outputs(out_dir: Path) -> set[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rs2gpu import cargo as hook
-from rs2gpu import __version__, pipeline, support_crate_path
+from rs2gpu import __version__, incremental, pipeline, support_crate_path
 from rs2gpu.cli import main as rs2gpu_main
 from rs2gpu.emit.rust_host import HostExpr, Scope, literal, render_rust_module
 from rs2gpu.ir.diagnostics import Diagnostic
@@ -127,9 +127,20 @@ def test_build_script_writes_the_module_and_watches_the_sources(tmp_path) -> Non
             "        ] }") in module
 
 
+def test_build_script_of_an_unchanged_crate_writes_the_same_files_from_the_translation_cache(tmp_path,
+                                                                                           monkeypatch) -> None:
+    monkeypatch.setenv("RS2GPU_CACHE_DIR", str(tmp_path / "cache"))
+    root = crate(tmp_path / "crate")
+    for out in ("out-1", "out-2"):
+        assert hook.run_build_script(root, tmp_path / out, io.StringIO(), io.StringIO()) == 0
+    assert any((tmp_path / "cache" / incremental.CACHE_FOLDER).rglob("*"))
+    first, second = ({p.name: p.read_bytes() for p in (tmp_path / out).iterdir()} for out in ("out-1", "out-2"))
+    assert "rs2gpu_kernels.rs" in first and first == second
+
+
 def test_build_script_turns_warnings_into_cargo_warnings(tmp_path, monkeypatch) -> None:
     root = crate(tmp_path / "crate")
-    translate = pipeline.translate
+    translate = incremental.translate
 
     def with_a_warning(path, targets):
         result = translate(path, targets)
@@ -137,7 +148,7 @@ def test_build_script_turns_warnings_into_cargo_warnings(tmp_path, monkeypatch) 
         result.warnings.append(Diagnostic("warning", "RG9999", "a made-up warning", span, "here"))
         return result
 
-    monkeypatch.setattr(pipeline, "translate", with_a_warning)
+    monkeypatch.setattr(incremental, "translate", with_a_warning)
     stdout = io.StringIO()
     assert hook.run_build_script(root, tmp_path / "out", stdout, io.StringIO()) == 0
     warnings = [line for line in stdout.getvalue().splitlines() if line.startswith("cargo::warning=")]

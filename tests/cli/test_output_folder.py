@@ -84,3 +84,17 @@ def test_a_failed_translation_leaves_the_folder_as_it_was(tmp_path: Path) -> Non
     (crate / "src" / "lib.rs").write_text(KEPT.replace("a[i] = 2.0 * a[i]", "a[0] = a[i]"))  # a race
     assert rs2gpu("translate", crate, "-o", out).returncode == 1
     assert {p.name: p.read_text() for p in out.iterdir()} == before
+
+
+def test_a_file_that_already_holds_its_text_is_left_as_it_is_and_a_changed_one_is_rewritten(tmp_path: Path) -> None:
+    crate = write_crate(tmp_path / "crate", KEPT + DROPPED)
+    out = tmp_path / "out"
+    assert rs2gpu("translate", crate, "-o", out).returncode == 0
+    before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    (crate / "src" / "lib.rs").write_text(KEPT + DROPPED.replace("1.0", "3.0"))
+    assert rs2gpu("translate", crate, "-o", out).returncode == 0
+    after = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    assert after.keys() == before.keys()
+    # the literal is in the kernel's C++ only: its arguments, launches and places, which manifest.json
+    # describes, are the same
+    assert {name for name in after if after[name] != before[name]} == DROPPED_FILES
