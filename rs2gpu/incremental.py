@@ -95,9 +95,9 @@ def _translate(store: _Store, name: str, data: list[tuple[str, bytes]], sources:
     start = time.perf_counter()
     crate, lowered = lower_files(name, [parse_file(display, raw) for display, raw in data])
     seconds["frontend"] = time.perf_counter() - start
+    # The crate holds the kernels that lowered cleanly: they are checked even where others did not lower,
+    # so that one kernel's error hides no other kernel's (as `pipeline.check` does).
     diagnostics = list(dict.fromkeys(lowered.items))
-    if lowered.has_errors:
-        raise CompileFailed(diagnostics, crate.sources)
     start = time.perf_counter()
     shared = CrateContext(CheckedCrate(crate, ()))
     functions = {f.name: f for f in crate.functions}
@@ -120,12 +120,14 @@ def _translate(store: _Store, name: str, data: list[tuple[str, bytes]], sources:
         entries[fn.name] = (key, entry)
     seconds["checker"] = time.perf_counter() - start
     diagnostics += [d for d in dict.fromkeys(sink.items) if d not in diagnostics]
-    if sink.has_errors:
-        for kernel in fresh:  # the kernels without errors are good whatever the others hold
+    if lowered.has_errors or sink.has_errors:
+        # The kernels without errors are good whatever the others hold, where the crate's shared items all
+        # lowered (their text is part of every kernel's key and code).
+        for kernel in fresh if not lowered.has_errors else ():
             key, entry = entries[kernel]
             if not is_open(entry["plan"].function):
                 store.put(key, _emitted_entry(shared, entry, targets, __version__, pieces))
-        raise CompileFailed(diagnostics, crate.sources)
+        raise CompileFailed(pipeline.in_source_order(diagnostics, crate.sources), crate.sources)
     start = time.perf_counter()
     packed, kernels, manifest = {}, {}, {}
     for kernel, (key, entry) in entries.items():

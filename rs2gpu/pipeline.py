@@ -75,13 +75,13 @@ def check(path: Path, instances: dict[str, list[tuple[str, ...]]] | None = None)
     checked, checks = _timed(seconds, "checker", check_crate, crate)
     # Each instantiation of a generic kernel is lowered and checked on its own: one problem of its
     # source is reported once.
-    diagnostics = _in_source_order(dict.fromkeys(lowered.items + checks.items), crate.sources)
+    diagnostics = in_source_order(dict.fromkeys(lowered.items + checks.items), crate.sources)
     if lowered.has_errors or checks.has_errors:
         raise CompileFailed(diagnostics, crate.sources)
     return Translation(crate, checked, None, [d for d in diagnostics if d.severity == "warning"], seconds)
 
 
-def _in_source_order(diagnostics, sources: dict[str, str]) -> list[Diagnostic]:
+def in_source_order(diagnostics, sources: dict[str, str]) -> list[Diagnostic]:
     """The diagnostics in the order of the places they point at, file by file as the crate lists its
     files, as rustc reports them: those of one item together, whichever stage found them."""
     files = {name: index for index, name in enumerate(sources)}
