@@ -101,7 +101,10 @@ class FunctionLowerer(LoopLowering):
             self.error(node, "a function without a body", code="RG0002")
         body = self.block(body_node)
         tail_node = next((c for c in reversed(body_node.named_children) if c.type not in _IGNORED), body_node)
-        self.unify(self.ret, body.ty, tail_node if body.tail is not None else body_node)
+        if body.tail is not None:
+            self.coerce(self.ret, body.tail, tail_node)
+        else:
+            self.unify(self.ret, body.ty, body_node)
         options = self.crate.kernel_options(self.item) if self.as_kernel else {"fast_math": False}
         fn = ir.Function(self.ir_name, self.item.name, self.type_args, params, self.ret, body,
                          self.as_kernel, options["fast_math"], self.span(node), self.item.module)
@@ -189,6 +192,18 @@ class FunctionLowerer(LoopLowering):
             self.error(node, "mismatched types", f"expected `{infer.display(expected)}`, found "
                        f"`{infer.display(found)}`", code="RG0005")
 
+    def coerce(self, expected, value, node: Node):
+        """`value` at a site whose type rustc knows (an argument, a typed `let`, a returned value), with
+        the coercion rustc applies there: `&mut T` where `&T` is expected is a reborrow, the same pointer
+        read-only (the IR keeps the value; a C++ `T*` converts to `const T*` the same way). `&T` where
+        `&mut T` is expected is still a mismatch, as in rustc."""
+        want, have = find(expected), find(value.ty)
+        if isinstance(want, RefType) and isinstance(have, RefType) and have.mutable and not want.mutable:
+            self.unify(want, RefType(have.target, False), node)
+        else:
+            self.unify(expected, value.ty, node)
+        return value
+
     def join(self, a, b, node: Node):
         """The type of an `if`/`match` whose branches have types a and b."""
         if isinstance(find(a), NeverType):
@@ -263,8 +278,11 @@ class FunctionLowerer(LoopLowering):
         value_node = node.child_by_field_name("value")
         init = None
         if value_node is not None:
-            init = self.expr(value_node)
-            self.unify(ty, init.ty, value_node)
+            init = self.coerce(ty, self.expr(value_node), value_node)
+            held = find(ty)
+            if isinstance(held, RefType) and isinstance(find(held.target), SliceType):
+                self.unsupported(pattern, "a local variable holding a slice",
+                                 f"use `{text_of(value_node)}` itself where `{text_of(pattern)}` is used")
         binding = ir.Binding(text_of(pattern), ty, mutable, "local", self.span(pattern))
         self.scopes[-1][binding.name] = binding
         if init is None and not mutable:
@@ -574,8 +592,7 @@ class FunctionLowerer(LoopLowering):
         for param, arg_node in zip(params, arg_nodes):
             arg = self.expr(arg_node)
             expected = self.crate.lower_type(param.child_by_field_name("type"), item.file, generic_vars)
-            self.unify(expected, arg.ty, arg_node)
-            args.append(arg)
+            args.append(self.coerce(expected, arg, arg_node))
         ret_node = item.node.child_by_field_name("return_type")
         ret = self.crate.lower_type(ret_node, item.file, generic_vars) if ret_node else UNIT
         if names:
@@ -705,7 +722,10 @@ class FunctionLowerer(LoopLowering):
 
     def _expr_return_expression(self, node):
         value = self.expr(node.named_children[0]) if node.named_children else None
-        self.unify(self.ret, value.ty if value is not None else UNIT, node)
+        if value is not None:
+            self.coerce(self.ret, value, node)
+        else:
+            self.unify(self.ret, UNIT, node)
         return ir.Return(value, NEVER, self.span(node))
 
     # ------------------------------------------------------------ aggregates
