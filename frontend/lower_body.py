@@ -14,14 +14,15 @@ from tree_sitter import Node
 from rs2gpu.frontend import infer
 from rs2gpu.ir import walk as irwalk
 from rs2gpu.frontend.constants import associated_constant, literal_text
+from rs2gpu.frontend.checked import CHECKED_FORMS, OPTION_USES, CheckedLowering, checked_call
 from rs2gpu.frontend.consteval import NotConstant, evaluate, int_range, round_float
 from rs2gpu.frontend.infer import InferVar, TypeMismatch, find, may_be_int
 from rs2gpu.frontend.items import RawItem, is_kernel
 from rs2gpu.frontend.literals import parse_number
-from rs2gpu.frontend.loops import ElementName, LoopContext, LoopLowering
+from rs2gpu.frontend.loops import SUPPORTED_CHAINS, ElementName, LoopContext, LoopLowering
 from rs2gpu.frontend.source import SourceFile, text_of
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.intrinsics import FREE_FUNCTIONS, lookup
+from rs2gpu.ir.intrinsics import FREE_FUNCTIONS, lookup, method_names
 from rs2gpu.ir.types import (BOOL, I32, NEVER, PRIM_NAMES, U32, UNIT, USIZE, ArrayType, NeverType, PrimType,
                              RefType, SliceType, StructType, TupleType, Type)
 
@@ -35,6 +36,8 @@ LOGICAL = {"&&", "||"}
 _IGNORED = {"line_comment", "block_comment", "empty_statement", "attribute_item", "inner_attribute_item"}
 _PATH_PREFIXES = ("std", "core", "crate", "self", "super")
 _ASSIGNMENTS = ("assignment_expression", "compound_assignment_expr")
+# Methods of slices and arrays that make iterators: a kernel iterates only in `for` loops.
+ITERATOR_METHODS = ("iter", "iter_mut", "into_iter", "chunks", "chunks_exact", "windows")
 
 _CONSTRUCT_NAMES = {
     "closure_expression": "a closure",
@@ -57,7 +60,7 @@ _CONSTRUCT_NAMES = {
 }
 
 
-class FunctionLowerer(LoopLowering):
+class FunctionLowerer(LoopLowering, CheckedLowering):
     def __init__(self, crate, item: RawItem | None, type_args: tuple, ir_name: str, as_kernel: bool,
                  file: SourceFile | None = None) -> None:
         self.crate = crate
@@ -511,8 +514,15 @@ class FunctionLowerer(LoopLowering):
         arg_nodes = [a for a in node.child_by_field_name("arguments").named_children
                      if a.type not in ("line_comment", "block_comment")]
         if function.type == "field_expression":
-            receiver = self.expr(function.child_by_field_name("value"))
             name = text_of(function.child_by_field_name("field"))
+            checked = checked_call(function.child_by_field_name("value"))
+            if checked is not None and name in OPTION_USES:
+                return self._option_use(node, name, checked, arg_nodes)
+            if checked_call(node) is not None:
+                self.unsupported(function.child_by_field_name("field"), f"`{name}` used as an `Option` here",
+                                 f"kernels hold an `Option` only as {CHECKED_FORMS}; `.unwrap()` is not "
+                                 "supported: write `.unwrap_or(v)`, or `wrapping_*` where the result may wrap")
+            receiver = self.expr(function.child_by_field_name("value"))
             return self._method_call(node, name, receiver, arg_nodes, function.child_by_field_name("value"))
         if function.type == "scoped_identifier":
             parts = [p for p in text_of(function).replace(" ", "").split("::") if p]
@@ -554,13 +564,12 @@ class FunctionLowerer(LoopLowering):
                        f"can't call method `{name}` on ambiguous numeric type `{ty}`", code="RG0006",
                        help=f"give the value a concrete type, like `{'f64' if ty.kind == 'float' else 'i32'}`, "
                             "with a suffix or a type annotation")
-        sig = lookup(_receiver_kinds(ty), name)
+        kinds = _receiver_kinds(ty)
+        sig = lookup(kinds, name)
         if sig is None:
             self.error(name_node,
                        f"no method named `{name}` found for `{infer.display(ty)}` in kernels",
-                       "method not found", code="RG0007",
-                       help="kernels may call the math methods of f32/f64, the integer methods `min`, `max`, "
-                            "`abs`, `pow`, `wrapping_*`, `rem_euclid`, and `len()` of slices and arrays")
+                       "method not found", code="RG0007", help=_methods_help(ty, kinds, name))
         if len(arg_nodes) != len(sig.operands):
             self.error(node, f"`{name}` takes {len(sig.operands)} argument(s) but {len(arg_nodes)} were supplied",
                        code="RG0011")
@@ -619,9 +628,14 @@ class FunctionLowerer(LoopLowering):
         return ir.BlockExpr(block, self.span(node))
 
     def _expr_if_expression(self, node):
+        if node.child_by_field_name("condition").type == "let_condition":
+            return self._if_let_checked(node)
         cond = self.expr(node.child_by_field_name("condition"))
         self.unify(BOOL, cond.ty, node.child_by_field_name("condition"))
-        then = self.block(node.child_by_field_name("consequence"))
+        return self._if_branches(node, cond, self.block(node.child_by_field_name("consequence")))
+
+    def _if_branches(self, node, cond, then: ir.Block):
+        """The `if` of `node` with its condition and first branch lowered: the `else` branch, and the type."""
         alt = node.child_by_field_name("alternative")
         if alt is None:
             self.unify(UNIT, then.ty, node.child_by_field_name("consequence"))
@@ -867,6 +881,20 @@ def _followed_by_semicolon(node: Node) -> bool:
     while sibling is not None and sibling.type in ("line_comment", "block_comment"):
         sibling = sibling.next_named_sibling
     return sibling is not None and sibling.type == "empty_statement"
+
+
+def _methods_help(ty, kinds: tuple[str, ...], name: str) -> str:
+    """What the RG0007 help says: the methods the receiver has in kernels (all of them, from the table of
+    ir/intrinsics.py), or, for a receiver without methods, which receivers have some."""
+    if kinds == ("seq",) and name in ITERATOR_METHODS:
+        return (f"in kernels an iterator is only the sequence of a `for` loop: {SUPPORTED_CHAINS}; adapters such as "
+                "`.map()` and `.sum()` become the loop's body (`let mut s = 0.0; for x in a.iter() { s += x; }`)")
+    if not kinds:
+        return "kernels call methods on numbers (the math methods of f32/f64, the integer methods) and " \
+               "`len()` on slices and arrays"
+    listed = ", ".join(f"`{m}`" for m in method_names(kinds))
+    extra = f"; and {CHECKED_FORMS}" if "int" in kinds else ""
+    return f"the methods of `{infer.display(ty)}` in kernels are {listed}{extra}"
 
 
 def _receiver_kinds(ty) -> tuple[str, ...]:

@@ -33,3 +33,45 @@ def test_a_mut_slice_passed_to_a_helper_taking_a_shared_slice_is_reborrowed(kern
     cpu.heat_steps(want_a, want_b, 3)
     kernels.heat_steps(a, b, 3)
     assert a.tobytes() == want_a.tobytes() and b.tobytes() == want_b.tobytes()
+
+
+INT_TYPES = ["u8", "i8", "i16", "u32", "i32", "u64", "i64"]
+
+
+def edge_values(dtype: np.dtype, n: int, seed: int) -> np.ndarray:
+    """Random values of `dtype` with its extremes, zero, one and minus one among them."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(seed)
+    values = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+    edges = np.array([info.min, info.max, 0, 1, info.max // 2, info.min // 2] + ([-1] if info.min < 0 else []),
+                     dtype=dtype)
+    values[rng.integers(0, n, 3 * n // 4)] = rng.choice(edges, 3 * n // 4)
+    return values
+
+
+@pytest.mark.parametrize("ty", INT_TYPES)
+def test_saturating_rotating_and_checked_methods_compute_what_rustc_does(kernels, cpu, ty):
+    dtype = np.dtype(ty.replace("u", "uint") if ty.startswith("u") else ty.replace("i", "int"))
+    a, b = edge_values(dtype, 600, 1), edge_values(dtype, 600, 2)
+    want, got = np.zeros(11 * 600, dtype), np.zeros(11 * 600, dtype)
+    getattr(cpu, f"int_methods_{ty}")(want, a, b)
+    getattr(kernels, f"int_methods_{ty}")(got, a, b)
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("step", [1, 2, 5])
+def test_stepped_and_reversed_parallel_loops_run_as_rustc_runs_them(kernels, cpu, step):
+    a, b = random(1000, 3), random(997, 4)
+    want = a.copy()
+    cpu.stepped_and_reversed(want, b, step)
+    kernels.stepped_and_reversed(a, b, step)
+    assert a.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("step", [1, 3, 64])
+def test_stepped_and_reversed_inner_loops_visit_what_rustc_visits_in_its_order(kernels, cpu, step):
+    b = np.random.default_rng(5).integers(-1000, 1000, 200, dtype=np.int64)
+    want, got = np.zeros(200, np.int64), np.zeros(200, np.int64)
+    cpu.prefix_walks(want, b, step)
+    kernels.prefix_walks(got, b, step)
+    assert got.tobytes() == want.tobytes()
