@@ -386,6 +386,11 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
         const = self.crate.const(name)
         if const is not None:
             return ir.ConstRef(name, const.ty, self.span(node))
+        path = self.crate.uses.path(name, self.file, node)
+        for imported in [path] if path is not None else [(*g, name) for g in self.crate.uses.globs(self.file, node)]:
+            value = self._path_value(list(imported), node)
+            if value is not None:
+                return value
         item = self.crate.items.get(name)
         if item is not None and item.kind == "fn":
             self.unsupported(node, "a function used as a value", "call it instead")
@@ -393,6 +398,14 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
 
     def _expr_scoped_identifier(self, node):
         parts = [p for p in text_of(node).replace(" ", "").split("::") if p]
+        imported = self.crate.uses.path(parts[0], self.file, node) if parts[0] not in _PATH_PREFIXES else None
+        value = self._path_value([*imported, *parts[1:]] if imported is not None else parts, node)
+        if value is None:
+            self.error(node, f"cannot find `{text_of(node)}`", "not a known constant", code="RG0004")
+        return value
+
+    def _path_value(self, parts: list[str], node):
+        """The constant a path names (`std::f64::consts::PI`, `i32::MAX`, `crate::m::LIMIT`), or None."""
         while parts and parts[0] in _PATH_PREFIXES:
             parts = parts[1:]
         if parts and parts[0] in PRIM_NAMES and parts[0] != "bool" and len(parts) > 1:
@@ -404,7 +417,7 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
             const = self.crate.const(parts[-1])
             if const is not None:
                 return ir.ConstRef(parts[-1], const.ty, self.span(node))
-        self.error(node, f"cannot find `{text_of(node)}`", "not a known constant", code="RG0004")
+        return None
 
     def _expr_unary_expression(self, node):
         op = node.children[0].type
@@ -584,6 +597,11 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
 
     def _helper_call(self, node, name: str, name_node, arg_nodes):
         item = self.crate.items.get(name)
+        path = self.crate.uses.path(name, self.file, name_node) if item is None or item.kind != "fn" else None
+        if path is not None:  # a name a `use` gives: `use crate::m::f as g;`, `use std::cmp::max;`
+            if path[-2:-1] == ("cmp",) and path[-1] in FREE_FUNCTIONS:
+                return self._free_min_max(node, path[-1], arg_nodes)
+            item = self.crate.items.get(path[-1])
         if item is None or item.kind != "fn":
             self.error(name_node, f"cannot find function `{name}` in this crate", "not found", code="RG0004")
         if is_kernel(item):

@@ -16,6 +16,7 @@ from rs2gpu.frontend.items import (RawItem, attribute_options, collect_items, ge
                                    kernel_attribute, token_list)
 from rs2gpu.frontend.lower_body import FunctionLowerer
 from rs2gpu.frontend.source import SourceFile, text_of
+from rs2gpu.frontend.uses import Uses
 from rs2gpu.ir import nodes
 from rs2gpu.ir.diagnostics import DiagnosticSink, Note
 from rs2gpu.ir.nodes import Span
@@ -47,6 +48,7 @@ class CrateLowerer:
         self._duplicates: list[tuple[RawItem, RawItem]] = []
         self._used: set[tuple[str, str]] = set()  # (kind, name) of every item kernels reach
         self._kernel_options: dict[str, dict] = {}
+        self.uses = Uses(files)
         self._index_items(collect_items(files))
 
     # ------------------------------------------------------------ items
@@ -263,6 +265,9 @@ class CrateLowerer:
                          "kernels use primitive types, slices, fixed-size arrays, tuples and #[repr(C)] structs")
 
     def struct_type(self, name: str, file: SourceFile, use: Node) -> StructType:
+        if name not in self.structs and (name not in self.items or self.items[name].kind != "struct"):
+            imported = self.uses.path(name, file, use)  # `use crate::m::Particle as P;`
+            name = imported[-1] if imported is not None else name
         if name in self.structs:
             return self.structs[name]
         item = self.items.get(name)

@@ -4,7 +4,7 @@ Each verdict is rustc's, checked on the same snippet (the values computed are ch
 tests/gpu/test_ordinary_rust.py)."""
 from __future__ import annotations
 
-import pytest
+import struct
 
 from rs2gpu.frontend import lower_text
 
@@ -164,3 +164,84 @@ pub fn k(a: &mut [u16]) {
     listed = set(diag.help.split(" are ")[1].split("; and ")[0].replace("`", "").split(", "))
     assert listed == {name for kind, name in INTRINSICS if kind == "int"}
     assert "saturating_add" in listed and "rotate_left" in listed and "checked_add" not in listed
+
+
+# ---------------------------------------------------------------- use declarations
+
+USES = """
+use std::f64::consts::PI;
+use std::f64::consts;
+use std::f64::consts::E as EULER;
+use std::cmp::max as larger;
+
+mod shapes {
+    use super::*;
+    use std::f32::consts::*;
+
+    pub const K: f64 = 2.0;
+
+    #[repr(C)]
+    pub struct Point {
+        pub x: f64,
+        pub y: f64,
+    }
+
+    pub fn f(x: f64) -> f64 {
+        x * SCALE + TAU as f64 + PI
+    }
+
+    pub fn g(p: &Point) -> f64 {
+        p.x * p.y
+    }
+}
+
+const SCALE: f64 = 3.0;
+
+use crate::shapes::f;
+use shapes::{g as area, Point as P, K};
+
+#[kernel]
+pub fn k(a: &mut [f64], p: &P, n: &[usize]) {
+    for i in 0..a.len().min(n.len()) {
+        a[i] = PI + consts::PI + EULER + f(K) + area(p) + larger(n[i], 3) as f64;
+    }
+}
+"""
+
+
+def test_use_of_std_constants_and_of_crate_items_resolves_as_in_rustc(rustc):
+    assert_both_accept(rustc, USES)
+
+
+def test_a_use_applies_only_to_the_module_it_is_written_in(rustc):
+    source = """
+mod inner {
+    use std::f64::consts::PI;
+
+    pub fn tau() -> f64 {
+        2.0 * PI
+    }
+}
+
+#[kernel]
+pub fn k(a: &mut [f64]) {
+    for i in 0..a.len() {
+        a[i] = inner::tau() + PI;
+    }
+}
+"""
+    rustc.assert_rejects(source, "E0425")
+    assert errors(source) == ["13:31 RG0004 cannot find value `PI` in this scope"]
+
+
+def test_every_float_constant_has_rustcs_value(rustc):
+    from rs2gpu.frontend.constants import _MATH, associated_constant
+
+    program = "fn main() {\n" + "".join(
+        f'    println!("{n} {{:?}} {{:?}}", std::f64::consts::{n}.to_bits(), std::f32::consts::{n}.to_bits());\n'
+        for n in _MATH) + "}\n"
+    for line in rustc.run(program).splitlines():
+        name, bits64, bits32 = line.split()
+        mine64, mine32 = associated_constant("f64", ["consts", name]), associated_constant("f32", ["consts", name])
+        assert (struct.pack("<d", mine64), struct.pack("<f", mine32)) == \
+            (int(bits64).to_bytes(8, "little"), int(bits32).to_bytes(4, "little")), name

@@ -75,3 +75,12 @@ def test_stepped_and_reversed_inner_loops_visit_what_rustc_visits_in_its_order(k
     cpu.prefix_walks(want, b, step)
     kernels.prefix_walks(got, b, step)
     assert got.tobytes() == want.tobytes()
+
+
+def test_names_brought_in_by_use_resolve_as_rustc_resolves_them(kernels, cpu):
+    r = random(500, 6)
+    disc = np.array((1.5, 0.25), dtype=np.dtype([("scale", "f8"), ("offset", "f8")], align=True))
+    want, got = np.zeros(500), np.zeros(500)
+    cpu.ring_areas(want, r, disc)
+    kernels.ring_areas(got, r, disc)
+    assert got.tobytes() == want.tobytes()

@@ -3,6 +3,11 @@
 //! ranges. rustc's build of this file (the cpu backend) gives the values every device must compute.
 
 use rs2gpu::kernel;
+use std::f64::consts;
+use std::f64::consts::PI;
+use std::f64::consts::FRAC_1_SQRT_2 as HALF_ROOT;
+
+use self::geometry::{ring_area as annulus, square};
 
 /// Reads its slice only: callers may pass a `&mut [f64]`, which rustc reborrows as `&[f64]`.
 fn heat_point(s: &[f64], i: usize) -> f64 {
@@ -183,5 +188,34 @@ pub fn prefix_walks(out: &mut [i64], b: &[i64], step: usize) {
             t = t.wrapping_mul(11).wrapping_add(b[j]);
         }
         out[i] = t;
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Disc {
+    pub scale: f64,
+    pub offset: f64,
+}
+
+mod geometry {
+    use super::*;
+
+    pub fn square(x: f64) -> f64 {
+        x * x
+    }
+
+    pub fn ring_area(outer: f64, inner: f64) -> f64 {
+        PI * (square(outer) - square(inner))
+    }
+}
+
+/// Names brought in by `use`: std constants (by name, by their module, renamed), and helper fns of
+/// another module (one renamed), which sees the crate root's `use`s through `use super::*`.
+#[kernel]
+pub fn ring_areas(out: &mut [f64], r: &[f64], disc: &Disc) {
+    for (o, x) in out.iter_mut().zip(r) {
+        let outer = disc.scale * x + disc.offset;
+        *o = annulus(outer, outer * HALF_ROOT) + consts::TAU * square(*x);
     }
 }
