@@ -36,6 +36,10 @@ LOGICAL = {"&&", "||"}
 _IGNORED = {"line_comment", "block_comment", "empty_statement", "attribute_item", "inner_attribute_item"}
 _PATH_PREFIXES = ("std", "core", "crate", "self", "super")
 _ASSIGNMENTS = ("assignment_expression", "compound_assignment_expr")
+# Types that own heap memory; what kernels write instead.
+HEAP_TYPES = ("Vec", "Box", "String", "VecDeque", "HashMap", "HashSet", "BTreeMap", "BTreeSet", "Rc", "Arc")
+HEAP_HELP = ("kernels cannot allocate memory: take the buffer as a `&mut [T]` parameter (one more argument of the "
+             "call), or use a fixed-size array such as `let mut buf = [0.0; 8];` for a small buffer of each iteration")
 # Methods of slices and arrays that make iterators: a kernel iterates only in `for` loops.
 ITERATOR_METHODS = ("iter", "iter_mut", "into_iter", "chunks", "chunks_exact", "windows")
 
@@ -95,8 +99,10 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
                        if p.type not in ("line_comment", "block_comment", "attribute_item"))
         ret_node = node.child_by_field_name("return_type")
         self.ret = self.type(ret_node) if ret_node is not None else UNIT
-        if self.as_kernel:
-            self._check_kernel_signature(params, ret_node)
+        if self.as_kernel and not self._check_kernel_signature(params, ret_node):
+            # The body is not lowered: what it does with a parameter that cannot cross (`*n += 1` with
+            # `n: &mut u64`) is valid Rust, and would only repeat the one problem in other words.
+            self.crate.stop()
         for p in params:
             self.scopes[0][p.name] = p
         body_node = node.child_by_field_name("body")
@@ -152,7 +158,9 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
         ty = self.type(node.child_by_field_name("type"))
         return ir.Binding(text_of(pattern), ty, mutable, "param", self.span(pattern))
 
-    def _check_kernel_signature(self, params: tuple[ir.Binding, ...], ret_node: Node | None) -> None:
+    def _check_kernel_signature(self, params: tuple[ir.Binding, ...], ret_node: Node | None) -> bool:
+        """Report each parameter and result type that cannot cross to the GPU; whether there is none."""
+        errors_before = len(self.crate.diagnostics.items)
         for p in params:
             ty = p.ty
             ok = isinstance(ty, (PrimType, StructType)) or (
@@ -160,17 +168,21 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
                     (isinstance(ty.target, (SliceType, ArrayType)) and isinstance(ty.target.elem, (PrimType, StructType)))
                     or (isinstance(ty.target, StructType) and not ty.mutable)))
             if not ok:
+                scalar_out = isinstance(ty, RefType) and ty.mutable and isinstance(ty.target, PrimType)
                 self.crate.diagnostics.error(
                     "RG0013", f"kernel parameter `{p.name}` has type `{ty}`, which cannot cross to the GPU",
                     p.span, "unsupported parameter type",
-                    help="kernel parameters are scalars, #[repr(C)] structs, `&T` structs, and `&[T]`, `&mut [T]`, "
-                         "`&[T; N]` of scalars or structs")
+                    help=f"a kernel gives a scalar back as its result: return it (`-> {ty.target}`), or take a "
+                         f"`&mut [{ty.target}]` of length 1" if scalar_out else
+                    "kernel parameters are scalars, #[repr(C)] structs, `&T` structs, and `&[T]`, `&mut [T]`, "
+                    "`&[T; N]` of scalars or structs")
         ret = self.ret
         elems = ret.elems if isinstance(ret, TupleType) else (ret,)
         if not all(isinstance(t, PrimType) for t in elems) and ret != UNIT:
             self.crate.diagnostics.error("RG0013", f"a kernel cannot return `{ret}`", self.span(ret_node),
                                          "unsupported return type",
                                          help="kernels return nothing, a scalar, or a tuple of scalars")
+        return len(self.crate.diagnostics.items) == errors_before
 
     # ------------------------------------------------------------ helpers
 
@@ -345,7 +357,8 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
     def expr(self, node: Node):
         method = getattr(self, "_expr_" + node.type, None)
         if method is None:
-            self.unsupported(node, _describe(node))
+            is_vec = node.type == "macro_invocation" and text_of(node.child_by_field_name("macro")) == "vec"
+            self.unsupported(node, _describe(node), HEAP_HELP if is_vec else "")
         return method(node)
 
     def _expr_parenthesized_expression(self, node):
@@ -547,6 +560,9 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
                 return self._method_call(node, parts[1], receiver, arg_nodes[1:], arg_nodes[0])
             if len(parts) == 2 and parts[0] == "cmp" and parts[1] in FREE_FUNCTIONS:
                 return self._free_min_max(node, parts[1], arg_nodes)
+            heap = next((p for p in parts if p in HEAP_TYPES), None)
+            if heap is not None and heap not in self.crate.items:
+                self.unsupported(function, f"`{text_of(function)}` (a `{heap}` allocates on the heap)", HEAP_HELP)
             if parts:
                 return self._helper_call(node, parts[-1], function, arg_nodes)
         if function.type == "identifier":

@@ -14,7 +14,7 @@ from rs2gpu.frontend.consteval import NotConstant, evaluate
 from rs2gpu.frontend.generics import UnknownBound, check_bounds, is_open, type_param_bounds, witness
 from rs2gpu.frontend.items import (RawItem, attribute_options, collect_items, generic_names, is_kernel, is_repr_c,
                                    kernel_attribute, token_list)
-from rs2gpu.frontend.lower_body import FunctionLowerer
+from rs2gpu.frontend.lower_body import HEAP_HELP, HEAP_TYPES, FunctionLowerer
 from rs2gpu.frontend.source import SourceFile, text_of
 from rs2gpu.frontend.uses import Uses
 from rs2gpu.ir import nodes
@@ -261,6 +261,9 @@ class CrateLowerer:
             return self.struct_type(name, file, node)
         if kind == "scoped_type_identifier":
             return self.struct_type(text_of(node.child_by_field_name("name")), file, node)
+        base = node.child_by_field_name("type") if kind == "generic_type" else None
+        if base is not None and text_of(base).split("::")[-1] in HEAP_TYPES:
+            self.unsupported(file, node, f"the type `{text_of(node)}`", HEAP_HELP)
         self.unsupported(file, node, f"the type `{text_of(node)}`",
                          "kernels use primitive types, slices, fixed-size arrays, tuples and #[repr(C)] structs")
 
@@ -358,6 +361,10 @@ class CrateLowerer:
               notes=()) -> None:
         """Record an error and stop lowering the current item."""
         self.diagnostics.error(code, message, file.span(node), label, help, notes)
+        raise LoweringError()
+
+    def stop(self) -> None:
+        """Stop lowering the current item, whose errors have been recorded."""
         raise LoweringError()
 
     def unsupported(self, file: SourceFile, node: Node, what: str, help: str = "") -> None:

@@ -245,3 +245,57 @@ def test_every_float_constant_has_rustcs_value(rustc):
         mine64, mine32 = associated_constant("f64", ["consts", name]), associated_constant("f32", ["consts", name])
         assert (struct.pack("<d", mine64), struct.pack("<f", mine32)) == \
             (int(bits64).to_bytes(8, "little"), int(bits32).to_bytes(4, "little")), name
+
+
+# ---------------------------------------------------------------- diagnostics that say what to write instead
+
+def only_diagnostic(rustc, source: str):
+    """The one diagnostic of `source`, which rustc accepts: valid Rust that kernels leave out."""
+    rustc.assert_accepts(source)
+    _, sink = lower_text(source)
+    assert len(sink.items) == 1, [f"{d.span.line}:{d.span.col} {d.code} {d.message}" for d in sink.items]
+    return sink.items[0]
+
+
+def test_vec_new_says_kernels_cannot_allocate_and_what_to_write(rustc):
+    diag = only_diagnostic(rustc, """
+#[kernel]
+pub fn k(a: &mut [f64]) {
+    for i in 0..a.len() {
+        let mut v = Vec::new();
+        v.push(1.0);
+        a[i] = v[0];
+    }
+}
+""")
+    assert (diag.code, diag.span.line, diag.span.col) == ("RG0002", 5, 21)
+    assert "heap" in diag.message and "cannot find" not in diag.message
+    assert "`&mut [T]` parameter" in diag.help and "fixed-size array" in diag.help
+
+
+def test_an_iterator_adapter_outside_a_for_loop_names_the_loops_that_are_accepted(rustc):
+    diag = only_diagnostic(rustc, """
+#[kernel]
+pub fn k(out: &mut [f64], a: &[f64]) {
+    for i in 0..out.len() {
+        let s: f64 = a.iter().map(|x| x * 2.0).sum();
+        out[i] = s;
+    }
+}
+""")
+    assert (diag.code, diag.span.line, diag.span.col) == ("RG0007", 5, 24)
+    assert "`for` loop" in diag.help and "`.iter()`" in diag.help and "`.zip(..)`" in diag.help
+
+
+def test_a_mut_scalar_kernel_parameter_gives_one_diagnostic(rustc):
+    diag = only_diagnostic(rustc, """
+#[kernel]
+pub fn k(a: &mut [f64], n: &mut u64) {
+    for i in 0..a.len() {
+        a[i] = 1.0;
+    }
+    *n += 1;
+}
+""")
+    assert (diag.code, diag.span.line, diag.span.col) == ("RG0013", 3, 25)
+    assert "return it (`-> u64`)" in diag.help
