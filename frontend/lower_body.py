@@ -66,13 +66,14 @@ _CONSTRUCT_NAMES = {
 
 class FunctionLowerer(LoopLowering, CheckedLowering):
     def __init__(self, crate, item: RawItem | None, type_args: tuple, ir_name: str, as_kernel: bool,
-                 file: SourceFile | None = None) -> None:
+                 file: SourceFile | None = None, arrays: dict[int, int] | None = None) -> None:
         self.crate = crate
         self.item = item
         self.file = file if file is not None else item.file
         self.ir_name = ir_name
         self.as_kernel = as_kernel
         self.type_args = type_args
+        self.arrays = arrays or {}  # position of a `&[T]` parameter → the length of the array it takes
         self.generics: dict[str, Type] = {}
         self.scopes: list[dict[str, ir.Binding]] = [{}]
         self.loops: list[LoopContext] = []
@@ -95,8 +96,9 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
         node = self.item.node
         errors_before = len(self.crate.diagnostics.items)
         self._bind_generics(node.child_by_field_name("type_parameters"))
-        params = tuple(self._param(p) for p in node.child_by_field_name("parameters").named_children
-                       if p.type not in ("line_comment", "block_comment", "attribute_item"))
+        params = tuple(self._param(p, position) for position, p in enumerate(
+            p for p in node.child_by_field_name("parameters").named_children
+            if p.type not in ("line_comment", "block_comment", "attribute_item")))
         ret_node = node.child_by_field_name("return_type")
         self.ret = self.type(ret_node) if ret_node is not None else UNIT
         if self.as_kernel and not self._check_kernel_signature(params, ret_node):
@@ -148,7 +150,7 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
             self.error(node, "wrong number of type arguments", code="RG0011")
         self.generics = dict(zip(names, self.type_args))
 
-    def _param(self, node: Node) -> ir.Binding:
+    def _param(self, node: Node, position: int) -> ir.Binding:
         if node.type == "self_parameter":
             self.unsupported(node, "a `self` parameter", "kernels and helpers are free functions")
         pattern = node.child_by_field_name("pattern")
@@ -156,6 +158,8 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
         if pattern is None or pattern.type != "identifier":
             self.unsupported(pattern or node, "a pattern in a parameter", "name each parameter")
         ty = self.type(node.child_by_field_name("type"))
+        if position in self.arrays:
+            ty = RefType(ArrayType(ty.target.elem, self.arrays[position]), ty.mutable)
         return ir.Binding(text_of(pattern), ty, mutable, "param", self.span(pattern))
 
     def _check_kernel_signature(self, params: tuple[ir.Binding, ...], ret_node: Node | None) -> bool:
@@ -631,27 +635,31 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
         names = [text_of(p.child_by_field_name("name") or p) for p in type_params.named_children] \
             if type_params is not None else []
         generic_vars = {n: InferVar("any") for n in names}
-        args = []
-        for param, arg_node in zip(params, arg_nodes):
+        args, arrays = [], []
+        for position, (param, arg_node) in enumerate(zip(params, arg_nodes)):
             arg = self.expr(arg_node)
             expected = self.crate.lower_type(param.child_by_field_name("type"), item.file, generic_vars)
-            args.append(self.coerce(expected, arg, arg_node))
+            length = _unsized_length(expected, arg.ty)
+            if length is not None:  # `&[T; N]` → `&[T]`: the callee is instantiated for the array
+                self.unify(find(expected).target.elem, find(arg.ty).target.elem, arg_node)
+                arrays.append((position, length))
+            args.append(self.coerce(expected, arg, arg_node) if length is None else arg)
         ret_node = item.node.child_by_field_name("return_type")
         ret = self.crate.lower_type(ret_node, item.file, generic_vars) if ret_node else UNIT
         if names:
             # The type arguments are known only once the caller's inference is done (`let y: f32 =
             # sq(2.0)` makes T = f32), so the call names a placeholder until `_instantiate_generic_calls`.
             placeholder = f"{item.name}<{len(self.generic_calls)}>"
-            self.generic_calls[placeholder] = (item, [generic_vars[n] for n in names])
+            self.generic_calls[placeholder] = (item, [generic_vars[n] for n in names], tuple(arrays))
             return ir.Call(placeholder, tuple(args), ret, self.span(node))
-        return ir.Call(self.crate.lower_callee(item, ()), tuple(args), ret, self.span(node))
+        return ir.Call(self.crate.lower_callee(item, (), tuple(arrays)), tuple(args), ret, self.span(node))
 
     def _instantiate_generic_calls(self, root):
         """`root` with each generic call naming its instantiation, now that the caller's types are known."""
         if not self.generic_calls:
             return root
-        names = {placeholder: self.crate.lower_callee(item, tuple(infer.zonk(v) for v in type_vars))
-                 for placeholder, (item, type_vars) in self.generic_calls.items()}
+        names = {placeholder: self.crate.lower_callee(item, tuple(infer.zonk(v) for v in type_vars), arrays)
+                 for placeholder, (item, type_vars, arrays) in self.generic_calls.items()}
         return irwalk.rebuild(root, lambda n: dataclasses.replace(n, func=names[n.func])
                             if isinstance(n, ir.Call) and n.func in names else None)
 
@@ -929,6 +937,16 @@ def _methods_help(ty, kinds: tuple[str, ...], name: str) -> str:
     listed = ", ".join(f"`{m}`" for m in method_names(kinds))
     extra = f"; and {CHECKED_FORMS}" if "int" in kinds else ""
     return f"the methods of `{infer.display(ty)}` in kernels are {listed}{extra}"
+
+
+def _unsized_length(expected, found) -> int | None:
+    """The length N where an argument `&[T; N]` (or `&mut [T; N]`) meets a parameter `&[T]` (`&mut [T]`
+    only from a `&mut` array): rustc's unsizing coercion. None where there is none."""
+    want, have = find(expected), find(found)
+    if isinstance(want, RefType) and isinstance(have, RefType) and (have.mutable or not want.mutable) \
+            and isinstance(find(want.target), SliceType) and isinstance(find(have.target), ArrayType):
+        return find(have.target).length
+    return None
 
 
 def _receiver_kinds(ty) -> tuple[str, ...]:

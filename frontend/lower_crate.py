@@ -96,13 +96,17 @@ class CrateLowerer:
 
     # ------------------------------------------------------------ functions
 
-    def lower_function(self, item: RawItem, type_args: tuple[Type, ...], as_kernel: bool = False) -> str:
-        """Lower `item` for `type_args` (once) and return the IR name of that instantiation."""
+    def lower_function(self, item: RawItem, type_args: tuple[Type, ...], as_kernel: bool = False,
+                       arrays: tuple[tuple[int, int], ...] = ()) -> str:
+        """Lower `item` for `type_args` (once) and return the IR name of that instantiation. `arrays`: the
+        (position, length) of each `&[T]` parameter that the call passes an array `&[T; N]` to (rustc's
+        unsizing coercion): that instantiation takes the array, whose length it knows."""
         ir_name = item.name if not type_args else item.name + "_" + "_".join(map(_type_token, type_args))
+        ir_name += "".join(f"_p{position}len{length}" for position, length in arrays)
         self._used.add(("fn", item.name))
         taken = self.functions.get(ir_name)
         other = self.items.get(ir_name)
-        if taken is not None and taken.source_name != item.name or type_args and other is not None \
+        if taken is not None and taken.source_name != item.name or (type_args or arrays) and other is not None \
                 and other.kind == "fn" and (is_kernel(other) or ("fn", ir_name) in self._used):
             self.diagnostics.error(
                 "RG0010", f"`{item.name}::<{', '.join(map(str, type_args))}>` and the fn `{ir_name}` would have "
@@ -114,7 +118,7 @@ class CrateLowerer:
         self._in_progress.add(ir_name)
         fn = None
         try:
-            lowerer = FunctionLowerer(self, item, type_args, ir_name, as_kernel)
+            lowerer = FunctionLowerer(self, item, type_args, ir_name, as_kernel, arrays=dict(arrays))
             fn = lowerer.lower()
         finally:
             self._in_progress.discard(ir_name)
@@ -124,11 +128,11 @@ class CrateLowerer:
             self.functions[ir_name] = fn
         return ir_name
 
-    def lower_callee(self, item: RawItem, type_args: tuple[Type, ...]) -> str:
+    def lower_callee(self, item: RawItem, type_args: tuple[Type, ...], arrays: tuple[tuple[int, int], ...] = ()) -> str:
         """The IR name of the instantiation of `item` for `type_args` that a call names, lowered if it was not;
         LoweringError where its lowering failed (its error was reported then: the caller just stops). A
         function still being lowered is the callee of a recursive call."""
-        ir_name = self.lower_function(item, type_args)
+        ir_name = self.lower_function(item, type_args, arrays=arrays)
         if ir_name not in self.functions and ir_name not in self._in_progress:
             raise LoweringError()
         return ir_name

@@ -57,6 +57,36 @@ pub fn k(a: &[f64], out: &mut [f64]) {
 }
 """
 
+UNSIZE_AT_CALL = """
+fn total<T: Copy + std::ops::Add<Output = T>>(v: &[T], zero: T) -> T {
+    let mut s = zero;
+    for &x in v {
+        s = s + x;
+    }
+    s
+}
+
+fn first(v: &[f32]) -> f32 { v[0] }
+
+#[kernel]
+pub fn k(out: &mut [f32], w: &[f32; 3], n: &[i32; 5]) {
+    for i in 0..out.len() {
+        out[i] = total(w, 0.0) + first(w) + total(n, 0) as f32;
+    }
+}
+"""
+
+ARRAY_AS_MUT_SLICE = """
+fn clear(v: &mut [f32]) { v[0] = 0.0; }
+
+#[kernel]
+pub fn k(out: &mut [f32], w: &[f32; 3]) {
+    for i in 0..out.len() {
+        clear(w);
+    }
+}
+"""
+
 
 def test_a_mut_slice_is_reborrowed_where_a_helper_takes_a_shared_one(rustc):
     assert_both_accept(rustc, REBORROW_AT_CALL)
@@ -64,6 +94,17 @@ def test_a_mut_slice_is_reborrowed_where_a_helper_takes_a_shared_one(rustc):
 
 def test_a_helper_passes_and_returns_its_mut_slice_where_shared_one_is_expected(rustc):
     assert_both_accept(rustc, REBORROW_IN_HELPER)
+
+
+def test_an_array_is_unsized_where_a_helper_takes_a_slice(rustc):
+    assert_both_accept(rustc, UNSIZE_AT_CALL)
+    crate, _ = lower_text(UNSIZE_AT_CALL)
+    assert {f.name for f in crate.functions} == {"k", "total_f32_p0len3", "total_i32_p0len5", "first_p0len3"}
+
+
+def test_a_shared_array_passed_as_a_mut_slice_is_still_a_mismatch(rustc):
+    rustc.assert_rejects(ARRAY_AS_MUT_SLICE, "E0308")
+    assert errors(ARRAY_AS_MUT_SLICE) == ["7:15 RG0005 mismatched types"]
 
 
 def test_a_shared_slice_passed_as_mut_is_still_a_mismatch(rustc):

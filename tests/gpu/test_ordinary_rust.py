@@ -35,6 +35,14 @@ def test_a_mut_slice_passed_to_a_helper_taking_a_shared_slice_is_reborrowed(kern
     assert a.tobytes() == want_a.tobytes() and b.tobytes() == want_b.tobytes()
 
 
+def test_arrays_passed_where_a_helper_takes_a_slice_are_unsized(kernels, cpu):
+    x, c, d = random(300, 7), random(4, 8), random(3, 9)
+    want, got = np.zeros(300), np.zeros(300)
+    cpu.polynomials(want, x, c, d)
+    kernels.polynomials(got, x, c, d)
+    assert got.tobytes() == want.tobytes()
+
+
 INT_TYPES = ["u8", "i8", "i16", "u32", "i32", "u64", "i64"]
 
 

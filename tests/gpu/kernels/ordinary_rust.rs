@@ -16,6 +16,35 @@ fn heat_point(s: &[f64], i: usize) -> f64 {
     0.25 * left + 0.5 * s[i] + 0.25 * right
 }
 
+/// Horner's rule over coefficients highest last; callers pass slices and arrays `&[f64; N]`, which
+/// rustc unsizes to `&[f64]`.
+fn horner(c: &[f64], x: f64) -> f64 {
+    let mut s = 0.0;
+    for k in (0..c.len()).rev() {
+        s = s * x + c[k];
+    }
+    s
+}
+
+/// Generic over the element type, called with an array too.
+fn largest<T: Copy + PartialOrd>(v: &[T]) -> T {
+    let mut m = v[0];
+    for &x in v {
+        if x > m {
+            m = x;
+        }
+    }
+    m
+}
+
+/// Polynomials with coefficients from arrays of two lengths and from a slice, through one helper.
+#[kernel]
+pub fn polynomials(out: &mut [f64], x: &[f64], c: &[f64; 4], d: &[f64; 3]) {
+    for i in 0..out.len().min(x.len()) {
+        out[i] = horner(c, x[i]) - horner(d, x[i]) + horner(x, 0.125) * largest(c) + largest(x);
+    }
+}
+
 /// Two sweeps of a 1-D heat stencil, `a` → `b` → `a`: each loop reads through the helper the slice
 /// that it does not write, both of them `&mut` parameters.
 #[kernel]
