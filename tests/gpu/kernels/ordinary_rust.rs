@@ -185,7 +185,8 @@ pub fn int_methods_i64(out: &mut [i64], a: &[i64], b: &[i64]) {
     }
 }
 
-/// Every third element (a parallel loop with a stride), then a reversed parallel loop.
+/// Every third element (a parallel loop with a stride), then a reversed parallel loop, then a stride
+/// the call gives (`step + 1`: a step of 0 panics, in Rust with a message of its own, see kernels.md).
 #[kernel]
 pub fn stepped_and_reversed(a: &mut [f64], b: &[f64], step: usize) {
     for i in (0..a.len().min(b.len())).step_by(3) {
@@ -194,7 +195,7 @@ pub fn stepped_and_reversed(a: &mut [f64], b: &[f64], step: usize) {
     for i in (1..a.len().min(b.len())).rev() {
         a[i] += b[i - 1];
     }
-    for i in (0..a.len().min(b.len())).step_by(step) {
+    for i in (0..a.len().min(b.len())).step_by(step + 1) {
         a[i] -= 0.5;
     }
 }
@@ -207,10 +208,10 @@ pub fn prefix_walks(out: &mut [i64], b: &[i64], step: usize) {
         for j in (0..=i).rev() {
             t = t.wrapping_mul(3).wrapping_add(b[j]);
         }
-        for j in (0..i).rev().step_by(step) {
+        for j in (0..i).rev().step_by(step + 1) {
             t = t.wrapping_mul(5).wrapping_add(b[j]);
         }
-        for j in (0..i).step_by(step).rev() {
+        for j in (0..i).step_by(step + 1).rev() {
             t = t.wrapping_mul(7).wrapping_add(b[j]);
         }
         for j in (2..i).step_by(2) {
