@@ -5,14 +5,16 @@
 #   bench/gpu_checks.sh OUT_DIR [extra bench/run.py options]
 # OUT_DIR gets the log, gpu-checks.log. The benchmark's tables and the Rust API's (rust-reps.md) go to
 # bench/results, whose history.csv gains their rows; a copy of the tree on a GPU machine brings them back.
-# GPU_CHECKS chooses the steps (default: all, in this order): tests,memcheck,racecheck,overhead,cargo,reps,bench.
+# GPU_CHECKS chooses the steps (default: all, in this order): tests,memcheck,racecheck,overhead,cargo,reps,dask,bench.
+# The dask step (bench/dask_heat.py, the Dask path against one plain call) runs where dask-cuda is installed
+# (bench/gpu_prepare.sh --dask brings its wheels) and writes $results/dask-heat.json.
 # bench/gpu_prepare.sh builds, on a machine with rustc, what a GPU machine without it needs.
 # Every step runs even if an earlier one fails; the exit status says whether all passed.
 set -uo pipefail
 out=${1:?usage: bench/gpu_checks.sh OUT_DIR [extra bench/run.py options]}
 shift
 results=bench/results
-steps=",${GPU_CHECKS:-tests,memcheck,racecheck,overhead,cargo,reps,bench},"
+steps=",${GPU_CHECKS:-tests,memcheck,racecheck,overhead,cargo,reps,dask,bench},"
 mkdir -p "$out"
 # the commit the installed rs2gpu was built from (bench/gpu_prepare.sh), for the benchmark tables
 [ -z "${RS2GPU_BENCH_COMMIT:-}" ] && [ -f .whl/COMMIT ] && export RS2GPU_BENCH_COMMIT="$(cat .whl/COMMIT)"
@@ -56,6 +58,11 @@ if wanted reps && [ -x "$binary" ]; then
     step "python3 bench/rust_reps.py $binary ${rajaperf[*]} (back to back from Rust, against RAJAPerf's figures)"
     python3 -P bench/rust_reps.py "$binary" "${rajaperf[@]}" --out "$results" 2>&1 | tee -a "$log" | tail -34 \
         || status=1
+fi
+
+if wanted dask && python3 -c 'import dask_cuda' 2>/dev/null; then
+    step "python3 bench/dask_heat.py --out $results/dask-heat.json"
+    python3 -P bench/dask_heat.py --out "$results/dask-heat.json" 2>&1 | tee -a "$log" | tail -5 || status=1
 fi
 
 if wanted bench; then

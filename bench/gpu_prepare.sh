@@ -11,19 +11,34 @@
 # Then, on the GPU machine, from the repository root (with .whl, .gpu-cache and build carried there):
 #   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
 #   RS2GPU_CACHE_DIR=$PWD/.gpu-cache bench/gpu_checks.sh OUT_DIR
-#   bench/gpu_prepare.sh [PYTHON_VERSION]
+# With --dask, first .whl/dask/: wheels of dask, distributed, dask-cuda and their dependencies
+# (bench/dask-requirements.txt) for the GPU machine, where rs2gpu.dask and bench/dask_heat.py need them:
+#   python3 -m pip install -q --no-index --find-links .whl/dask -r bench/dask-requirements.txt
+#   bench/gpu_prepare.sh [--dask] [PYTHON_VERSION]
 set -euo pipefail
 top=$(git rev-parse --show-toplevel)
 cd "$top"
+dask=0
+if [ "${1:-}" = --dask ]; then
+    dask=1
+    shift
+fi
 python_version=${1:-3.12}
+# wheels for the GPU machine: its Python, x86-64 Linux, binary wheels only (it has no compilers for sdists)
+platform=(--only-binary=:all: --python-version "$python_version" --implementation cp
+          --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64
+          --platform manylinux1_x86_64)
 for ignored in /.whl/ /.gpu-cache/; do
     grep -qxF "$ignored" .git/info/exclude 2>/dev/null || echo "$ignored" >> .git/info/exclude
 done
 mkdir -p .whl
+if [ "$dask" = 1 ]; then
+    rm -rf .whl/dask
+    python3 -m pip download -q "${platform[@]}" -d .whl/dask -r bench/dask-requirements.txt
+    echo "dask wheels: $(ls .whl/dask | wc -l) in .whl/dask ($(du -sh .whl/dask | cut -f1))"
+fi
 rm -f .whl/rs2gpu-*.whl .whl/tree_sitter*.whl
-python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$python_version" --implementation cp \
-    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-    --platform manylinux1_x86_64 -d .whl 'tree-sitter==0.26.1' 'tree-sitter-rust==0.24.2'
+python3 -m pip download -q --no-deps "${platform[@]}" -d .whl 'tree-sitter==0.26.1' 'tree-sitter-rust==0.24.2'
 python3 -m pip wheel -q --no-deps -w .whl . >/dev/null
 # the commit the wheel is built from, for the benchmark tables (the GPU machine's copy of the tree may carry
 # other git metadata)

@@ -238,7 +238,9 @@ class AffineAnalysis:
         if missing:
             return Injectivity(False, independent_of=missing)
         coeffs = dict(form.coeffs)  # in loop order (not id order), so the choice below is the same every run
-        used = [(v, coeffs[k]) for k, v in self.loop_vars.items() if k in coeffs]
+        # a variable that takes at most one value (`for j in 0..1`) never tells two iterations apart
+        used = [(v, coeffs[k]) for k, v in self.loop_vars.items()
+                if k in coeffs and not (v.extent is not None and _at_most_one(v.extent))]
         if len(used) == 1 and used[0][0].thread:
             c = constant_value(used[0][1])
             if c is not None:
@@ -264,6 +266,41 @@ class AffineAnalysis:
         if best is None:
             return Injectivity(False)
         return Injectivity(True, launch_checks=tuple(best[2]))
+
+    def row_overlap(self, form: Affine) -> "RowOverlap | None":
+        """A write `j * w + i` whose stride-1 variable `i` takes more values than the row stride `w`, for
+        every value of the sizes: iterations (j, i = start + w) and (j + 1, i = start) write one element as
+        soon as `j` takes two values. One of the two is a thread dimension, so two threads write it."""
+        coeffs = dict(form.coeffs)
+        for inner_key, unit in coeffs.items():
+            inner = self.loop_vars.get(inner_key)
+            if inner is None or inner.extent is None or constant_value(unit) != 1:
+                continue
+            for outer_key, stride in coeffs.items():
+                outer = self.loop_vars.get(outer_key)
+                if outer_key == inner_key or outer is None or not (inner.thread or outer.thread) \
+                        or outer.extent is None or _at_most_one(outer.extent):
+                    continue  # without a second value of `j`, rows never meet
+                if self._proven_non_negative(stride) and \
+                        self._proven_non_negative(sub(inner.extent, add(stride, constant(1)))):
+                    return RowOverlap(outer.binding.name, inner.binding.name, self.poly_text(stride),
+                                      self.poly_text(inner.extent))
+        return None
+
+    def poly_text(self, p: Poly) -> str:
+        """A polynomial over invariant atoms in Rust's words, as the source spells its parts: `nx + 1`."""
+        terms = []
+        for monomial, k in sorted(p, key=lambda term: not term[0]):  # the constant last: `nx + 1`
+            factors = [_rust_text(self.atoms[atom]) for atom in monomial]
+            if not factors:
+                text = str(abs(k))
+            else:
+                text = " * ".join(([str(abs(k))] if abs(k) != 1 else []) + factors)
+            terms.append((k < 0, text))
+        if not terms:
+            return "0"
+        out = ("-" if terms[0][0] else "") + terms[0][1]
+        return out + "".join(f" {'-' if negative else '+'} {text}" for negative, text in terms[1:])
 
     def read_disjoint(self, read: Affine, write: Affine, launch_checks: list, span) -> bool:
         """True when a read at `read` can only see the element its own iteration writes at `write`, or
@@ -346,6 +383,42 @@ class Injectivity:
     launch_checks: tuple[Poly, ...] = ()  # each must be ≥ 0 at launch for the proof to hold
     independent_of: tuple[str, ...] | list = ()
     index_list: Gather | None = None      # proven if the runtime finds this list's values distinct
+
+
+@dataclass(frozen=True)
+class RowOverlap:
+    """Rows of a write `j * w + i` that overlap: `i` takes `trip_count` values, more than the row `stride`."""
+    outer: str
+    inner: str
+    stride: str
+    trip_count: str
+
+
+def _at_most_one(extent: Poly) -> bool:
+    value = constant_value(extent)
+    return value is not None and value <= 1
+
+
+def _rust_text(expr: ir.Expr) -> str:
+    """An invariant value (an atom of a polynomial) as Rust source spells it."""
+    if isinstance(expr, ir.Var):
+        return expr.binding.name
+    if isinstance(expr, ir.ConstRef):
+        return expr.name
+    if isinstance(expr, ir.Lit):
+        return expr.text
+    if isinstance(expr, ir.Field):
+        return f"{_rust_text(expr.base)}.{expr.name}"
+    if isinstance(expr, ir.Intrinsic):
+        receiver, *args = expr.args
+        return f"{_rust_text(receiver)}.{expr.name}({', '.join(map(_rust_text, args))})"
+    if isinstance(expr, ir.Cast):
+        return f"({_rust_text(expr.operand)} as {expr.ty})"
+    if isinstance(expr, ir.Binary):
+        return f"({_rust_text(expr.lhs)} {expr.op} {_rust_text(expr.rhs)})"
+    if isinstance(expr, ir.Unary):
+        return f"{expr.op}{_rust_text(expr.operand)}"
+    return "_"
 
 
 def _unsigned(ty) -> bool:

@@ -184,6 +184,17 @@ def check_writes(nest: Nest, accesses: LoopAccesses, analysis: AffineAnalysis, s
                        help="use a constant stride (`c * i + k`), or row-major strides whose inner extents are "
                             f"the loop bounds (`j * w + i` with `i` in `0..w`){_scatter_hint(w.param, refusals)}")
             continue
+        # a write under a condition may skip the iterations whose rows would meet: the launch decides
+        overlap = analysis.row_overlap(form) if proof.launch_checks and not w.conditional else None
+        if overlap is not None:
+            j, i = overlap.outer, overlap.inner
+            sink.error("RG0102", f"iterations of this loop write the same element of `{name}`", w.span,
+                       f"rows overlap: the last iterations over `{i}` of one `{j}` write the first elements of the next",
+                       notes=(Note(f"the row stride, the factor of `{j}`, is `{overlap.stride}`, and `{i}` takes "
+                                   f"`{overlap.trip_count}` values, more than the stride"), started),
+                       help=f"give `{i}` as many values as the row stride (`for {i} in 0..{overlap.stride}`), or "
+                            f"make the stride the length of a row{_scatter_hint(w.param, refusals)}")
+            continue
         launch_checks += [(check, w.span) for check in proof.launch_checks]
         if proof.index_list is not None:
             index_lists.append((proof.index_list, constant_value(form.coeffs[0][1]), form.rest, w.param, w.span))

@@ -626,6 +626,7 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
             self.error(name_node, f"cannot find function `{name}` in this crate", "not found", code="RG0004")
         if is_kernel(item):
             self.unsupported(name_node, "calling a kernel from a kernel", "move the shared code into a helper fn")
+        self.crate.reject_recursion(item, node, self.file)
         params = item.node.child_by_field_name("parameters").named_children
         params = [p for p in params if p.type == "parameter"]
         if len(params) != len(arg_nodes):

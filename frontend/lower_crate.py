@@ -42,7 +42,8 @@ class CrateLowerer:
         self.consts: dict[str, nodes.ConstDef] = {}
         self.const_values: dict[str, int | float | bool] = {}
         self.functions: dict[str, nodes.Function] = {}
-        self._in_progress: set[str] = set()
+        self._in_progress: set[str] = set()  # structs and consts being lowered
+        self._lowering: dict[str, RawItem] = {}  # the functions being lowered, by IR name, callers first
         self._failed: set[str] = set()
         self._failed_items: set[tuple[str, str]] = set()
         self._duplicates: list[tuple[RawItem, RawItem]] = []
@@ -113,15 +114,15 @@ class CrateLowerer:
                           f"one name in the generated code", item.file.span(item.node.child_by_field_name("name")),
                 f"instantiated as `{ir_name}`", help=f"rename the fn `{ir_name}`")
             raise LoweringError()
-        if ir_name in self.functions or ir_name in self._in_progress or ir_name in self._failed:
+        if ir_name in self.functions or ir_name in self._failed:
             return ir_name  # a failed function was reported once; its callers just stop
-        self._in_progress.add(ir_name)
+        self._lowering[ir_name] = item
         fn = None
         try:
             lowerer = FunctionLowerer(self, item, type_args, ir_name, as_kernel, arrays=dict(arrays))
             fn = lowerer.lower()
         finally:
-            self._in_progress.discard(ir_name)
+            del self._lowering[ir_name]
             if fn is None:
                 self._failed.add(ir_name)
         if fn is not None:
@@ -130,12 +131,31 @@ class CrateLowerer:
 
     def lower_callee(self, item: RawItem, type_args: tuple[Type, ...], arrays: tuple[tuple[int, int], ...] = ()) -> str:
         """The IR name of the instantiation of `item` for `type_args` that a call names, lowered if it was not;
-        LoweringError where its lowering failed (its error was reported then: the caller just stops). A
-        function still being lowered is the callee of a recursive call."""
+        LoweringError where its lowering failed (its error was reported then: the caller just stops)."""
         ir_name = self.lower_function(item, type_args, arrays=arrays)
-        if ir_name not in self.functions and ir_name not in self._in_progress:
+        if ir_name not in self.functions:
             raise LoweringError()
         return ir_name
+
+    def reject_recursion(self, callee: RawItem, call: Node, file: SourceFile) -> None:
+        """RG0016 where a call in the function being lowered calls a function still being lowered, whatever
+        its type arguments: the call closes a cycle of helpers, and a GPU thread's stack is too small for
+        recursion whose depth depends on the data."""
+        chain = list(self._lowering.values())
+        first = next((k for k, item in enumerate(chain) if item is callee), None)
+        if first is None:
+            return
+        cycle = [item.name for item in chain[first:]]
+        if len(cycle) == 1:
+            message, label = f"recursive helper `{callee.name}` calls itself", "recursive call"
+        else:
+            names = ", ".join(f"`{name}`" for name in cycle[:-1]) + f" and `{cycle[-1]}`"
+            message = f"recursive helpers {names} call each other"
+            label = "this call closes the cycle " + " -> ".join(f"`{name}`" for name in [*cycle, callee.name])
+        self.error("RG0016", message, file, call, label,
+                   help="write a loop instead (keeping pending work in a fixed-size array where it needs a stack): "
+                        "a GPU thread has a small stack, which deep recursion overflows",
+                   notes=(nodes_note(f"`{callee.name}` is defined here", callee),))
 
     def kernel_options(self, item: RawItem) -> dict:
         """The arguments of `#[kernel(...)]`: `fast_math`, and `types(...)`, the instantiations of a generic

@@ -1,6 +1,7 @@
 """Syntax errors: tree-sitter recovers from them silently, so they are found and reported here."""
 from __future__ import annotations
 
+from rs2gpu.frontend.delimiters import report_delimiter_errors
 from rs2gpu.frontend.source import SourceFile, text_of
 from rs2gpu.ir.diagnostics import DiagnosticSink
 
@@ -12,7 +13,7 @@ def report_syntax_errors(file: SourceFile, sink: DiagnosticSink) -> None:
         sink.error("RG0001", "the file is not valid UTF-8", file.not_utf8, "this byte is not UTF-8",
                    help="rustc reads source files as UTF-8; save the file in that encoding")
         return
-    if not file.tree.root_node.has_error:
+    if not file.tree.root_node.has_error or report_delimiter_errors(file, sink):
         return
     found = 0
     stack = [file.tree.root_node]

@@ -1,7 +1,8 @@
 """The diagnostic codes: a title and the long explanation `rs2gpu explain CODE` prints.
 
 RG00xx come from the frontend (the source is not in the kernel language), RG01xx from the checker
-(the kernel could race or cannot run on the GPU as written).
+(the kernel could race or cannot run on the GPU as written), RG02xx from `rs2gpu.dask.call` (a call
+cannot be split into chunks of Dask arrays; docs/dask.md).
 """
 from __future__ import annotations
 
@@ -85,6 +86,18 @@ A generic kernel may do with a value of a type parameter what its bounds give, a
 `T` is not possible (rustc's E0605), nor a literal where a `T` is expected: take such a value as a
 parameter of type `T`. Add the bound the help line names, or list the instantiations with
 `#[kernel(types(...))]` and write the kernel for those types."""),
+    "RG0016": ("recursive helper", """
+A helper that calls itself, directly or through other helpers, is rejected: each call takes room on
+the GPU thread's stack, which is small, and recursion whose depth depends on the data overflows it.
+The error points at the call that closes the cycle. Write a loop instead, keeping pending work in a
+fixed-size array where the algorithm needs a stack.
+
+    fn fact(n: u64) -> u64 { if n == 0 { 1 } else { n * fact(n - 1) } }   // rejected
+    fn fact(n: u64) -> u64 {                                              // accepted
+        let mut f = 1;
+        for k in 1..=n { f *= k; }
+        f
+    }"""),
     "RG0101": ("every iteration writes the same element", """
 In a parallel loop each iteration may run on a different GPU thread at the same time. A write whose
 index does not depend on the loop variable is a write by every thread to one element: a data race.
@@ -102,10 +115,12 @@ atomics (a scatter reduction).
 rs2gpu proves that two iterations never write the same element by showing the write index is an
 affine function of the loop variables whose strides cannot overlap: `c * i + d` with a constant c != 0,
 or row-major `j * w + i` with `i` in `0..w`. A stride it cannot compare with the row length (`j * w + i`
-with `i` in `0..n`) is checked by the runtime before the launch; a write through an index list
-(`out[idx[i]]`) is accepted, and the device verifies that the indices it writes are distinct
-(`rs2gpu.RaceError` otherwise): the loop checks that they rise or fall from each iteration to the
-next, and only a list out of that order takes a second pass with atomics. Indices like `i / 2`,
+with `i` in `0..n`) is checked by the runtime before the launch; a write, under no condition, to rows
+longer than their stride whatever the sizes (`i` in `0..w + 1`: iteration `(j, w)` writes where
+`(j + 1, 0)` does) is rejected by the checker, with a note naming the stride and the row's length. A
+write through an index list (`out[idx[i]]`) is accepted, and the device verifies that the indices it
+writes are distinct (`rs2gpu.RaceError` otherwise): the loop checks that they rise or fall from each
+iteration to the next, and only a list out of that order takes a second pass with atomics. Indices like `i / 2`,
 `i % m` or `i * i` can map two iterations to one element, so the write is rejected. Updates that
 only combine into the element are not: when the loop touches a slice only through `out[e] += v` (or
 one other of `-=`, `*=`, `&=`, `|=`, `^=`, `.min()`, `.max()`), with 32- or 64-bit elements and `v`
@@ -113,6 +128,8 @@ not reading `out`, any index `e` is accepted and the GPU applies the updates wit
 
     for i in 0..n { out[i / 2] = a[i]; }      // rejected: i = 0 and i = 1 both write out[0]
     for i in 0..n / 2 { out[i] = a[2 * i]; }  // accepted
+    for j in 0..m { for i in 0..w + 1 { out[j * w + i] = a[i]; } }  // rejected: rows overlap
+    for j in 0..m { for i in 0..n { out[j * w + i] = a[i]; } }      // checked at launch: n <= w
     for i in 0..n { out[bins[i]] += a[i]; }   // accepted: a scatter reduction"""),
     "RG0103": ("read of an element another iteration writes", """
 Iterations of a parallel loop run in no fixed order, so reading an element that another iteration
@@ -146,6 +163,35 @@ variables, the kernel's top-level `let`s) need distinct names."""),
     "RG0108": ("early exit from a parallel loop", """
 `return` or `break` inside a parallel loop would stop the remaining iterations, but on the GPU they may
 already be running. Use `continue` to finish one iteration early."""),
+    "RG0201": ("access that chunks cannot follow", """
+`rs2gpu.dask.call` splits a call into chunks of rows, each running the kernel on its rows and a halo
+read from the kernel's affine indices. An access whose elements depend on data cannot be split that
+way: an index list (`a[idx[i]]`), a scatter update (`h[bins[i]] += 1`), a computed index (`a[i * i]`),
+or a slice passed to a helper function. Call such a kernel on whole arrays, through the module's own
+call (`k.multi_reduce(values, data, bins)` on numpy or cupy arrays)."""),
+    "RG0202": ("access that does not move with the chunks", """
+Every access of a chunked slice must be `stride * s + offset` in the outermost loop variable `s`, with
+one stride for the whole kernel (1 for a plain loop, the row length of a row-major nest) and offsets
+made of constants, scalar parameters and inner loop variables whose ranges are made of those too. A
+chunk's lengths are not the whole array's, so an offset that depends on a slice length or on a value
+computed in the kernel would move; a slice indexed with a different stride (a slab of another size),
+or read both with and without `s`, has no rows to split; a write must land in its iteration's own row
+(`a[i - 1] = ...` in iteration `i` is refused)."""),
+    "RG0203": ("loop structure that chunks cannot reproduce", """
+A chunk runs the kernel unchanged on its rows, so its iterations must be the whole call's iterations
+of those rows. That fails where the outermost loop variable is used as a value (`(i + 1) as f64`, the
+bound of an inner loop: a chunk counts its rows from 0), where a loop bound does not follow the slices'
+lengths (`for i in 0..n` with a scalar `n`: write `0..a.len()`, or `1..a.len() / width - 1`), where
+the parallel loops run inside a host loop (time steps: run the time loop in Python, one call per step),
+and where a kernel has several loops and one of them needs a halo (a later loop would read rows an
+earlier one did not finish). Split such kernels, one loop each."""),
+    "RG0204": ("reduction that chunks cannot combine", """
+Each chunk computes a partial result, and Dask combines the partials with the kernel's own operator
+(`+`, `*`, `min`, `max`, `&`, `|`, `^`). That needs a kernel that returns its reductions themselves
+(not `4.0 * pi`: compute that from the result), seeds that are the operator's identity (0 for `+`, 1
+for `*`; any seed for `min` and `max`), no min/max-location reductions (a chunk's location counts its
+own rows) or seeds read from an element, and a loop that reads only its own element (a halo would
+count the rows it shares with a neighbour twice)."""),
 }
 
 

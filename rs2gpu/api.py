@@ -23,6 +23,7 @@ from rs2gpu.frontend.generics import GenericSignature, admits, open_generics
 from rs2gpu.frontend.source import crate_location
 from rs2gpu.ir.abi import CrateABI, GenericInstance
 from rs2gpu.runtime.cache import BinaryCache
+from rs2gpu.runtime.origin import KernelSource
 from rs2gpu.runtime.dispatch import LazyGeneric, group_instances
 from rs2gpu.runtime.errors import ToolchainUnavailable
 
@@ -42,6 +43,7 @@ class KernelModule:
         self._kernels = {**kernels, **group_instances(kernels, crate), **(generics or {})}
         for name, kernel in self._kernels.items():
             setattr(self, name, kernel)
+            kernel.module = self
 
     def __repr__(self) -> str:
         return f"<rs2gpu kernels of `{self.abi.crate}` on the {self.backend} backend: {', '.join(sorted(self._kernels))}>"
@@ -83,6 +85,9 @@ def load(path, backend: str = "auto", device: int = 0) -> KernelModule:
         module.library_path = maker.library_paths[0] if maker.library_paths else None
     else:
         module.device_backend = maker.device_backend
+    # what rs2gpu.dask needs: the checker's facts to plan chunks, and where a worker loads the same kernels
+    module.checked = translation.checked
+    module.origin = KernelSource(str(path.resolve()), backend, device)
     return module
 
 

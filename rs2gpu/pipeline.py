@@ -1,7 +1,8 @@
 """The translation pipeline, one named step per room: parse and lower → check → emit.
 
-Each step returns new data; a step that reported an error stops the pipeline with `CompileFailed`,
-which carries every diagnostic found so far and the source texts needed to render them.
+Each step returns new data. The checker checks every kernel the frontend lowered, even where others
+did not lower; errors of either step then stop the pipeline with `CompileFailed`, which carries every
+diagnostic found, in source order, and the source texts needed to render them.
 """
 from __future__ import annotations
 
@@ -52,16 +53,22 @@ def check(path: Path, instances: dict[str, list[tuple[str, ...]]] | None = None)
     name is checked once for all the types its bounds admit, and has no code."""
     seconds: dict[str, float] = {}
     crate, lowered = _timed(seconds, "frontend", lower_path, Path(path), instances)
+    # The crate holds the kernels that lowered cleanly: they are checked even where others did not
+    # lower, so that one kernel's error hides no other kernel's.
+    checked, checks = _timed(seconds, "checker", check_crate, crate)
     # Each instantiation of a generic kernel is lowered and checked on its own: one problem of its
     # source is reported once.
-    diagnostics = list(dict.fromkeys(lowered.items))
-    if lowered.has_errors:
-        raise CompileFailed(diagnostics, crate.sources)
-    checked, checks = _timed(seconds, "checker", check_crate, crate)
-    diagnostics += [d for d in dict.fromkeys(checks.items) if d not in diagnostics]
-    if checks.has_errors:
+    diagnostics = _in_source_order(dict.fromkeys(lowered.items + checks.items), crate.sources)
+    if lowered.has_errors or checks.has_errors:
         raise CompileFailed(diagnostics, crate.sources)
     return Translation(crate, checked, None, [d for d in diagnostics if d.severity == "warning"], seconds)
+
+
+def _in_source_order(diagnostics, sources: dict[str, str]) -> list[Diagnostic]:
+    """The diagnostics in the order of the places they point at, file by file as the crate lists its
+    files, as rustc reports them: those of one item together, whichever stage found them."""
+    files = {name: index for index, name in enumerate(sources)}
+    return sorted(diagnostics, key=lambda d: (files.get(d.span.file, len(files)), d.span.line, d.span.col))
 
 
 def translate(path: Path, targets: tuple[str, ...] = ALL_TARGETS,

@@ -65,6 +65,13 @@ def test_a_row_stride_as_long_as_the_row_runs(kernels) -> None:
     assert out.tolist() == [float(k) for k in range(15)] + [-1.0]
 
 
+def test_a_row_stride_longer_than_the_row_runs_as_rust_runs_it(kernels) -> None:
+    out, want = np.full(20, -1.0), np.full(20, -1.0)
+    rustc_build(CONTRACT).overlapping_rows(want, 3, 4, 6)
+    kernels.overlapping_rows(out, 3, 4, 6)
+    assert out.tobytes() == want.tobytes()
+
+
 def test_a_repeated_index_list_value_is_a_race_error_naming_both_positions(kernels) -> None:
     out, x, idx = np.zeros(6), np.arange(5.0), np.array([3, 1, 4, 1, 5], dtype=np.uint64)
     raised = refused(lambda: kernels.scatter(out, x, idx), rs2gpu.RaceError, out, x, idx)

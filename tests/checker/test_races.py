@@ -357,6 +357,41 @@ pub fn pairs(out: &mut [f64], a: &[f64]) {
 }
 """, (Expected("RG0102", "write distinct elements of `out`", "out[i / 2]"),)),
 
+    # The sizes are symbolic, but the row `0..nx + 1` is longer than its stride `nx` whatever `nx` is:
+    # iteration (j, nx) writes where (j + 1, 0) does.
+    Racy("row_longer_than_its_stride", """
+#[kernel]
+pub fn rows(out: &mut [f64], nx: usize, ny: usize) {
+    for j in 0..ny {
+        for i in 0..nx + 1 {
+            out[j * nx + i] = 1.0;
+        }
+    }
+}
+""", (Expected("RG0102", "iterations of this loop write the same element of `out`", "out[j * nx + i] = 1.0"),)),
+
+    Racy("inclusive_row_longer_than_its_stride", """
+#[kernel]
+pub fn rows(out: &mut [f64], nx: usize, ny: usize) {
+    for j in 0..ny {
+        for i in 0..=nx {
+            out[j * nx + i] = 1.0;
+        }
+    }
+}
+""", (Expected("RG0102", "iterations of this loop write the same element of `out`", "out[j * nx + i] = 1.0"),)),
+
+    Racy("constant_row_longer_than_its_stride", """
+#[kernel]
+pub fn rows(out: &mut [f64], ny: usize) {
+    for j in 0..ny {
+        for i in 0..5 {
+            out[4 * j + i] = 1.0;
+        }
+    }
+}
+""", (Expected("RG0102", "iterations of this loop write the same element of `out`", "out[4 * j + i] = 1.0"),)),
+
     Racy("two_racy_writes_are_both_reported", """
 #[kernel]
 pub fn both(a: &mut [f64], c: &mut [f64], b: &[f64]) {
@@ -385,6 +420,16 @@ def test_racy_kernel_is_rejected_at_the_offending_access(case: Racy, check_sourc
 
 def test_there_are_at_least_fifteen_distinct_racy_patterns() -> None:
     assert len({case.id for case in RACY}) == len(RACY) >= 15
+
+
+def test_rows_longer_than_their_stride_name_the_stride_and_the_trip_count(check_source) -> None:
+    source = next(case.source for case in RACY if case.id == "row_longer_than_its_stride")
+    with pytest.raises(CompileFailed) as failure:
+        check_source(source)
+    [diagnostic] = failure.value.diagnostics
+    assert diagnostic.notes[0].message == ("the row stride, the factor of `j`, is `nx`, and `i` takes `nx + 1` "
+                                           "values, more than the stride")
+    assert "`for i in 0..nx`" in diagnostic.help
 
 
 # ---------------------------------------------------------------- accepted patterns
@@ -520,6 +565,16 @@ pub fn smooth(out: &mut [f64], a: &[f64]) {
     }
 }
 """,
+    "row_as_long_as_its_stride": """
+#[kernel]
+pub fn rows(out: &mut [f64], nx: usize, ny: usize) {
+    for j in 0..ny {
+        for i in 0..nx {
+            out[j * nx + i] = 1.0;
+        }
+    }
+}
+""",
     "inner_loop_accumulates_into_a_private_local": """
 #[kernel]
 pub fn row_sums(out: &mut [f64], m: &[f64], cols: usize) {
@@ -608,7 +663,19 @@ pub fn offset_pair(a: &mut [f64], b: &[f64], w: usize) {
     }
 }
 """, "a[i + w]", [{"w": 8, "b.len()": 8}, {"w": 20, "b.len()": 8}], [{"w": 1, "b.len()": 8}, {"w": 7, "b.len()": 8}]),
-    # Iteration i writes a[i] and a[i + 1], iteration i + 1 writes a[i + 1]: any two iterations collide.
+    # Rows of `n` elements `w` apart overlap where the stride is shorter than a row: sizes decide.
+    "row_of_a_length_unrelated_to_its_stride": ("""
+#[kernel]
+pub fn rows(out: &mut [f64], w: usize, n: usize, m: usize) {
+    for j in 0..m {
+        for i in 0..n {
+            out[j * w + i] = 1.0;
+        }
+    }
+}
+""", "out[j * w + i]", [{"w": 5, "n": 5}, {"w": 6, "n": 5}, {"w": 0, "n": 0}], [{"w": 4, "n": 5}, {"w": 0, "n": 1}]),
+    # Iteration i writes a[i] and a[i + 1], iteration i + 1 writes a[i + 1]: any two iterations collide. The
+    # writes are in an inner loop, which the checker takes as a condition: the launch decides.
     "inner_loop_writes_overlap_the_next_iteration": ("""
 #[kernel]
 pub fn smear(a: &mut [f64], b: &[f64]) {
@@ -633,6 +700,22 @@ def test_write_that_is_race_free_only_for_some_arguments_gets_a_launch_check(nam
         assert holds(loop.launch_checks, values), values
     for values in racy:
         assert not holds(loop.launch_checks, values), values
+
+
+def test_one_row_longer_than_its_stride_needs_no_check(check_source) -> None:
+    # `j` takes one value, so rows of any length never meet
+    source = """
+#[kernel]
+pub fn rows(out: &mut [f64], nx: usize) {
+    for j in 0..1 {
+        for i in 0..nx + 1 {
+            out[j * nx + i] = 1.0;
+        }
+    }
+}
+"""
+    [loop] = check_source(source).checked.kernels[0].loops
+    assert loop.launch_checks == ()
 
 
 def test_write_through_an_index_list_is_checked_injective_at_launch(check_source) -> None:

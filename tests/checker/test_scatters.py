@@ -251,7 +251,7 @@ def test_data_dependent_scatter_indices_are_checked_on_the_device(check_source) 
 
 
 NEAR_MISSES = {
-    # name: (source, the diagnostics' codes, the note on why the updates are no scatter, where it points)
+    # name: (source, the diagnostics' codes in source order, the note on why the updates are no scatter, where it points)
     "target_also_read": ("""
 #[kernel]
 pub fn running(hist: &mut [f64], out: &mut [f64], b: &[f64]) {
@@ -277,7 +277,7 @@ pub fn reset(a: &mut [f64], b: &[f64]) {
         a[i / 3] = 0.0;
     }
 }
-""", ("RG0102", "RG0102", "RG0103"), "this assignment to `a` is not a `+=`", ("a[i / 3] = 0.0", None)),
+""", ("RG0102", "RG0103", "RG0102"), "this assignment to `a` is not a `+=`", ("a[i / 3] = 0.0", None)),
     "two_combining_operations": ("""
 #[kernel]
 pub fn mixed(a: &mut [f64], b: &[f64]) {
@@ -286,7 +286,7 @@ pub fn mixed(a: &mut [f64], b: &[f64]) {
         a[i / 3] *= b[i];
     }
 }
-""", ("RG0102", "RG0102", "RG0103", "RG0103"), "`a` is updated with both `+=` and `*=`", ("a[i / 3] *= b[i]", None)),
+""", ("RG0102", "RG0103", "RG0102", "RG0103"), "`a` is updated with both `+=` and `*=`", ("a[i / 3] *= b[i]", None)),
     "elements_too_narrow_for_atomics": ("""
 #[kernel]
 pub fn bytes(counts: &mut [u8], idx: &[usize]) {

@@ -5,10 +5,15 @@ in the Rust itself must be rustc's errors too, and the test names rustc's code f
 """
 from __future__ import annotations
 
+import re
+import subprocess
+
 import pytest
 
 from rs2gpu.frontend import lower_text
 from rs2gpu.ir.diagnostics import Diagnostic
+
+from tests.support.source_positions import locate
 
 
 def only_error(source: str) -> Diagnostic:
@@ -323,6 +328,74 @@ pub fn k(a: &mut [f32]) {
     assert diag.label == "expected `f32`, found `f64`"
 
 
+UNPAIRED_DELIMITERS = {
+    # name: (source, rustc's message, the delimiter rustc labels "unclosed delimiter", if one, inside a context)
+    "closing_brace_missing_at_the_end": ("""
+#[kernel]
+pub fn triad(a: &mut [f64], b: &[f64], c: &[f64], alpha: f64) {
+    for i in 0..a.len() {
+        a[i] = b[i] + alpha * c[i];
+
+}
+
+#[kernel]
+pub fn other(a: &mut [f64]) {
+    for i in 0..a.len() {
+        a[i] = 1.0;
+    }
+}
+""", "this file contains an unclosed delimiter", ("alpha: f64) {", "{")),
+    "no_newline_at_the_end": ("pub fn f() -> i32 {\n    1", "this file contains an unclosed delimiter", ("i32 {", "{")),
+    "blank_lines_at_the_end": ("pub fn f() -> i32 {\n    1\n\n\n", "this file contains an unclosed delimiter",
+                               ("i32 {", "{")),
+    "delimiters_in_strings_comments_and_characters": ("""
+pub fn f(x: &'static str) -> usize {
+    let c = b'{'; let e = '\\''; let r = r#"{"#; let s = "}\\"{";
+    /* { /* } */ { */ // }
+    'outer: loop { break 'outer; }
+    c as usize + x.len() + r.len() + s.len() + e as usize
+""", "this file contains an unclosed delimiter", ("usize {", "{")),
+    "closing_brace_too_many": ("pub fn f() -> i32 {\n    1\n}\n}\n", "unexpected closing delimiter: `}`", None),
+    "mismatched_bracket": ("pub fn f() -> i32 {\n    let a = (1, 2];\n    a.0\n}\n",
+                           "mismatched closing delimiter: `]`", ("(1, 2]", "(")),
+}
+
+
+def rustc_error(rustc, source: str) -> tuple[str, int, int, int | None]:
+    """rustc's message for `source` (written as it is), the line and column it points at, and the line of
+    its "unclosed delimiter" label."""
+    path = rustc.folder / f"delimiters{len(source)}.rs"
+    path.write_text(source, encoding="utf-8")
+    result = subprocess.run([rustc.exe, "--edition", "2021", "--crate-type", "lib", "--emit=metadata",
+                             "-o", str(path.with_suffix(".rmeta")), str(path)], capture_output=True, text=True)
+    message = re.search(r"^error: (.*)$", result.stderr, re.M).group(1)
+    line, col = map(int, re.search(r"--> .*:(\d+):(\d+)$", result.stderr, re.M).groups())
+    lines = result.stderr.splitlines()
+    label = next((k for k, text in enumerate(lines) if "|" in text and text.endswith("unclosed delimiter")), None)
+    if label is None:
+        return message, line, col, None
+    while not re.match(r"^\s*\d+ \|", lines[label]):  # up from the label to the source line it marks
+        label -= 1
+    return message, line, col, int(lines[label].split("|")[0])
+
+
+@pytest.mark.parametrize("name", sorted(UNPAIRED_DELIMITERS))
+def test_delimiters_that_do_not_pair_are_reported_where_rustc_reports_them(name: str, rustc) -> None:
+    source, message, unclosed = UNPAIRED_DELIMITERS[name]
+    rustc_message, line, col, label_line = rustc_error(rustc, source)
+    assert rustc_message == message
+    diag = only_error(source)
+    assert (diag.code, diag.message, diag.span.line, diag.span.col) == ("RG0001", message, line, col)
+    if unclosed is None:
+        assert label_line is None
+        return
+    at = locate(source, *unclosed)
+    assert label_line == at[0]
+    marked = [(diag.span.line, diag.span.col)] if diag.label == "unclosed delimiter" else []
+    marked += [(n.span.line, n.span.col) for n in diag.notes if n.message == "unclosed delimiter"]
+    assert marked == [at]
+
+
 def test_syntax_error_is_reported_before_anything_else() -> None:
     diag = assert_error("""
 #[kernel]
@@ -344,6 +417,132 @@ def test_diagnostic_renders_like_rustc() -> None:
         "3 |     a[0] = 1.0;",
         "  |     ^^^^ this data is behind a shared reference",
     ]
+
+
+# ---------------------------------------------------------------- recursion: valid Rust, too deep for a GPU stack
+
+RECURSIVE = {
+    # name: (source, the call that closes the cycle, inside this unambiguous piece, the message)
+    "direct": ("""
+fn fact(n: u64) -> u64 {
+    if n == 0 { 1 } else { n * fact(n - 1) }
+}
+
+#[kernel]
+pub fn facts(a: &mut [u64]) {
+    for i in 0..a.len() {
+        a[i] = fact(i as u64);
+    }
+}
+""", "fact(n - 1)", None, "recursive helper `fact` calls itself"),
+    "mutual": ("""
+fn is_even(n: u64) -> bool {
+    if n == 0 { true } else { is_odd(n - 1) }
+}
+
+fn is_odd(n: u64) -> bool {
+    if n == 0 { false } else { is_even(n - 1) }
+}
+
+#[kernel]
+pub fn parity(a: &mut [bool]) {
+    for i in 0..a.len() {
+        a[i] = is_even(i as u64);
+    }
+}
+""", "is_even(n - 1)", None, "recursive helpers `is_even` and `is_odd` call each other"),
+    "through_three_helpers": ("""
+fn a(n: u32) -> u32 {
+    if n == 0 { 0 } else { b(n - 1) }
+}
+
+fn b(n: u32) -> u32 {
+    c(n) + 1
+}
+
+fn c(n: u32) -> u32 {
+    a(n)
+}
+
+#[kernel]
+pub fn k(out: &mut [u32]) {
+    for i in 0..out.len() {
+        out[i] = b(i as u32);
+    }
+}
+""", "b(n - 1)", None, "recursive helpers `b`, `c` and `a` call each other"),  # the kernel calls `b` first
+    "generic": ("""
+fn depth<T: Copy>(x: T, n: u32) -> u32 {
+    if n == 0 { 0 } else { 1 + depth(x, n - 1) }
+}
+
+#[kernel]
+pub fn depths(a: &mut [u32], b: &[f32]) {
+    for i in 0..a.len() {
+        a[i] = depth(b[i], i as u32);
+    }
+}
+""", "depth(x, n - 1)", None, "recursive helper `depth` calls itself"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECURSIVE))
+def test_recursive_helper_is_rejected_at_the_call_that_closes_the_cycle(name: str, rustc) -> None:
+    source, at, inside, message = RECURSIVE[name]
+    rustc.assert_accepts(source)
+    diag = assert_error(source, *locate(source, inside or at, at if inside else None), "RG0016", message)
+    assert "loop" in diag.help and "stack" in diag.help
+
+
+def test_mutual_recursion_names_the_cycle_and_where_it_starts() -> None:
+    source = RECURSIVE["mutual"][0]
+    diag = only_error(source)
+    assert diag.label == "this call closes the cycle `is_even` -> `is_odd` -> `is_even`"
+    assert [(n.message, n.span.line, n.span.col) for n in diag.notes] == [
+        ("`is_even` is defined here", *locate(source, "is_even")),
+    ]
+
+
+def test_recursive_helper_called_by_two_kernels_is_reported_once() -> None:
+    source = RECURSIVE["direct"][0] + """
+#[kernel]
+pub fn more_facts(a: &mut [u64]) {
+    for i in 0..a.len() {
+        a[i] = fact(i as u64) + 1;
+    }
+}
+"""
+    assert only_error(source).code == "RG0016"
+
+
+def test_a_helper_called_from_several_places_without_a_cycle_is_no_recursion(rustc) -> None:
+    source = """
+fn square(x: u64) -> u64 {
+    x * x
+}
+
+fn fourth(x: u64) -> u64 {
+    square(square(x))
+}
+
+fn fact(n: u64) -> u64 {
+    let mut f = 1;
+    for k in 1..=n {
+        f *= k;
+    }
+    f
+}
+
+#[kernel]
+pub fn k(a: &mut [u64]) {
+    for i in 0..a.len() {
+        a[i] = fourth(i as u64) + square(i as u64) + fact(i as u64);
+    }
+}
+"""
+    rustc.assert_accepts(source)
+    _, sink = lower_text(source)
+    assert sink.items == []
 
 
 # ---------------------------------------------------------------- names
