@@ -101,6 +101,9 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
             if p.type not in ("line_comment", "block_comment", "attribute_item")))
         ret_node = node.child_by_field_name("return_type")
         self.ret = self.type(ret_node) if ret_node is not None else UNIT
+        if not self.as_kernel and isinstance(self.ret, RefType) and isinstance(self.ret.target, SliceType):
+            self.unsupported(ret_node, "a helper returning a slice",
+                             "pass the slice to the code that reads it, with the offset it starts at")
         if self.as_kernel and not self._check_kernel_signature(params, ret_node):
             # The body is not lowered: what it does with a parameter that cannot cross (`*n += 1` with
             # `n: &mut u64`) is valid Rust, and would only repeat the one problem in other words.

@@ -112,6 +112,22 @@ def test_a_shared_slice_passed_as_mut_is_still_a_mismatch(rustc):
     assert errors(SHARED_AS_MUT) == ["7:14 RG0005 mismatched types"]
 
 
+
+def test_a_helper_returning_a_slice_is_rejected_by_name(rustc):
+    source = """
+fn view(s: &[f64]) -> &[f64] { s }
+fn first(s: &[f64]) -> f64 { s[0] }
+
+#[kernel]
+pub fn k(a: &mut [f64], out: &mut [f64]) {
+    for i in 0..out.len() {
+        out[i] = first(view(a));
+    }
+}
+"""
+    rustc.assert_accepts(source)
+    assert errors(source) == ["2:23 RG0002 a helper returning a slice is not supported in kernels"]
+
 # ---------------------------------------------------------------- integer methods, stepped and reversed ranges
 
 INTEGER_METHODS = """
