@@ -97,7 +97,7 @@ class CheckedLowering:
         condition = node.child_by_field_name("condition")
         pattern, value_node = condition.child_by_field_name("pattern"), condition.child_by_field_name("value")
         checked = checked_call(value_node)
-        parts = pattern.named_children
+        parts = [c for c in pattern.children if c.type not in ("(", ")", ",")]
         if checked is None or pattern.type != "tuple_struct_pattern" or len(parts) != 2 \
                 or text_of(parts[0]) != "Some" or parts[1].type not in ("identifier", "_"):
             self.unsupported(condition, "`if let`", f"kernels hold an `Option` only as {CHECKED_FORMS}")

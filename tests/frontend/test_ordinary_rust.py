@@ -138,7 +138,8 @@ pub fn k(a: &mut [u32], b: &[i64]) {
         let r = a[i].rotate_left(5).rotate_right(3);
         let c = a[i].checked_mul(s).unwrap_or(0) + if let Some(d) = r.checked_sub(s) { d } else { 1 };
         let big = b[i].checked_add(1).is_none() || b[i].checked_div(2).is_some();
-        a[i] = c ^ big as u32;
+        let fits = if let Some(_) = a[i].checked_add(s) { 1 } else { 0 };
+        a[i] = c ^ big as u32 ^ fits;
     }
 }
 """
