@@ -76,7 +76,7 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.
         for d in nest.dims:
             _check_bounds_on_host(d, host_values, sink)
         innermost = nest.dims[-1]
-        accesses = collect_accesses(innermost, outer)
+        accesses = collect_accesses(innermost, outer, functions)
         analysis = AffineAnalysis([], set(shape.uniform), private_definitions(innermost), functions)
         analysis.set_loop_vars(_loop_vars(nest, analysis))
         scatters, refusals = find_scatters(nest, accesses, analysis)

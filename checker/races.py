@@ -31,21 +31,32 @@ class LoopAccesses:
     writes: list[Access]
     reads: list[Access]
     carried: list[ir.Assign]
-    helper_slices: list[tuple[ir.Binding, ir.Span]]
+    # slice parameters passed to helpers: (parameter, where, whether the helper takes it as `&mut`)
+    helper_slices: list[tuple[ir.Binding, ir.Span, bool]]
 
     def without(self, params: set[ir.Binding]) -> "LoopAccesses":
         """The accesses of every slice but `params`."""
         return LoopAccesses([w for w in self.writes if w.param not in params],
                             [r for r in self.reads if r.param not in params], self.carried,
-                            [(p, span) for p, span in self.helper_slices if p not in params])
+                            [h for h in self.helper_slices if h[0] not in params])
 
 
-def collect_accesses(loop: ir.For, outer: set[ir.Binding]) -> LoopAccesses:
+def collect_accesses(loop: ir.For, outer: set[ir.Binding],
+                     functions: dict[str, ir.Function] | None = None) -> LoopAccesses:
     """Every element write and read of a slice parameter in the loop body, and every assignment to a
-    variable declared outside the loop."""
+    variable declared outside the loop. `functions` (the crate's, by IR name) tell which helpers take a
+    `&mut` slice as `&` (rustc's reborrow): those only read it."""
     acc = LoopAccesses([], [], [], [])
-    _visit(loop.body, acc, outer, conditional=False)
+    _visit(loop.body, acc, outer, False, functions or {})
     return acc
+
+
+def _helper_may_write(call: ir.Call, position: int, functions: dict[str, ir.Function]) -> bool:
+    callee = functions.get(call.func)
+    if callee is None or position >= len(callee.params):
+        return call.args[position].ty.mutable
+    ty = callee.params[position].ty
+    return isinstance(ty, RefType) and ty.mutable
 
 
 def _root_param(expr: ir.Expr) -> tuple[ir.Binding, ir.Expr] | None:
@@ -58,46 +69,48 @@ def _root_param(expr: ir.Expr) -> tuple[ir.Binding, ir.Expr] | None:
     return None
 
 
-def _visit(node, acc: LoopAccesses, outer: set[ir.Binding], conditional: bool) -> None:
+def _visit(node, acc: LoopAccesses, outer: set[ir.Binding], conditional: bool,
+           functions: dict[str, ir.Function]) -> None:
     if isinstance(node, ir.Assign):
-        _visit_assign(node, acc, outer, conditional)
+        _visit_assign(node, acc, outer, conditional, functions)
         return
     if isinstance(node, ir.Index):
         root = _root_param(node)
         if root is not None:
             acc.reads.append(Access(root[0], root[1], node.span, conditional))
-        _visit(node.index, acc, outer, conditional)
+        _visit(node.index, acc, outer, conditional, functions)
         if root is None:
-            _visit(node.base, acc, outer, conditional)
+            _visit(node.base, acc, outer, conditional, functions)
         return
     if isinstance(node, ir.Call):
-        for arg in node.args:
+        for position, arg in enumerate(node.args):
             if isinstance(arg, ir.Var) and isinstance(arg.ty, RefType) and arg.binding.kind == "param":
-                acc.helper_slices.append((arg.binding, arg.span))
+                acc.helper_slices.append((arg.binding, arg.span, _helper_may_write(node, position, functions)))
     branches = isinstance(node, (ir.If, ir.Match, ir.For, ir.While, ir.Loop))
     for child in children(node):
         inner_conditional = conditional or (branches and not (isinstance(node, ir.If) and child is node.cond)
                                             and not (isinstance(node, ir.Match) and child is node.scrutinee))
-        _visit(child, acc, outer, inner_conditional)
+        _visit(child, acc, outer, inner_conditional, functions)
 
 
-def _visit_assign(node: ir.Assign, acc: LoopAccesses, outer: set[ir.Binding], conditional: bool) -> None:
+def _visit_assign(node: ir.Assign, acc: LoopAccesses, outer: set[ir.Binding], conditional: bool,
+                  functions: dict[str, ir.Function]) -> None:
     target = node.target
     root = _root_param(target)
     if root is not None:
         acc.writes.append(Access(root[0], root[1], node.span, conditional))
         if node.op is not None:
             acc.reads.append(Access(root[0], root[1], node.span, conditional))
-        _visit(root[1], acc, outer, conditional)
+        _visit(root[1], acc, outer, conditional, functions)
     else:
         base = target
         while isinstance(base, (ir.Field, ir.Index)):
             if isinstance(base, ir.Index):
-                _visit(base.index, acc, outer, conditional)
+                _visit(base.index, acc, outer, conditional, functions)
             base = base.base
         if isinstance(base, ir.Var) and base.binding in outer:
             acc.carried.append(node)
-    _visit(node.value, acc, outer, conditional)
+    _visit(node.value, acc, outer, conditional, functions)
 
 
 @dataclass(frozen=True)
@@ -241,8 +254,8 @@ def check_reads(nest: Nest, accesses: LoopAccesses, forms: dict, analysis: Affin
                            f"; if the iterations only add into `{r.param.name}`, update it with "
                            f"`{r.param.name}[k] += v` and read it in a later loop: such updates are combined "
                            "with atomics"))
-    for param, span in accesses.helper_slices:
-        if param in written or (isinstance(param.ty, RefType) and param.ty.mutable):
+    for param, span, helper_writes in accesses.helper_slices:
+        if param in written or helper_writes:
             sink.error("RG0103", f"`{param.name}` is passed to a helper function inside a parallel loop "
                                  "while it is written", span, "passed here",
                        help="pass the elements the helper needs as values instead")

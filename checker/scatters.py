@@ -131,7 +131,7 @@ def _refusal(param: ir.Binding, assigns: list[ir.Assign], updates: list[ScatterU
         if isinstance(node, ir.Index) and node.node_id not in owned and _element_of(node) is node \
                 and node.base.binding is param:
             return Note(f"`{name}` is also read here, {why}", node.span)
-    for helper_param, span in accesses.helper_slices:
+    for helper_param, span, _ in accesses.helper_slices:
         if helper_param is param:
             return Note(f"`{name}` is passed to a helper function here, {why}", span)
     return None

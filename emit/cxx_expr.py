@@ -57,6 +57,12 @@ INT_INTRINSICS = {
     "abs": "rs2gpu_wrapping_abs({0})", "signum": "rs2gpu_signum({0})",
     "count_ones": "rs2gpu_count_ones({0})", "leading_zeros": "rs2gpu_leading_zeros({0})",
     "trailing_zeros": "rs2gpu_trailing_zeros({0})", "is_power_of_two": "rs2gpu_is_power_of_two({0})",
+    "saturating_add": "rs2gpu_saturating_add({0}, {1})", "saturating_sub": "rs2gpu_saturating_sub({0}, {1})",
+    "saturating_mul": "rs2gpu_saturating_mul({0}, {1})",
+    "rotate_left": "rs2gpu_rotate_left({0}, {1})", "rotate_right": "rs2gpu_rotate_right({0}, {1})",
+    "checked_add": "(!rs2gpu_add_overflows({0}, {1}))", "checked_sub": "(!rs2gpu_sub_overflows({0}, {1}))",
+    "checked_mul": "(!rs2gpu_mul_overflows({0}, {1}))", "checked_div": "(!rs2gpu_div_fails({0}, {1}))",
+    "checked_rem": "(!rs2gpu_div_fails({0}, {1}))",
 }
 
 

@@ -22,9 +22,12 @@ _SPECIAL = {"INFINITY": math.inf, "NEG_INFINITY": -math.inf, "NAN": math.nan}
 _MATH = {
     "PI": math.pi, "E": math.e, "TAU": math.tau, "SQRT_2": math.sqrt(2.0), "LN_2": math.log(2.0),
     "LN_10": math.log(10.0), "LOG2_E": math.log2(math.e), "LOG10_E": math.log10(math.e),
-    "FRAC_PI_2": math.pi / 2, "FRAC_PI_3": math.pi / 3, "FRAC_PI_4": math.pi / 4, "FRAC_PI_6": math.pi / 6,
-    "FRAC_PI_8": math.pi / 8, "FRAC_1_PI": 1 / math.pi, "FRAC_2_PI": 2 / math.pi,
-    "FRAC_2_SQRT_PI": 2 / math.sqrt(math.pi), "FRAC_1_SQRT_2": 1 / math.sqrt(2.0),
+    "FRAC_PI_2": math.pi / 2, "FRAC_PI_4": math.pi / 4, "FRAC_PI_8": math.pi / 8, "FRAC_1_PI": 1 / math.pi,
+    "FRAC_2_PI": 2 / math.pi, "FRAC_2_SQRT_PI": 2 / math.sqrt(math.pi),
+    # Rust's decimal values, where computing them in f64 rounds to the neighbouring value
+    "FRAC_PI_3": float("1.04719755119659774615421446109316763"),
+    "FRAC_PI_6": float("0.52359877559829887307710723054658381"),
+    "FRAC_1_SQRT_2": float("0.707106781186547524400844362104849039"),
     "LOG2_10": math.log2(10.0), "LOG10_2": math.log10(2.0),
 }
 

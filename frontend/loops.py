@@ -22,13 +22,15 @@ from tree_sitter import Node
 
 from rs2gpu.frontend import infer
 from rs2gpu.frontend.infer import InferVar, find, may_be_int
+from rs2gpu.frontend.ranges import RangeLowering, range_chain
 from rs2gpu.frontend.source import text_of
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.types import BOOL, NEVER, UNIT, USIZE, ArrayType, RefType, SliceType
 from rs2gpu.ir.walk import same_value
 
 SUPPORTED_CHAINS = ("iterate a slice or array with `.iter()`, `.iter_mut()`, `&x` or `x`, combined with "
-                    "`.zip(..)`, `.enumerate()` and `.copied()`; or loop over a range, `for i in 0..n`")
+                    "`.zip(..)`, `.enumerate()` and `.copied()`; or loop over a range, `for i in 0..n`, "
+                    "`(0..n).rev()`, `(0..n).step_by(s)`")
 _ZIP_PATHS = ("zip", "iter::zip", "std::iter::zip", "core::iter::zip")
 _PUNCTUATION = ("(", ")", ",")
 _LABEL_HELP = "set a `bool` variable that the inner loops test, and leave each loop in turn"
@@ -97,7 +99,7 @@ class ElementName:
         return dataclasses.replace(self.access, span=span)
 
 
-class LoopLowering:
+class LoopLowering(RangeLowering):
     """The loop half of `FunctionLowerer` (which provides `expr`, `block`, `unify`, the scopes, ...)."""
 
     # ------------------------------------------------------------ for
@@ -107,6 +109,9 @@ class LoopLowering:
         value = node.child_by_field_name("value")
         if value.type == "range_expression":
             return self._range_loop(node, pattern, value)
+        chain = range_chain(value)
+        if chain is not None:
+            return self._adapted_range_loop(node, pattern, *chain)
         return self._iterator_loop(node, pattern, value)
 
     def _range_loop(self, node, pattern, value):

@@ -14,14 +14,15 @@ from tree_sitter import Node
 from rs2gpu.frontend import infer
 from rs2gpu.ir import walk as irwalk
 from rs2gpu.frontend.constants import associated_constant, literal_text
+from rs2gpu.frontend.checked import CHECKED_FORMS, OPTION_USES, CheckedLowering, checked_call
 from rs2gpu.frontend.consteval import NotConstant, evaluate, int_range, round_float
 from rs2gpu.frontend.infer import InferVar, TypeMismatch, find, may_be_int
 from rs2gpu.frontend.items import RawItem, is_kernel
 from rs2gpu.frontend.literals import parse_number
-from rs2gpu.frontend.loops import ElementName, LoopContext, LoopLowering
+from rs2gpu.frontend.loops import SUPPORTED_CHAINS, ElementName, LoopContext, LoopLowering
 from rs2gpu.frontend.source import SourceFile, text_of
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.intrinsics import FREE_FUNCTIONS, lookup
+from rs2gpu.ir.intrinsics import FREE_FUNCTIONS, lookup, method_names
 from rs2gpu.ir.types import (BOOL, I32, NEVER, PRIM_NAMES, U32, UNIT, USIZE, ArrayType, NeverType, PrimType,
                              RefType, SliceType, StructType, TupleType, Type)
 
@@ -35,6 +36,12 @@ LOGICAL = {"&&", "||"}
 _IGNORED = {"line_comment", "block_comment", "empty_statement", "attribute_item", "inner_attribute_item"}
 _PATH_PREFIXES = ("std", "core", "crate", "self", "super")
 _ASSIGNMENTS = ("assignment_expression", "compound_assignment_expr")
+# Types that own heap memory; what kernels write instead.
+HEAP_TYPES = ("Vec", "Box", "String", "VecDeque", "HashMap", "HashSet", "BTreeMap", "BTreeSet", "Rc", "Arc")
+HEAP_HELP = ("kernels cannot allocate memory: take the buffer as a `&mut [T]` parameter (one more argument of the "
+             "call), or use a fixed-size array such as `let mut buf = [0.0; 8];` for a small buffer of each iteration")
+# Methods of slices and arrays that make iterators: a kernel iterates only in `for` loops.
+ITERATOR_METHODS = ("iter", "iter_mut", "into_iter", "chunks", "chunks_exact", "windows")
 
 _CONSTRUCT_NAMES = {
     "closure_expression": "a closure",
@@ -70,15 +77,16 @@ _CONSTRUCT_HELP = {
 }
 
 
-class FunctionLowerer(LoopLowering):
+class FunctionLowerer(LoopLowering, CheckedLowering):
     def __init__(self, crate, item: RawItem | None, type_args: tuple, ir_name: str, as_kernel: bool,
-                 file: SourceFile | None = None) -> None:
+                 file: SourceFile | None = None, arrays: dict[int, int] | None = None) -> None:
         self.crate = crate
         self.item = item
         self.file = file if file is not None else item.file
         self.ir_name = ir_name
         self.as_kernel = as_kernel
         self.type_args = type_args
+        self.arrays = arrays or {}  # position of a `&[T]` parameter → the length of the array it takes
         self.generics: dict[str, Type] = {}
         self.scopes: list[dict[str, ir.Binding]] = [{}]
         self.loops: list[LoopContext] = []
@@ -101,12 +109,18 @@ class FunctionLowerer(LoopLowering):
         node = self.item.node
         errors_before = len(self.crate.diagnostics.items)
         self._bind_generics(node.child_by_field_name("type_parameters"))
-        params = tuple(self._param(p) for p in node.child_by_field_name("parameters").named_children
-                       if p.type not in ("line_comment", "block_comment", "attribute_item"))
+        params = tuple(self._param(p, position) for position, p in enumerate(
+            p for p in node.child_by_field_name("parameters").named_children
+            if p.type not in ("line_comment", "block_comment", "attribute_item")))
         ret_node = node.child_by_field_name("return_type")
         self.ret = self.type(ret_node) if ret_node is not None else UNIT
-        if self.as_kernel:
-            self._check_kernel_signature(params, ret_node)
+        if not self.as_kernel and isinstance(self.ret, RefType) and isinstance(self.ret.target, SliceType):
+            self.unsupported(ret_node, "a helper returning a slice",
+                             "pass the slice to the code that reads it, with the offset it starts at")
+        if self.as_kernel and not self._check_kernel_signature(params, ret_node):
+            # The body is not lowered: what it does with a parameter that cannot cross (`*n += 1` with
+            # `n: &mut u64`) is valid Rust, and would only repeat the one problem in other words.
+            self.crate.stop()
         for p in params:
             self.scopes[0][p.name] = p
         body_node = node.child_by_field_name("body")
@@ -114,7 +128,10 @@ class FunctionLowerer(LoopLowering):
             self.error(node, "a function without a body", code="RG0002")
         body = self.block(body_node)
         tail_node = next((c for c in reversed(body_node.named_children) if c.type not in _IGNORED), body_node)
-        self.unify(self.ret, body.ty, tail_node if body.tail is not None else body_node)
+        if body.tail is not None:
+            self.coerce(self.ret, body.tail, tail_node)
+        else:
+            self.unify(self.ret, body.ty, body_node)
         options = self.crate.kernel_options(self.item) if self.as_kernel else {"fast_math": False}
         fn = ir.Function(self.ir_name, self.item.name, self.type_args, params, self.ret, body,
                          self.as_kernel, options["fast_math"], self.span(node), self.item.module)
@@ -149,7 +166,7 @@ class FunctionLowerer(LoopLowering):
             self.error(node, "wrong number of type arguments", code="RG0011")
         self.generics = dict(zip(names, self.type_args))
 
-    def _param(self, node: Node) -> ir.Binding:
+    def _param(self, node: Node, position: int) -> ir.Binding:
         if node.type == "self_parameter":
             self.unsupported(node, "a `self` parameter", "kernels and helpers are free functions")
         pattern = node.child_by_field_name("pattern")
@@ -157,9 +174,13 @@ class FunctionLowerer(LoopLowering):
         if pattern is None or pattern.type != "identifier":
             self.unsupported(pattern or node, "a pattern in a parameter", "name each parameter")
         ty = self.type(node.child_by_field_name("type"))
+        if position in self.arrays:
+            ty = RefType(ArrayType(ty.target.elem, self.arrays[position]), ty.mutable)
         return ir.Binding(text_of(pattern), ty, mutable, "param", self.span(pattern))
 
-    def _check_kernel_signature(self, params: tuple[ir.Binding, ...], ret_node: Node | None) -> None:
+    def _check_kernel_signature(self, params: tuple[ir.Binding, ...], ret_node: Node | None) -> bool:
+        """Report each parameter and result type that cannot cross to the GPU; whether there is none."""
+        errors_before = len(self.crate.diagnostics.items)
         for p in params:
             ty = p.ty
             ok = isinstance(ty, (PrimType, StructType)) or (
@@ -167,17 +188,21 @@ class FunctionLowerer(LoopLowering):
                     (isinstance(ty.target, (SliceType, ArrayType)) and isinstance(ty.target.elem, (PrimType, StructType)))
                     or (isinstance(ty.target, StructType) and not ty.mutable)))
             if not ok:
+                scalar_out = isinstance(ty, RefType) and ty.mutable and isinstance(ty.target, PrimType)
                 self.crate.diagnostics.error(
                     "RG0013", f"kernel parameter `{p.name}` has type `{ty}`, which cannot cross to the GPU",
                     p.span, "unsupported parameter type",
-                    help="kernel parameters are scalars, #[repr(C)] structs, `&T` structs, and `&[T]`, `&mut [T]`, "
-                         "`&[T; N]` of scalars or structs")
+                    help=f"a kernel gives a scalar back as its result: return it (`-> {ty.target}`), or take a "
+                         f"`&mut [{ty.target}]` of length 1" if scalar_out else
+                    "kernel parameters are scalars, #[repr(C)] structs, `&T` structs, and `&[T]`, `&mut [T]`, "
+                    "`&[T; N]` of scalars or structs")
         ret = self.ret
         elems = ret.elems if isinstance(ret, TupleType) else (ret,)
         if not all(isinstance(t, PrimType) for t in elems) and ret != UNIT:
             self.crate.diagnostics.error("RG0013", f"a kernel cannot return `{ret}`", self.span(ret_node),
                                          "unsupported return type",
                                          help="kernels return nothing, a scalar, or a tuple of scalars")
+        return len(self.crate.diagnostics.items) == errors_before
 
     # ------------------------------------------------------------ helpers
 
@@ -201,6 +226,18 @@ class FunctionLowerer(LoopLowering):
         except TypeMismatch as e:
             self.error(node, "mismatched types", f"expected `{infer.display(expected)}`, found "
                        f"`{infer.display(found)}`", code="RG0005")
+
+    def coerce(self, expected, value, node: Node):
+        """`value` at a site whose type rustc knows (an argument, a typed `let`, a returned value), with
+        the coercion rustc applies there: `&mut T` where `&T` is expected is a reborrow, the same pointer
+        read-only (the IR keeps the value; a C++ `T*` converts to `const T*` the same way). `&T` where
+        `&mut T` is expected is still a mismatch, as in rustc."""
+        want, have = find(expected), find(value.ty)
+        if isinstance(want, RefType) and isinstance(have, RefType) and have.mutable and not want.mutable:
+            self.unify(want, RefType(have.target, False), node)
+        else:
+            self.unify(expected, value.ty, node)
+        return value
 
     def join(self, a, b, node: Node):
         """The type of an `if`/`match` whose branches have types a and b."""
@@ -278,8 +315,11 @@ class FunctionLowerer(LoopLowering):
         value_node = node.child_by_field_name("value")
         init = None
         if value_node is not None:
-            init = self.expr(value_node)
-            self.unify(ty, init.ty, value_node)
+            init = self.coerce(ty, self.expr(value_node), value_node)
+            held = find(ty)
+            if isinstance(held, RefType) and isinstance(find(held.target), SliceType):
+                self.unsupported(pattern, "a local variable holding a slice",
+                                 f"use `{text_of(value_node)}` itself where `{text_of(pattern)}` is used")
         binding = ir.Binding(text_of(pattern), ty, mutable, "local", self.span(pattern))
         self.scopes[-1][binding.name] = binding
         if init is None and not mutable:
@@ -339,7 +379,8 @@ class FunctionLowerer(LoopLowering):
     def expr(self, node: Node):
         method = getattr(self, "_expr_" + node.type, None)
         if method is None:
-            self.unsupported(node, _describe(node), _CONSTRUCT_HELP.get(node.type, ""))
+            is_vec = node.type == "macro_invocation" and text_of(node.child_by_field_name("macro")) == "vec"
+            self.unsupported(node, _describe(node), HEAP_HELP if is_vec else _CONSTRUCT_HELP.get(node.type, ""))
         return method(node)
 
     def _expr_parenthesized_expression(self, node):
@@ -380,6 +421,11 @@ class FunctionLowerer(LoopLowering):
         const = self.crate.const(name)
         if const is not None:
             return ir.ConstRef(name, const.ty, self.span(node))
+        path = self.crate.uses.path(name, self.file, node)
+        for imported in [path] if path is not None else [(*g, name) for g in self.crate.uses.globs(self.file, node)]:
+            value = self._path_value(list(imported), node)
+            if value is not None:
+                return value
         item = self.crate.items.get(name)
         if item is not None and item.kind == "fn":
             self.unsupported(node, "a function used as a value", "call it instead")
@@ -387,6 +433,14 @@ class FunctionLowerer(LoopLowering):
 
     def _expr_scoped_identifier(self, node):
         parts = [p for p in text_of(node).replace(" ", "").split("::") if p]
+        imported = self.crate.uses.path(parts[0], self.file, node) if parts[0] not in _PATH_PREFIXES else None
+        value = self._path_value([*imported, *parts[1:]] if imported is not None else parts, node)
+        if value is None:
+            self.error(node, f"cannot find `{text_of(node)}`", "not a known constant", code="RG0004")
+        return value
+
+    def _path_value(self, parts: list[str], node):
+        """The constant a path names (`std::f64::consts::PI`, `i32::MAX`, `crate::m::LIMIT`), or None."""
         while parts and parts[0] in _PATH_PREFIXES:
             parts = parts[1:]
         if parts and parts[0] in PRIM_NAMES and parts[0] != "bool" and len(parts) > 1:
@@ -398,7 +452,7 @@ class FunctionLowerer(LoopLowering):
             const = self.crate.const(parts[-1])
             if const is not None:
                 return ir.ConstRef(parts[-1], const.ty, self.span(node))
-        self.error(node, f"cannot find `{text_of(node)}`", "not a known constant", code="RG0004")
+        return None
 
     def _expr_unary_expression(self, node):
         op = node.children[0].type
@@ -508,8 +562,15 @@ class FunctionLowerer(LoopLowering):
         arg_nodes = [a for a in node.child_by_field_name("arguments").named_children
                      if a.type not in ("line_comment", "block_comment")]
         if function.type == "field_expression":
-            receiver = self.expr(function.child_by_field_name("value"))
             name = text_of(function.child_by_field_name("field"))
+            checked = checked_call(function.child_by_field_name("value"))
+            if checked is not None and name in OPTION_USES:
+                return self._option_use(node, name, checked, arg_nodes)
+            if checked_call(node) is not None:
+                self.unsupported(function.child_by_field_name("field"), f"`{name}` used as an `Option` here",
+                                 f"kernels hold an `Option` only as {CHECKED_FORMS}; `.unwrap()` is not "
+                                 "supported: write `.unwrap_or(v)`, or `wrapping_*` where the result may wrap")
+            receiver = self.expr(function.child_by_field_name("value"))
             return self._method_call(node, name, receiver, arg_nodes, function.child_by_field_name("value"))
         if function.type == "scoped_identifier":
             parts = [p for p in text_of(function).replace(" ", "").split("::") if p]
@@ -526,6 +587,9 @@ class FunctionLowerer(LoopLowering):
                 self.unsupported(function, f"an associated function of an `impl` block, `{parts[0]}::{parts[1]}`",
                                  f"write a helper `fn` outside the `impl` block, or a struct literal "
                                  f"`{parts[0]} {{ ... }}`")
+            heap = next((p for p in parts if p in HEAP_TYPES), None)
+            if heap is not None and heap not in self.crate.items:
+                self.unsupported(function, f"`{text_of(function)}` (a `{heap}` allocates on the heap)", HEAP_HELP)
             if parts:
                 return self._helper_call(node, parts[-1], function, arg_nodes)
         if function.type == "identifier":
@@ -556,26 +620,22 @@ class FunctionLowerer(LoopLowering):
                        f"can't call method `{name}` on ambiguous numeric type `{ty}`", code="RG0006",
                        help=f"give the value a concrete type, like `{'f64' if ty.kind == 'float' else 'i32'}`, "
                             "with a suffix or a type annotation")
-        sig = lookup(_receiver_kinds(ty), name)
+        kinds = _receiver_kinds(ty)
+        sig = lookup(kinds, name)
         if sig is None and isinstance(ty, StructType):
             self.error(name_node, f"no method named `{name}` found for `{ty.name}` in kernels", "method not found",
                        code="RG0007", help=f"methods of `impl` blocks are not supported: write a helper function "
                                            f"that takes the struct by value, `fn {name}(v: {ty.name}, ...)`")
-        if sig is None and _receiver_kinds(ty) == ("seq",):
+        if sig is None and kinds == ("seq",) and name not in ITERATOR_METHODS:
             self.error(name_node, f"no method named `{name}` found for `{infer.display(ty)}` in kernels",
                        "method not found", code="RG0007",
                        help="slices have only `len()` in kernels: write an iterator chain as a loop, "
                             "`for i in 0..x.len()`, accumulating into a variable declared before it, "
                             "`let mut s = 0.0; ... s += x[i];`")
         if sig is None:
-            rewrite = _INTEGER_REWRITES.get(name, "write other operations with operators and `if`") \
-                if isinstance(ty, PrimType) and ty.is_int else ""
             self.error(name_node,
                        f"no method named `{name}` found for `{infer.display(ty)}` in kernels",
-                       "method not found", code="RG0007",
-                       help="kernels may call the math methods of f32/f64, the integer methods `min`, `max`, "
-                            "`abs`, `pow`, `wrapping_*`, `rem_euclid`, and `len()` of slices and arrays"
-                            + (f"; {rewrite}" if rewrite else ""))
+                       "method not found", code="RG0007", help=_methods_help(ty, kinds, name))
         if len(arg_nodes) != len(sig.operands):
             self.error(node, f"`{name}` takes {len(sig.operands)} argument(s) but {len(arg_nodes)} were supplied",
                        code="RG0011")
@@ -590,6 +650,11 @@ class FunctionLowerer(LoopLowering):
 
     def _helper_call(self, node, name: str, name_node, arg_nodes):
         item = self.crate.items.get(name)
+        path = self.crate.uses.path(name, self.file, name_node) if item is None or item.kind != "fn" else None
+        if path is not None:  # a name a `use` gives: `use crate::m::f as g;`, `use std::cmp::max;`
+            if path[-2:-1] == ("cmp",) and path[-1] in FREE_FUNCTIONS:
+                return self._free_min_max(node, path[-1], arg_nodes)
+            item = self.crate.items.get(path[-1])
         if item is None or item.kind != "fn":
             self.error(name_node, f"cannot find function `{name}` in this crate", "not found", code="RG0004")
         if is_kernel(item):
@@ -604,28 +669,31 @@ class FunctionLowerer(LoopLowering):
         names = [text_of(p.child_by_field_name("name") or p) for p in type_params.named_children] \
             if type_params is not None else []
         generic_vars = {n: InferVar("any") for n in names}
-        args = []
-        for param, arg_node in zip(params, arg_nodes):
+        args, arrays = [], []
+        for position, (param, arg_node) in enumerate(zip(params, arg_nodes)):
             arg = self.expr(arg_node)
             expected = self.crate.lower_type(param.child_by_field_name("type"), item.file, generic_vars)
-            self.unify(expected, arg.ty, arg_node)
-            args.append(arg)
+            length = _unsized_length(expected, arg.ty)
+            if length is not None:  # `&[T; N]` → `&[T]`: the callee is instantiated for the array
+                self.unify(find(expected).target.elem, find(arg.ty).target.elem, arg_node)
+                arrays.append((position, length))
+            args.append(self.coerce(expected, arg, arg_node) if length is None else arg)
         ret_node = item.node.child_by_field_name("return_type")
         ret = self.crate.lower_type(ret_node, item.file, generic_vars) if ret_node else UNIT
         if names:
             # The type arguments are known only once the caller's inference is done (`let y: f32 =
             # sq(2.0)` makes T = f32), so the call names a placeholder until `_instantiate_generic_calls`.
             placeholder = f"{item.name}<{len(self.generic_calls)}>"
-            self.generic_calls[placeholder] = (item, [generic_vars[n] for n in names])
+            self.generic_calls[placeholder] = (item, [generic_vars[n] for n in names], tuple(arrays))
             return ir.Call(placeholder, tuple(args), ret, self.span(node))
-        return ir.Call(self.crate.lower_callee(item, ()), tuple(args), ret, self.span(node))
+        return ir.Call(self.crate.lower_callee(item, (), tuple(arrays)), tuple(args), ret, self.span(node))
 
     def _instantiate_generic_calls(self, root):
         """`root` with each generic call naming its instantiation, now that the caller's types are known."""
         if not self.generic_calls:
             return root
-        names = {placeholder: self.crate.lower_callee(item, tuple(infer.zonk(v) for v in type_vars))
-                 for placeholder, (item, type_vars) in self.generic_calls.items()}
+        names = {placeholder: self.crate.lower_callee(item, tuple(infer.zonk(v) for v in type_vars), arrays)
+                 for placeholder, (item, type_vars, arrays) in self.generic_calls.items()}
         return irwalk.rebuild(root, lambda n: dataclasses.replace(n, func=names[n.func])
                             if isinstance(n, ir.Call) and n.func in names else None)
 
@@ -636,9 +704,14 @@ class FunctionLowerer(LoopLowering):
         return ir.BlockExpr(block, self.span(node))
 
     def _expr_if_expression(self, node):
+        if node.child_by_field_name("condition").type == "let_condition":
+            return self._if_let_checked(node)
         cond = self.expr(node.child_by_field_name("condition"))
         self.unify(BOOL, cond.ty, node.child_by_field_name("condition"))
-        then = self.block(node.child_by_field_name("consequence"))
+        return self._if_branches(node, cond, self.block(node.child_by_field_name("consequence")))
+
+    def _if_branches(self, node, cond, then: ir.Block):
+        """The `if` of `node` with its condition and first branch lowered: the `else` branch, and the type."""
         alt = node.child_by_field_name("alternative")
         if alt is None:
             self.unify(UNIT, then.ty, node.child_by_field_name("consequence"))
@@ -739,7 +812,10 @@ class FunctionLowerer(LoopLowering):
 
     def _expr_return_expression(self, node):
         value = self.expr(node.named_children[0]) if node.named_children else None
-        self.unify(self.ret, value.ty if value is not None else UNIT, node)
+        if value is not None:
+            self.coerce(self.ret, value, node)
+        else:
+            self.unify(self.ret, UNIT, node)
         return ir.Return(value, NEVER, self.span(node))
 
     # ------------------------------------------------------------ aggregates
@@ -881,6 +957,31 @@ def _followed_by_semicolon(node: Node) -> bool:
     while sibling is not None and sibling.type in ("line_comment", "block_comment"):
         sibling = sibling.next_named_sibling
     return sibling is not None and sibling.type == "empty_statement"
+
+
+def _methods_help(ty, kinds: tuple[str, ...], name: str) -> str:
+    """What the RG0007 help says: the methods the receiver has in kernels (all of them, from the table of
+    ir/intrinsics.py), or, for a receiver without methods, which receivers have some."""
+    if kinds == ("seq",) and name in ITERATOR_METHODS:
+        return (f"in kernels an iterator is only the sequence of a `for` loop: {SUPPORTED_CHAINS}; adapters such as "
+                "`.map()` and `.sum()` become the loop's body (`let mut s = 0.0; for x in a.iter() { s += x; }`)")
+    if not kinds:
+        return "kernels call methods on numbers (the math methods of f32/f64, the integer methods) and " \
+               "`len()` on slices and arrays"
+    listed = ", ".join(f"`{m}`" for m in method_names(kinds))
+    extra = f"; and {CHECKED_FORMS}; {_INTEGER_REWRITES.get(name, 'write other operations with operators and `if`')}" \
+        if "int" in kinds else ""
+    return f"the methods of `{infer.display(ty)}` in kernels are {listed}{extra}"
+
+
+def _unsized_length(expected, found) -> int | None:
+    """The length N where an argument `&[T; N]` (or `&mut [T; N]`) meets a parameter `&[T]` (`&mut [T]`
+    only from a `&mut` array): rustc's unsizing coercion. None where there is none."""
+    want, have = find(expected), find(found)
+    if isinstance(want, RefType) and isinstance(have, RefType) and (have.mutable or not want.mutable) \
+            and isinstance(find(want.target), SliceType) and isinstance(find(have.target), ArrayType):
+        return find(have.target).length
+    return None
 
 
 def _receiver_kinds(ty) -> tuple[str, ...]:

@@ -14,8 +14,9 @@ from rs2gpu.frontend.consteval import NotConstant, evaluate
 from rs2gpu.frontend.generics import UnknownBound, check_bounds, is_open, type_param_bounds, witness
 from rs2gpu.frontend.items import (RawItem, attribute_options, collect_items, generic_names, is_kernel, is_repr_c,
                                    kernel_attribute, token_list)
-from rs2gpu.frontend.lower_body import FunctionLowerer
+from rs2gpu.frontend.lower_body import HEAP_HELP, HEAP_TYPES, FunctionLowerer
 from rs2gpu.frontend.source import SourceFile, text_of
+from rs2gpu.frontend.uses import Uses
 from rs2gpu.ir import nodes
 from rs2gpu.ir.diagnostics import DiagnosticSink, Note
 from rs2gpu.ir.nodes import Span
@@ -49,6 +50,7 @@ class CrateLowerer:
         self._duplicates: list[tuple[RawItem, RawItem]] = []
         self._used: set[tuple[str, str]] = set()  # (kind, name) of every item kernels reach
         self._kernel_options: dict[str, dict] = {}
+        self.uses = Uses(files)
         self._index_items(collect_items(files))
 
     # ------------------------------------------------------------ items
@@ -96,13 +98,17 @@ class CrateLowerer:
 
     # ------------------------------------------------------------ functions
 
-    def lower_function(self, item: RawItem, type_args: tuple[Type, ...], as_kernel: bool = False) -> str:
-        """Lower `item` for `type_args` (once) and return the IR name of that instantiation."""
+    def lower_function(self, item: RawItem, type_args: tuple[Type, ...], as_kernel: bool = False,
+                       arrays: tuple[tuple[int, int], ...] = ()) -> str:
+        """Lower `item` for `type_args` (once) and return the IR name of that instantiation. `arrays`: the
+        (position, length) of each `&[T]` parameter that the call passes an array `&[T; N]` to (rustc's
+        unsizing coercion): that instantiation takes the array, whose length it knows."""
         ir_name = item.name if not type_args else item.name + "_" + "_".join(map(_type_token, type_args))
+        ir_name += "".join(f"_p{position}len{length}" for position, length in arrays)
         self._used.add(("fn", item.name))
         taken = self.functions.get(ir_name)
         other = self.items.get(ir_name)
-        if taken is not None and taken.source_name != item.name or type_args and other is not None \
+        if taken is not None and taken.source_name != item.name or (type_args or arrays) and other is not None \
                 and other.kind == "fn" and (is_kernel(other) or ("fn", ir_name) in self._used):
             self.diagnostics.error(
                 "RG0010", f"`{item.name}::<{', '.join(map(str, type_args))}>` and the fn `{ir_name}` would have "
@@ -114,7 +120,7 @@ class CrateLowerer:
         self._lowering[ir_name] = item
         fn = None
         try:
-            lowerer = FunctionLowerer(self, item, type_args, ir_name, as_kernel)
+            lowerer = FunctionLowerer(self, item, type_args, ir_name, as_kernel, arrays=dict(arrays))
             fn = lowerer.lower()
         finally:
             del self._lowering[ir_name]
@@ -124,10 +130,10 @@ class CrateLowerer:
             self.functions[ir_name] = fn
         return ir_name
 
-    def lower_callee(self, item: RawItem, type_args: tuple[Type, ...]) -> str:
+    def lower_callee(self, item: RawItem, type_args: tuple[Type, ...], arrays: tuple[tuple[int, int], ...] = ()) -> str:
         """The IR name of the instantiation of `item` for `type_args` that a call names, lowered if it was not;
         LoweringError where its lowering failed (its error was reported then: the caller just stops)."""
-        ir_name = self.lower_function(item, type_args)
+        ir_name = self.lower_function(item, type_args, arrays=arrays)
         if ir_name not in self.functions:
             raise LoweringError()
         return ir_name
@@ -280,10 +286,16 @@ class CrateLowerer:
             return self.struct_type(name, file, node)
         if kind == "scoped_type_identifier":
             return self.struct_type(text_of(node.child_by_field_name("name")), file, node)
+        base = node.child_by_field_name("type") if kind == "generic_type" else None
+        if base is not None and text_of(base).split("::")[-1] in HEAP_TYPES:
+            self.unsupported(file, node, f"the type `{text_of(node)}`", HEAP_HELP)
         self.unsupported(file, node, f"the type `{text_of(node)}`",
                          "kernels use primitive types, slices, fixed-size arrays, tuples and #[repr(C)] structs")
 
     def struct_type(self, name: str, file: SourceFile, use: Node) -> StructType:
+        if name not in self.structs and (name not in self.items or self.items[name].kind != "struct"):
+            imported = self.uses.path(name, file, use)  # `use crate::m::Particle as P;`
+            name = imported[-1] if imported is not None else name
         if name in self.structs:
             return self.structs[name]
         item = self.items.get(name)
@@ -387,6 +399,10 @@ class CrateLowerer:
               notes=()) -> None:
         """Record an error and stop lowering the current item."""
         self.diagnostics.error(code, message, file.span(node), label, help, notes)
+        raise LoweringError()
+
+    def stop(self) -> None:
+        """Stop lowering the current item, whose errors have been recorded."""
         raise LoweringError()
 
     def unsupported(self, file: SourceFile, node: Node, what: str, help: str = "") -> None:

@@ -13,13 +13,14 @@ the same problem, usually with more detail."""),
     "RG0002": ("construct not supported in kernels", """
 Kernels are written in a subset of Rust that maps directly onto GPU code: scalars, slices, fixed-size
 arrays, #[repr(C)] structs, tuples, `let`, `if`, `match` on integers, loops over ranges and over
-slices and arrays (`.iter()`, `.iter_mut()`, `.zip(..)`, `.enumerate()`, `.copied()`), helper
-functions, consts and the math methods of f32/f64. Closures, macros, other iterator methods,
-associated functions of `impl` blocks (`P::new(..)`), `unsafe`, references taken inside a kernel,
-trait objects and heap types are not. The message names the construct; the help line suggests the
-usual rewrite.
+slices and arrays (`.iter()`, `.iter_mut()`, `.zip(..)`, `.enumerate()`, `.copied()`), ranges with
+`.rev()` and `.step_by(s)`, helper functions, consts and the math methods of f32/f64. Closures, macros,
+other iterator methods, associated functions of `impl` blocks (`P::new(..)`), `unsafe`, references
+taken inside a kernel, trait objects and heap types (`Vec::new()`, `vec![..]`: kernels cannot allocate)
+are not. The message names the construct; the help line suggests the usual rewrite.
 
     for x in a.iter().rev() { ... }            // rejected: the iterator method `.rev()`
+    for i in (0..a.len()).rev() { ... }        // accepted
     for (o, x) in out.iter_mut().zip(a) { ... } // accepted"""),
     "RG0003": ("type not supported", """
 A type used by a kernel has no GPU representation (for example a tuple struct, or a struct that
@@ -37,10 +38,13 @@ A method such as `sqrt` was called on a literal or variable whose type rustc wou
 (`let x = 2.0; x.sqrt()` is E0689 in rustc too). Give it a type: `2.0_f64`, or `let x: f64 = 2.0`."""),
     "RG0007": ("unknown method", """
 Kernels may call the math methods of f32/f64 (sqrt, exp, ln, powi, powf, mul_add, abs, min, max,
-floor, sin, ...), the integer methods (min, max, abs, pow, wrapping_*, rem_euclid, count_ones, ...)
-and `len()` of slices and arrays. Other methods have no GPU implementation here. A method of an
-`impl` block is written as a helper function taking the struct by value (`fn norm(p: P) -> f64`),
-and an iterator chain such as `x.iter().map(..).sum()` as the loop it stands for, with a reduction variable."""),
+floor, sin, ...), the integer methods (min, max, abs, pow, wrapping_*, saturating_*, rotate_left,
+rotate_right, rem_euclid, count_ones, ...), `checked_*` in the forms `a.checked_add(b).unwrap_or(v)`,
+`.is_some()`, `.is_none()` and `if let Some(x) = a.checked_add(b)`, and `len()` of slices and arrays.
+Other methods have no GPU implementation here; the help line lists the methods of the receiver's type.
+A method of an `impl` block is written as a helper function taking the struct by value
+(`fn norm(p: P) -> f64`), and an iterator method outside a `for` loop (`a.iter().map(..).sum()`) as
+the loop itself, with a reduction variable."""),
     "RG0008": ("assignment to something that is not writable", """
 The target of an assignment is an immutable variable, or data behind a shared reference `&[T]`.
 rustc rejects the same code. Declare the variable `let mut`, or take the slice as `&mut [T]`."""),
@@ -58,7 +62,8 @@ An integer literal does not fit its type (rustc's deny-by-default `overflowing_l
     "RG0013": ("kernel signature cannot cross to the GPU", """
 Kernel parameters must be scalars, #[repr(C)] structs by value, `&S` structs, or `&[T]`, `&mut [T]`,
 `&[T; N]` of scalars or structs. Kernels return nothing, a scalar, or a tuple of scalars (the results
-of reductions)."""),
+of reductions): a scalar the kernel gives back is its result, not a `&mut` parameter. The body of a
+kernel whose signature cannot cross is not checked further."""),
     "RG0014": ("generic kernel: instantiations and bounds", """
 A generic kernel without `types(...)` has its body checked once, for every type its bounds admit,
 and is instantiated when a call names its types: from Python, the argument types of its first call with

@@ -3,7 +3,9 @@
 One table, read by the frontend (which calls are allowed and what they return), the checker (all of
 these are pure: they read only their arguments) and the emitter (how each is spelled per dialect).
 Operand kinds: "self" is the receiver's type; "i32"/"u32" are fixed types.
-Receivers: "float", "int", "signed" (signed ints and floats), "seq" (slices and arrays).
+Receivers: "float", "int", "signed" (signed ints and floats), "seq" (slices and arrays), and "checked":
+`checked_op(a, b)`, whether Rust's `a.checked_op(b)` is `Some`, which is no method of its own (the
+frontend makes it from the forms of frontend/checked.py).
 """
 from __future__ import annotations
 
@@ -31,7 +33,9 @@ INTRINSICS: dict[tuple[str, str], IntrinsicSig] = {
     **_sigs("float", "powi", ("i32",)),
     **_sigs("float", "is_nan is_finite is_infinite is_sign_negative is_sign_positive", (), "bool"),
     **_sigs("int", "min max wrapping_add wrapping_sub wrapping_mul rem_euclid div_euclid", ("self",)),
+    **_sigs("int", "saturating_add saturating_sub saturating_mul", ("self",)),
     **_sigs("int", "clamp", ("self", "self")),
+    **_sigs("int", "rotate_left rotate_right", ("u32",)),
     **_sigs("int", "wrapping_neg", ()),
     **_sigs("int", "pow wrapping_pow", ("u32",)),
     **_sigs("int", "wrapping_shl wrapping_shr", ("u32",)),
@@ -39,10 +43,17 @@ INTRINSICS: dict[tuple[str, str], IntrinsicSig] = {
     **_sigs("int", "is_power_of_two", (), "bool"),
     **_sigs("signed", "abs signum", ()),
     **_sigs("seq", "len", (), "usize"),
+    **_sigs("checked", "checked_add checked_sub checked_mul checked_div checked_rem", ("self",), "bool"),
 }
 
 # Free-function spellings of the same operations (`std::cmp::min(a, b)` is `a.min(b)`).
 FREE_FUNCTIONS = {"min": "min", "max": "max"}
+
+
+def method_names(receiver_kinds: tuple[str, ...]) -> list[str]:
+    """The methods a kernel may call on a receiver of these kinds, sorted (the `checked` intrinsics are
+    no methods: they are listed by the forms that make them)."""
+    return sorted({name for kind, name in INTRINSICS if kind in receiver_kinds and kind != "checked"})
 
 
 def lookup(receiver_kinds: tuple[str, ...], name: str) -> IntrinsicSig | None:

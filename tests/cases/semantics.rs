@@ -140,6 +140,10 @@ pub fn int_ops_i8(out: &mut [i8], a: &[i8], b: &[i8], s: &[u32], flags: &mut [bo
         r = r.wrapping_add(x.min(y)).wrapping_add(x.max(y)).wrapping_add(x.clamp(d, d + 4));
         r = r.wrapping_add(x.rem_euclid(d)).wrapping_add(x.div_euclid(d));
         r = r.wrapping_add((x.count_ones() + y.leading_zeros() + x.trailing_zeros()) as i8);
+        r = r.wrapping_add(x.saturating_add(y)).wrapping_add(x.saturating_sub(y)).wrapping_add(x.saturating_mul(y));
+        r = r.wrapping_add(x.rotate_left(k)).wrapping_add(y.rotate_right(k));
+        r = r.wrapping_add(x.checked_add(y).unwrap_or(d)).wrapping_add(x.checked_sub(y).unwrap_or(d)).wrapping_add(x.checked_mul(y).unwrap_or(d));
+        r = r.wrapping_add(x.checked_div(y).unwrap_or(d)).wrapping_add(if let Some(q) = x.checked_rem(y) { q } else { d });
         r = r.wrapping_add(x.abs()).wrapping_add(y.signum());
         r = r.wrapping_add(std::cmp::min(x, y)).wrapping_add(std::cmp::max(x, y));
         let cmp = (x == y) as i8 + (x != y) as i8 + (x < y) as i8 + (x <= y) as i8 + (x > y) as i8 + (x >= y) as i8;
@@ -183,6 +187,10 @@ pub fn int_ops_u8(out: &mut [u8], a: &[u8], b: &[u8], s: &[u32], flags: &mut [bo
         r = r.wrapping_add(x.min(y)).wrapping_add(x.max(y)).wrapping_add(x.clamp(d, d + 4));
         r = r.wrapping_add(x.rem_euclid(d)).wrapping_add(x.div_euclid(d));
         r = r.wrapping_add((x.count_ones() + y.leading_zeros() + x.trailing_zeros()) as u8);
+        r = r.wrapping_add(x.saturating_add(y)).wrapping_add(x.saturating_sub(y)).wrapping_add(x.saturating_mul(y));
+        r = r.wrapping_add(x.rotate_left(k)).wrapping_add(y.rotate_right(k));
+        r = r.wrapping_add(x.checked_add(y).unwrap_or(d)).wrapping_add(x.checked_sub(y).unwrap_or(d)).wrapping_add(x.checked_mul(y).unwrap_or(d));
+        r = r.wrapping_add(x.checked_div(y).unwrap_or(d)).wrapping_add(if let Some(q) = x.checked_rem(y) { q } else { d });
         flags[i] = x.is_power_of_two();
         r = r.wrapping_add(std::cmp::min(x, y)).wrapping_add(std::cmp::max(x, y));
         let cmp = (x == y) as u8 + (x != y) as u8 + (x < y) as u8 + (x <= y) as u8 + (x > y) as u8 + (x >= y) as u8;
@@ -227,6 +235,10 @@ pub fn int_ops_i16(out: &mut [i16], a: &[i16], b: &[i16], s: &[u32], flags: &mut
         r = r.wrapping_add(x.min(y)).wrapping_add(x.max(y)).wrapping_add(x.clamp(d, d + 4));
         r = r.wrapping_add(x.rem_euclid(d)).wrapping_add(x.div_euclid(d));
         r = r.wrapping_add((x.count_ones() + y.leading_zeros() + x.trailing_zeros()) as i16);
+        r = r.wrapping_add(x.saturating_add(y)).wrapping_add(x.saturating_sub(y)).wrapping_add(x.saturating_mul(y));
+        r = r.wrapping_add(x.rotate_left(k)).wrapping_add(y.rotate_right(k));
+        r = r.wrapping_add(x.checked_add(y).unwrap_or(d)).wrapping_add(x.checked_sub(y).unwrap_or(d)).wrapping_add(x.checked_mul(y).unwrap_or(d));
+        r = r.wrapping_add(x.checked_div(y).unwrap_or(d)).wrapping_add(if let Some(q) = x.checked_rem(y) { q } else { d });
         r = r.wrapping_add(x.abs()).wrapping_add(y.signum());
         r = r.wrapping_add(std::cmp::min(x, y)).wrapping_add(std::cmp::max(x, y));
         let cmp = (x == y) as i16 + (x != y) as i16 + (x < y) as i16 + (x <= y) as i16 + (x > y) as i16 + (x >= y) as i16;
@@ -270,6 +282,10 @@ pub fn int_ops_u16(out: &mut [u16], a: &[u16], b: &[u16], s: &[u32], flags: &mut
         r = r.wrapping_add(x.min(y)).wrapping_add(x.max(y)).wrapping_add(x.clamp(d, d + 4));
         r = r.wrapping_add(x.rem_euclid(d)).wrapping_add(x.div_euclid(d));
         r = r.wrapping_add((x.count_ones() + y.leading_zeros() + x.trailing_zeros()) as u16);
+        r = r.wrapping_add(x.saturating_add(y)).wrapping_add(x.saturating_sub(y)).wrapping_add(x.saturating_mul(y));
+        r = r.wrapping_add(x.rotate_left(k)).wrapping_add(y.rotate_right(k));
+        r = r.wrapping_add(x.checked_add(y).unwrap_or(d)).wrapping_add(x.checked_sub(y).unwrap_or(d)).wrapping_add(x.checked_mul(y).unwrap_or(d));
+        r = r.wrapping_add(x.checked_div(y).unwrap_or(d)).wrapping_add(if let Some(q) = x.checked_rem(y) { q } else { d });
         flags[i] = x.is_power_of_two();
         r = r.wrapping_add(std::cmp::min(x, y)).wrapping_add(std::cmp::max(x, y));
         let cmp = (x == y) as u16 + (x != y) as u16 + (x < y) as u16 + (x <= y) as u16 + (x > y) as u16 + (x >= y) as u16;
@@ -314,6 +330,10 @@ pub fn int_ops_i32(out: &mut [i32], a: &[i32], b: &[i32], s: &[u32], flags: &mut
         r = r.wrapping_add(x.min(y)).wrapping_add(x.max(y)).wrapping_add(x.clamp(d, d + 4));
         r = r.wrapping_add(x.rem_euclid(d)).wrapping_add(x.div_euclid(d));
         r = r.wrapping_add((x.count_ones() + y.leading_zeros() + x.trailing_zeros()) as i32);
+        r = r.wrapping_add(x.saturating_add(y)).wrapping_add(x.saturating_sub(y)).wrapping_add(x.saturating_mul(y));
+        r = r.wrapping_add(x.rotate_left(k)).wrapping_add(y.rotate_right(k));
+        r = r.wrapping_add(x.checked_add(y).unwrap_or(d)).wrapping_add(x.checked_sub(y).unwrap_or(d)).wrapping_add(x.checked_mul(y).unwrap_or(d));
+        r = r.wrapping_add(x.checked_div(y).unwrap_or(d)).wrapping_add(if let Some(q) = x.checked_rem(y) { q } else { d });
         r = r.wrapping_add(x.abs()).wrapping_add(y.signum());
         r = r.wrapping_add(std::cmp::min(x, y)).wrapping_add(std::cmp::max(x, y));
         let cmp = (x == y) as i32 + (x != y) as i32 + (x < y) as i32 + (x <= y) as i32 + (x > y) as i32 + (x >= y) as i32;
@@ -357,6 +377,10 @@ pub fn int_ops_u32(out: &mut [u32], a: &[u32], b: &[u32], s: &[u32], flags: &mut
         r = r.wrapping_add(x.min(y)).wrapping_add(x.max(y)).wrapping_add(x.clamp(d, d + 4));
         r = r.wrapping_add(x.rem_euclid(d)).wrapping_add(x.div_euclid(d));
         r = r.wrapping_add((x.count_ones() + y.leading_zeros() + x.trailing_zeros()) as u32);
+        r = r.wrapping_add(x.saturating_add(y)).wrapping_add(x.saturating_sub(y)).wrapping_add(x.saturating_mul(y));
+        r = r.wrapping_add(x.rotate_left(k)).wrapping_add(y.rotate_right(k));
+        r = r.wrapping_add(x.checked_add(y).unwrap_or(d)).wrapping_add(x.checked_sub(y).unwrap_or(d)).wrapping_add(x.checked_mul(y).unwrap_or(d));
+        r = r.wrapping_add(x.checked_div(y).unwrap_or(d)).wrapping_add(if let Some(q) = x.checked_rem(y) { q } else { d });
         flags[i] = x.is_power_of_two();
         r = r.wrapping_add(std::cmp::min(x, y)).wrapping_add(std::cmp::max(x, y));
         let cmp = (x == y) as u32 + (x != y) as u32 + (x < y) as u32 + (x <= y) as u32 + (x > y) as u32 + (x >= y) as u32;
@@ -401,6 +425,10 @@ pub fn int_ops_i64(out: &mut [i64], a: &[i64], b: &[i64], s: &[u32], flags: &mut
         r = r.wrapping_add(x.min(y)).wrapping_add(x.max(y)).wrapping_add(x.clamp(d, d + 4));
         r = r.wrapping_add(x.rem_euclid(d)).wrapping_add(x.div_euclid(d));
         r = r.wrapping_add((x.count_ones() + y.leading_zeros() + x.trailing_zeros()) as i64);
+        r = r.wrapping_add(x.saturating_add(y)).wrapping_add(x.saturating_sub(y)).wrapping_add(x.saturating_mul(y));
+        r = r.wrapping_add(x.rotate_left(k)).wrapping_add(y.rotate_right(k));
+        r = r.wrapping_add(x.checked_add(y).unwrap_or(d)).wrapping_add(x.checked_sub(y).unwrap_or(d)).wrapping_add(x.checked_mul(y).unwrap_or(d));
+        r = r.wrapping_add(x.checked_div(y).unwrap_or(d)).wrapping_add(if let Some(q) = x.checked_rem(y) { q } else { d });
         r = r.wrapping_add(x.abs()).wrapping_add(y.signum());
         r = r.wrapping_add(std::cmp::min(x, y)).wrapping_add(std::cmp::max(x, y));
         let cmp = (x == y) as i64 + (x != y) as i64 + (x < y) as i64 + (x <= y) as i64 + (x > y) as i64 + (x >= y) as i64;
@@ -444,6 +472,10 @@ pub fn int_ops_u64(out: &mut [u64], a: &[u64], b: &[u64], s: &[u32], flags: &mut
         r = r.wrapping_add(x.min(y)).wrapping_add(x.max(y)).wrapping_add(x.clamp(d, d + 4));
         r = r.wrapping_add(x.rem_euclid(d)).wrapping_add(x.div_euclid(d));
         r = r.wrapping_add((x.count_ones() + y.leading_zeros() + x.trailing_zeros()) as u64);
+        r = r.wrapping_add(x.saturating_add(y)).wrapping_add(x.saturating_sub(y)).wrapping_add(x.saturating_mul(y));
+        r = r.wrapping_add(x.rotate_left(k)).wrapping_add(y.rotate_right(k));
+        r = r.wrapping_add(x.checked_add(y).unwrap_or(d)).wrapping_add(x.checked_sub(y).unwrap_or(d)).wrapping_add(x.checked_mul(y).unwrap_or(d));
+        r = r.wrapping_add(x.checked_div(y).unwrap_or(d)).wrapping_add(if let Some(q) = x.checked_rem(y) { q } else { d });
         flags[i] = x.is_power_of_two();
         r = r.wrapping_add(std::cmp::min(x, y)).wrapping_add(std::cmp::max(x, y));
         let cmp = (x == y) as u64 + (x != y) as u64 + (x < y) as u64 + (x <= y) as u64 + (x > y) as u64 + (x >= y) as u64;
@@ -487,6 +519,10 @@ pub fn int_ops_usize(out: &mut [usize], a: &[usize], b: &[usize], s: &[u32], fla
         r = r.wrapping_add(x.min(y)).wrapping_add(x.max(y)).wrapping_add(x.clamp(d, d + 4));
         r = r.wrapping_add(x.rem_euclid(d)).wrapping_add(x.div_euclid(d));
         r = r.wrapping_add((x.count_ones() + y.leading_zeros() + x.trailing_zeros()) as usize);
+        r = r.wrapping_add(x.saturating_add(y)).wrapping_add(x.saturating_sub(y)).wrapping_add(x.saturating_mul(y));
+        r = r.wrapping_add(x.rotate_left(k)).wrapping_add(y.rotate_right(k));
+        r = r.wrapping_add(x.checked_add(y).unwrap_or(d)).wrapping_add(x.checked_sub(y).unwrap_or(d)).wrapping_add(x.checked_mul(y).unwrap_or(d));
+        r = r.wrapping_add(x.checked_div(y).unwrap_or(d)).wrapping_add(if let Some(q) = x.checked_rem(y) { q } else { d });
         flags[i] = x.is_power_of_two();
         r = r.wrapping_add(std::cmp::min(x, y)).wrapping_add(std::cmp::max(x, y));
         let cmp = (x == y) as usize + (x != y) as usize + (x < y) as usize + (x <= y) as usize + (x > y) as usize + (x >= y) as usize;

@@ -269,6 +269,21 @@ pub fn rotate(a: &mut [f64]) {
 """, (Expected("RG0103", "`a` is passed to a helper function inside a parallel loop while it is written", "a",
                "next(a, i)"),)),
 
+    Racy("mut_slice_passed_to_a_helper_that_may_write_it", """
+fn touch(a: &mut [f64], i: usize) -> f64 {
+    a[0] = a[i];
+    a[0]
+}
+
+#[kernel]
+pub fn spread(a: &mut [f64], out: &mut [f64]) {
+    for i in 0..out.len() {
+        out[i] = touch(a, i);
+    }
+}
+""", (Expected("RG0103", "`a` is passed to a helper function inside a parallel loop while it is written", "a",
+               "touch(a, i)"),)),
+
     Racy("loop_variable_shadowed_by_a_constant", """
 #[kernel]
 pub fn shadowed(a: &mut [f64], b: &[f64]) {
@@ -574,6 +589,18 @@ pub fn row_sums(out: &mut [f64], m: &[f64], cols: usize) {
             j += 1;
         }
         out[i] = s;
+    }
+}
+""",
+    "mut_slice_reborrowed_by_a_reading_helper_in_a_loop_that_does_not_write_it": """
+fn neighbours(s: &[f64], i: usize) -> f64 {
+    s[(i + 1) % s.len()] + s[(i + s.len() - 1) % s.len()]
+}
+
+#[kernel]
+pub fn smooth(a: &mut [f64], out: &mut [f64]) {
+    for i in 0..out.len() {
+        out[i] = neighbours(a, i);
     }
 }
 """,

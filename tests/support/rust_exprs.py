@@ -36,9 +36,11 @@ FLOAT_METHODS = (
     + [("mul_add", ("T", "T"), "T"), ("clamp", ("T", "T"), "T"), ("powi", ("i32",), "T")]
     + [(m, (), "bool") for m in "is_nan is_finite is_infinite is_sign_negative is_sign_positive".split()])
 INT_METHODS = (
-    [(m, ("T",), "T") for m in "min max wrapping_add wrapping_sub wrapping_mul rem_euclid div_euclid".split()]
+    [(m, ("T",), "T") for m in "min max wrapping_add wrapping_sub wrapping_mul saturating_add saturating_sub "
+                                "saturating_mul rem_euclid div_euclid".split()]
     + [("clamp", ("T", "T"), "T"), ("wrapping_neg", (), "T"), ("pow", ("u32",), "T"), ("wrapping_pow", ("u32",), "T"),
-       ("wrapping_shl", ("u32",), "T"), ("wrapping_shr", ("u32",), "T")]
+       ("wrapping_shl", ("u32",), "T"), ("wrapping_shr", ("u32",), "T"), ("rotate_left", ("u32",), "T"),
+       ("rotate_right", ("u32",), "T")]
     + [(m, (), "u32") for m in "count_ones leading_zeros trailing_zeros".split()])
 SIGNED_METHODS = [("abs", (), "T"), ("signum", (), "T")]
 UNSIGNED_METHODS = [("is_power_of_two", (), "bool")]
