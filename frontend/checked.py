@@ -100,7 +100,9 @@ class CheckedLowering:
         parts = [c for c in pattern.children if c.type not in ("(", ")", ",")]
         if checked is None or pattern.type != "tuple_struct_pattern" or len(parts) != 2 \
                 or text_of(parts[0]) != "Some" or parts[1].type not in ("identifier", "_"):
-            self.unsupported(condition, "`if let`", f"kernels hold an `Option` only as {CHECKED_FORMS}")
+            self.unsupported(condition, "`if let`", f"kernels hold an `Option` only as {CHECKED_FORMS}; otherwise "
+                             "test a condition with `if`, or `match` on an integer: `x.get(i)` is "
+                             "`if i < x.len() { x[i] } else { ... }`")
         stmts: list = []
         some, value = self._checked(value_node, *checked, stmts)
         span = self.span(node)

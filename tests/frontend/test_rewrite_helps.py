@@ -70,7 +70,7 @@ pub fn k(out: &mut [P], p: &[P]) {
 pub fn k(x: &[f64]) -> f64 {
     x.iter().map(|v| v * v).sum()
 }
-""", "RG0007", "`for i in 0..x.len()`, accumulating into a variable declared before it"),
+""", "RG0007", "become the loop's body (`let mut s = 0.0; for x in a.iter() { s += x; }`)"),
     "is_multiple_of": ("""
 #[kernel]
 pub fn k(out: &mut [u32], x: &[u32]) {

@@ -56,6 +56,7 @@ pub fn fixed_mul_q16(out: &mut [i32], a: &[i32], b: &[i32]) {
 }
 
 /// Brightens 8-bit samples, saturating at 255.
+#[kernel]
 pub fn brighten_saturating(px: &mut [u8], delta: u8) {
     for i in 0..px.len() {
         px[i] = px[i].saturating_add(delta);
@@ -63,6 +64,7 @@ pub fn brighten_saturating(px: &mut [u8], delta: u8) {
 }
 
 /// FNV-style mixing step with a rotation.
+#[kernel]
 pub fn rotate_mix(out: &mut [u32], x: &[u32]) {
     for i in 0..out.len() {
         out[i] = x[i].rotate_left(5) ^ 0x5bd1_e995;
@@ -77,6 +79,7 @@ pub fn abs_differences(out: &mut [u32], a: &[i32], b: &[i32]) {
 }
 
 /// Product of each pair, `i64::MAX` when it overflows, through `checked_mul`.
+#[kernel]
 pub fn products_or_max(out: &mut [i64], a: &[i64], b: &[i64]) {
     for i in 0..out.len() {
         out[i] = a[i].checked_mul(b[i]).unwrap_or(i64::MAX);

@@ -59,6 +59,7 @@ pub fn reverse_zip(out: &mut [f64], x: &[f64]) {
 }
 
 /// Doubles the even-indexed elements, stepping the range with `step_by(2)`.
+#[kernel]
 pub fn double_even_step_by(out: &mut [f64], x: &[f64]) {
     for i in (0..out.len()).step_by(2) {
         out[i] = 2.0 * x[i];
