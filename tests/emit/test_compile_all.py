@@ -21,7 +21,7 @@ from rs2gpu import pipeline, support_crate_path
 from rs2gpu.ir.abi import CrateABI
 from rs2gpu.ir.diagnostics import CompileFailed
 
-from tests.support.code_objects import CLANG_GROUP, HIPRTC_GROUP
+from tests.support.code_objects import CLANG_GROUP, HIPRTC_GROUP, vendor_compile_marks
 
 REPO = Path(__file__).resolve().parents[2]
 CRATES = sorted(manifest.parent for manifest in (REPO / "examples").glob("*/Cargo.toml"))
@@ -52,7 +52,8 @@ def generated_files(suffix: str) -> list:
             names = [n for n in translate(source).emitted.files if n.endswith(suffix)]
         except Exception:  # a diagnostic or a crash: reported by the test, not at collection
             names = ["<does not translate>"]
-        out += [pytest.param(source, name, id=f"{source_id(source)}/{name}") for name in names]
+        out += [pytest.param(source, name, id=f"{source_id(source)}/{name}", marks=vendor_compile_marks(source))
+                for name in names]
     return out
 
 

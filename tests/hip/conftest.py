@@ -15,6 +15,8 @@ from rs2gpu import pipeline
 from rs2gpu.ir.abi import KernelABI
 from rs2gpu.ir.diagnostics import CompileFailed
 
+from tests.support.code_objects import vendor_compile_marks
+
 REPO = Path(__file__).resolve().parents[2]
 ABI_SOURCE = Path(__file__).resolve().parent / "data" / "abi.rs"
 REDUCTIONS_SOURCE = Path(__file__).resolve().parent / "data" / "reductions.rs"
@@ -42,7 +44,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             names = sorted(_translate(source).emitted.abi.kernels)
         except CompileFailed:
             names = ["<does not translate>"]
-        params += [pytest.param((source, name), id=f"{_source_id(source)}::{name}") for name in names]
+        params += [pytest.param((source, name), id=f"{_source_id(source)}::{name}",
+                                marks=vendor_compile_marks(source)) for name in names]
     metafunc.parametrize("corpus_kernel", params)
 
 

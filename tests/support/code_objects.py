@@ -7,12 +7,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rs2gpu.runtime.cache import BinaryCache, cache_key
 from rs2gpu.runtime.hipclang import compile_hip_clang
 from rs2gpu.runtime.hiprtc import cached_compile_hip
 
 HIPRTC_GROUP = "hiprtc-code-objects"
 CLANG_GROUP = "clang-code-objects"
+# The idiomatic corpus (examples/corpus) is there for the kernel language: the default run translates each of
+# its kernels, compiles it with g++ and runs it on the emulated device against rustc, while the prelude's
+# code under the vendor compilers is covered by the other sources (tests/cases use every prelude helper).
+# Its vendor compiles, one per kernel and compiler, run in the `slow` tier to keep the default run short.
+IDIOMATIC_CORPUS = Path(__file__).resolve().parents[2] / "examples" / "corpus"
+
+
+def vendor_compile_marks(source: Path) -> list:
+    """The marks of a vendor compile test of a file translated from `source`."""
+    return [pytest.mark.slow] if source == IDIOMATIC_CORPUS else []
 
 
 class CodeObjects:
