@@ -57,10 +57,13 @@ import rs2gpu
 sys.path.append(".")
 from tests.gpu import test_reductions, test_scatter  # noqa: E402  (the sources some GPU tests write)
 
-# The crates the GPU tests compare against: the corpus, the case and kernel files, and the sources the
-# tests write (the library's cache key is the file's name and text, not its folder).
+# The crates the GPU tests compare against: the corpora (the idiomatic one module by module, as its tests
+# build it), the case and kernel files, and the sources the tests write (the library's cache key is the
+# file's name and text, not its folder).
 crates = [Path("examples/rajaperf"), *sorted(Path("tests/cases").glob("*.rs")),
-          *sorted(Path("tests/gpu/kernels").glob("*.rs")), *sorted(Path("tests/runtime/data").glob("*.rs"))]
+          *sorted(Path("tests/gpu/kernels").glob("*.rs")), *sorted(Path("tests/runtime/data").glob("*.rs")),
+          *sorted(Path("tests/api/data").glob("*.rs")),
+          *sorted(p for p in Path("examples/corpus/src").glob("*.rs") if p.name != "lib.rs")]
 written = Path(tempfile.mkdtemp(prefix="gpu-prepare-"))
 for name, text in (("own.rs", test_reductions.OWN), ("scatter.rs", test_scatter.kernel_source())):
     folder = written / name.removesuffix(".rs")
