@@ -38,7 +38,8 @@ from rs2gpu.frontend import lower_files
 from rs2gpu.frontend.generics import GenericSignature, is_open, open_generics
 from rs2gpu.frontend.source import locate_sources, parse_file
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.abi import CrateABI, to_json
+from rs2gpu.ir.abi import CrateABI
+from rs2gpu.ir.abi_json import json_text
 from rs2gpu.ir.diagnostics import CompileFailed, Diagnostic, DiagnosticSink
 from rs2gpu.ir.plan import CheckedCrate
 from rs2gpu.runtime.cache import cache_key, replace_atomically
@@ -151,7 +152,7 @@ def _emitted_entry(shared: CrateContext, checked: dict, targets: tuple[str, ...]
                    pieces: list[str]) -> dict:
     files, abi = emit_kernel(shared, checked["plan"], targets, version)
     return {"warnings": checked["warnings"], "files": {name: _pack(text, pieces) for name, text in files.items()},
-            "launches": len(abi.launches), "manifest": json.dumps(to_json(abi), indent=2, sort_keys=False)}
+            "launches": len(abi.launches), "manifest": json_text(abi)}
 
 
 def _from_crate_entry(store: _Store, crate_key: str, name: str, sources: dict[str, str],
@@ -185,7 +186,7 @@ def _unpack(segments: list, pieces: list[str]) -> str:
 
 def _manifest(crate_abi: CrateABI, kernels: dict[str, str]) -> str:
     """manifest.json (`pipeline.manifest_text`) of a crate whose kernels' entries are the JSON texts
-    `kernels`, each written as `json.dumps(..., indent=2)` writes it alone: placed two levels down, where
+    `kernels`, each written as `json_text` writes it alone: placed two levels down, where
     the crate's text holds it, each of its lines but the first is indented by four more spaces."""
     text = pipeline.manifest_text(crate_abi)
     if not kernels:

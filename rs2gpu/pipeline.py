@@ -24,6 +24,7 @@ from rs2gpu.emit.dialect import DIALECTS
 from rs2gpu.frontend import lower_path
 from rs2gpu.frontend.generics import is_open
 from rs2gpu.ir.abi import CrateABI
+from rs2gpu.ir.abi_json import json_text
 from rs2gpu.ir.diagnostics import CompileFailed, Diagnostic
 from rs2gpu.ir.nodes import Crate
 from rs2gpu.ir.plan import CheckedCrate
@@ -110,7 +111,7 @@ class Outputs:
 
 
 def manifest_text(abi: CrateABI) -> str:
-    return json.dumps(abi.to_json(), indent=2, sort_keys=False) + "\n"
+    return json_text(abi) + "\n"
 
 
 def write_files(contents: dict[str, str], out_dir: Path) -> Outputs:
