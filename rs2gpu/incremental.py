@@ -26,6 +26,8 @@ import json
 import pickle
 import time
 import zlib
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -79,11 +81,11 @@ def translate(path: Path, targets: tuple[str, ...] = pipeline.ALL_TARGETS, cache
     cached = _from_crate_entry(store, crate_key, name, sources, targets)
     if cached is not None:
         return cached
-    with pipeline.collector_paused():
+    with pipeline.collector_paused(), store.writing():
         result, pieces, packed = _translate(store, name, data, sources, targets)
-    store.put(crate_key, {"pieces": pieces, "files": packed, "manifest": result.files[pipeline.MANIFEST],
-                          "kernels": result.kernels, "warnings": result.warnings,
-                          "open_generics": result.open_generics})
+        store.put(crate_key, {"pieces": pieces, "files": packed, "manifest": result.files[pipeline.MANIFEST],
+                              "kernels": result.kernels, "warnings": result.warnings,
+                              "open_generics": result.open_generics})
     return result
 
 
@@ -258,6 +260,22 @@ class _Store:
 
     def __init__(self, root: Path | None) -> None:
         self.root = root
+        self._writer: ThreadPoolExecutor | None = None
+        self._writes: list[Future] = []
+
+    @contextmanager
+    def writing(self):
+        """Entries put meanwhile are written to disk by a thread of their own while the translation goes on
+        (a write mostly waits on the file system: creating the file and renaming it), each in the order put;
+        all of them are written when it ends, whether or not the translation raised."""
+        with ThreadPoolExecutor(max_workers=1) as writer:
+            self._writer, self._writes = writer, []
+            try:
+                yield
+            finally:
+                self._writer = None
+        for write in self._writes:
+            write.result()  # an error other than the OSError `_write` expects, raised as without the thread
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / key
@@ -280,7 +298,13 @@ class _Store:
     def put(self, key: str, value) -> None:
         if self.root is None:
             return
-        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)  # here: the caller may change `value` later
+        if self._writer is not None:
+            self._writes.append(self._writer.submit(self._write, key, data))
+        else:
+            self._write(key, data)
+
+    def _write(self, key: str, data: bytes) -> None:
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

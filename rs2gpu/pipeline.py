@@ -48,13 +48,18 @@ class Translation:
 @contextmanager
 def collector_paused():
     """Python's cycle collector off for the duration: a translation allocates many small objects that live
-    until it returns, which the collector's passes would scan again and again, freeing next to nothing."""
+    until it returns, which the collector's passes would scan again and again, freeing next to nothing.
+    Afterwards they join the oldest generation unscanned (`gc.freeze`, then `gc.unfreeze`), as the
+    survivors of a pass would: otherwise the first pass after it scans every one of them at once, and the
+    cycles among them are freed by the next pass over the oldest generation instead."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()
 
 
