@@ -26,8 +26,6 @@ import json
 import pickle
 import time
 import zlib
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -81,7 +79,7 @@ def translate(path: Path, targets: tuple[str, ...] = pipeline.ALL_TARGETS, cache
     cached = _from_crate_entry(store, crate_key, name, sources, targets)
     if cached is not None:
         return cached
-    with pipeline.collector_paused(), store.writing():
+    with pipeline.collector_paused():
         result, pieces, packed = _translate(store, name, data, sources, targets)
         store.put(crate_key, {"pieces": pieces, "files": packed, "manifest": result.files[pipeline.MANIFEST],
                               "kernels": result.kernels, "warnings": result.warnings,
@@ -260,22 +258,7 @@ class _Store:
 
     def __init__(self, root: Path | None) -> None:
         self.root = root
-        self._writer: ThreadPoolExecutor | None = None
-        self._writes: list[Future] = []
-
-    @contextmanager
-    def writing(self):
-        """Entries put meanwhile are written to disk by a thread of their own while the translation goes on
-        (a write mostly waits on the file system: creating the file and renaming it), each in the order put;
-        all of them are written when it ends, whether or not the translation raised."""
-        with ThreadPoolExecutor(max_workers=1) as writer:
-            self._writer, self._writes = writer, []
-            try:
-                yield
-            finally:
-                self._writer = None
-        for write in self._writes:
-            write.result()  # an error other than the OSError `_write` expects, raised as without the thread
+        self._folders: set[Path] = set()  # the folders of entries this store made or found
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / key
@@ -298,16 +281,12 @@ class _Store:
     def put(self, key: str, value) -> None:
         if self.root is None:
             return
-        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)  # here: the caller may change `value` later
-        if self._writer is not None:
-            self._writes.append(self._writer.submit(self._write, key, data))
-        else:
-            self._write(key, data)
-
-    def _write(self, key: str, data: bytes) -> None:
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         path = self._path(key)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.parent not in self._folders:  # a translation puts hundreds of entries in 256 folders
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._folders.add(path.parent)
             replace_atomically(path, _FORMAT + zlib.crc32(data).to_bytes(4, "little") + data)
         except OSError:
             pass  # a read-only or full cache folder costs a translation next time, nothing more
