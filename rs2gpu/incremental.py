@@ -104,7 +104,9 @@ def _translate(store: _Store, name: str, data: list[tuple[str, bytes]], sources:
     functions = {f.name: f for f in crate.functions}
     common = cache_key(_translator_digest(), repr(targets), _outside_functions(crate), _shared_digest(shared, crate))
     lines = {file: text.split("\n") for file, text in crate.sources.items()}
-    pieces = [*(render_prelude(DIALECTS[t]) for t in targets), shared.structs, shared.consts]
+    # without a store nothing is kept, so the files need no packing (see `_pack`)
+    pieces = ([*(render_prelude(DIALECTS[t]) for t in targets), shared.structs, shared.consts]
+              if store.root is not None else [])
     sink, entries, fresh = DiagnosticSink(), {}, []
     for fn in crate.kernels:
         key = _kernel_key(common, crate, lines, fn)
