@@ -299,8 +299,23 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
     stops = sites is not None and bool(sites.sites or repeated)
     context = _launch_context(plan, index, loop, sites, helper_sites, reserved, stops, stops)
     if not stops and records_panics(context):
-        context = _launch_context(plan, index, loop, sites, helper_sites, reserved, stops, True)
+        context = _numbered(context, loop)
     return context
+
+
+def _numbered(context: dict, loop: ParallelLoop) -> dict:
+    """The launch `context`, rendered unnumbered, numbered: its number is the one parameter that differs
+    (`loop_parameters`), so each entry point takes it after its last count rather than being rendered again."""
+    number = f"const u32 {LAUNCH_NUMBER}"
+    after = f"const usize rs2gpu_count_{launch_axes(loop)[-1]}"
+    entries = []
+    for entry in context["entries"]:
+        params = entry["params"]
+        if number not in params:  # the verification of index lists always takes it
+            at = params.index(after) + 1
+            params = [*params[:at], number, *params[at:]]
+        entries.append({**entry, "params": params})
+    return {**context, "entries": entries, "numbered": True}
 
 
 def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: PanicSites | None,

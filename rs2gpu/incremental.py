@@ -38,7 +38,8 @@ from rs2gpu.frontend import lower_files
 from rs2gpu.frontend.generics import GenericSignature, is_open, open_generics
 from rs2gpu.frontend.source import locate_sources, parse_file
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.abi import CrateABI, to_json
+from rs2gpu.ir.abi import CrateABI
+from rs2gpu.ir.abi_json import json_text
 from rs2gpu.ir.diagnostics import CompileFailed, Diagnostic, DiagnosticSink
 from rs2gpu.ir.plan import CheckedCrate
 from rs2gpu.runtime.cache import cache_key, replace_atomically
@@ -80,9 +81,9 @@ def translate(path: Path, targets: tuple[str, ...] = pipeline.ALL_TARGETS, cache
         return cached
     with pipeline.collector_paused():
         result, pieces, packed = _translate(store, name, data, sources, targets)
-    store.put(crate_key, {"pieces": pieces, "files": packed, "manifest": result.files[pipeline.MANIFEST],
-                          "kernels": result.kernels, "warnings": result.warnings,
-                          "open_generics": result.open_generics})
+        store.put(crate_key, {"pieces": pieces, "files": packed, "manifest": result.files[pipeline.MANIFEST],
+                              "kernels": result.kernels, "warnings": result.warnings,
+                              "open_generics": result.open_generics})
     return result
 
 
@@ -103,7 +104,9 @@ def _translate(store: _Store, name: str, data: list[tuple[str, bytes]], sources:
     functions = {f.name: f for f in crate.functions}
     common = cache_key(_translator_digest(), repr(targets), _outside_functions(crate), _shared_digest(shared, crate))
     lines = {file: text.split("\n") for file, text in crate.sources.items()}
-    pieces = [*(render_prelude(DIALECTS[t]) for t in targets), shared.structs, shared.consts]
+    # without a store nothing is kept, so the files need no packing (see `_pack`)
+    pieces = ([*(render_prelude(DIALECTS[t]) for t in targets), shared.structs, shared.consts]
+              if store.root is not None else [])
     sink, entries, fresh = DiagnosticSink(), {}, []
     for fn in crate.kernels:
         key = _kernel_key(common, crate, lines, fn)
@@ -151,7 +154,7 @@ def _emitted_entry(shared: CrateContext, checked: dict, targets: tuple[str, ...]
                    pieces: list[str]) -> dict:
     files, abi = emit_kernel(shared, checked["plan"], targets, version)
     return {"warnings": checked["warnings"], "files": {name: _pack(text, pieces) for name, text in files.items()},
-            "launches": len(abi.launches), "manifest": json.dumps(to_json(abi), indent=2, sort_keys=False)}
+            "launches": len(abi.launches), "manifest": json_text(abi)}
 
 
 def _from_crate_entry(store: _Store, crate_key: str, name: str, sources: dict[str, str],
@@ -185,7 +188,7 @@ def _unpack(segments: list, pieces: list[str]) -> str:
 
 def _manifest(crate_abi: CrateABI, kernels: dict[str, str]) -> str:
     """manifest.json (`pipeline.manifest_text`) of a crate whose kernels' entries are the JSON texts
-    `kernels`, each written as `json.dumps(..., indent=2)` writes it alone: placed two levels down, where
+    `kernels`, each written as `json_text` writes it alone: placed two levels down, where
     the crate's text holds it, each of its lines but the first is indented by four more spaces."""
     text = pipeline.manifest_text(crate_abi)
     if not kernels:
@@ -257,6 +260,7 @@ class _Store:
 
     def __init__(self, root: Path | None) -> None:
         self.root = root
+        self._folders: set[Path] = set()  # the folders of entries this store made or found
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / key
@@ -282,7 +286,9 @@ class _Store:
         data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         path = self._path(key)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.parent not in self._folders:  # a translation puts hundreds of entries in 256 folders
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._folders.add(path.parent)
             replace_atomically(path, _FORMAT + zlib.crc32(data).to_bytes(4, "little") + data)
         except OSError:
             pass  # a read-only or full cache folder costs a translation next time, nothing more

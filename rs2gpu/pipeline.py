@@ -24,6 +24,7 @@ from rs2gpu.emit.dialect import DIALECTS
 from rs2gpu.frontend import lower_path
 from rs2gpu.frontend.generics import is_open
 from rs2gpu.ir.abi import CrateABI
+from rs2gpu.ir.abi_json import json_text
 from rs2gpu.ir.diagnostics import CompileFailed, Diagnostic
 from rs2gpu.ir.nodes import Crate
 from rs2gpu.ir.plan import CheckedCrate
@@ -47,13 +48,18 @@ class Translation:
 @contextmanager
 def collector_paused():
     """Python's cycle collector off for the duration: a translation allocates many small objects that live
-    until it returns, which the collector's passes would scan again and again, freeing next to nothing."""
+    until it returns, which the collector's passes would scan again and again, freeing next to nothing.
+    Afterwards they join the oldest generation unscanned (`gc.freeze`, then `gc.unfreeze`), as the
+    survivors of a pass would: otherwise the first pass after it scans every one of them at once, and the
+    cycles among them are freed by the next pass over the oldest generation instead."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()
 
 
@@ -110,7 +116,7 @@ class Outputs:
 
 
 def manifest_text(abi: CrateABI) -> str:
-    return json.dumps(abi.to_json(), indent=2, sort_keys=False) + "\n"
+    return json_text(abi) + "\n"
 
 
 def write_files(contents: dict[str, str], out_dir: Path) -> Outputs:
