@@ -5,13 +5,18 @@ Run on a machine with an NVIDIA GPU:  python3 bench/call_overhead.py
 1. Warm call overhead with cupy arrays: `k.triad(a, b, c, alpha)` against a raw cupy launch of the very
    same cubin (cupy.RawModule), both at a small size so the kernel itself takes a few microseconds.
    Each is timed as many back-to-back calls between two synchronizations (host time per call), and as
-   calls that synchronize every time. Goal: at most 1.5x the raw launch.
+   calls that synchronize every time. Goal: at most 1.0x the raw launch.
+   Beside them, the floor of a launch from Python: an empty kernel launched through cupy (`RawKernel`), through
+   cupy's driver wrapper (what a call ends in) and through `cuda.bindings`' `cuLaunchKernel`, and the triad
+   launched through cupy's driver wrapper with its parameters packed once beforehand. Goal: at most 1.2x the
+   `cuda.bindings` launch.
 2. Transfers: `k.triad` on numpy arrays (two uploads, one download, the kernel between) against pinned
    cudaMemcpy of the same bytes, and against pageable cudaMemcpy.
 """
 from __future__ import annotations
 
 import argparse
+import ctypes
 import statistics
 import sys
 import tempfile
@@ -36,6 +41,31 @@ def median_time(fn, reps: int, inner: int, sync) -> float:
         sync()
         times.append((time.perf_counter() - start) / inner)
     return statistics.median(times)
+
+
+def launch_floors(cp):
+    """An empty kernel's launch, back to back, three ways: what Python costs before any argument is checked."""
+    module = cp.RawModule(code='extern "C" __global__ void empty() {}')
+    empty = module.get_function("empty")
+    stream = cp.cuda.get_current_stream().ptr
+    launch_kernel = cp.cuda.driver.launchKernel
+    floors = [
+        ("empty kernel, cupy RawKernel", lambda: empty((1,), (1,), ())),
+        ("empty kernel, cupy launchKernel", lambda: launch_kernel(empty.ptr, 1, 1, 1, 1, 1, 1, 0, stream, 0, 0)),
+    ]
+    try:
+        from cuda.bindings import driver
+    except ImportError:
+        print("cuda.bindings is not installed: its launch is left out of the floor")
+        return floors
+    function, cu_stream = driver.CUfunction(empty.ptr), driver.CUstream(stream)
+    status, = driver.cuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, cu_stream, 0, 0)
+    if status != driver.CUresult.CUDA_SUCCESS:
+        print(f"cuda.bindings cuLaunchKernel returned {status}: its launch is left out of the floor")
+        return floors
+    floors.append(("empty kernel, cuda.bindings cuLaunchKernel",
+                   lambda: driver.cuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, cu_stream, 0, 0)))
+    return floors
 
 
 def main() -> int:
@@ -70,6 +100,16 @@ def main() -> int:
     def raw_launch():
         raw((grid,), (256,), raw_args)
 
+    # the triad's parameters packed once, as the driver reads them: an array of pointers to the values
+    as_c = {np.uint64: ctypes.c_uint64, np.float64: ctypes.c_double}
+    values = [ctypes.c_uint64(arg.data.ptr) if isinstance(arg, cp.ndarray) else as_c[type(arg)](arg.item())
+              for arg in raw_args]
+    pointers = (ctypes.c_void_p * len(values))(*[ctypes.addressof(value) for value in values])
+    launch_kernel, stream = cp.cuda.driver.launchKernel, cp.cuda.get_current_stream().ptr
+
+    def prepacked_launch():
+        launch_kernel(raw.ptr, grid, 1, 1, 256, 1, 1, 0, stream, ctypes.addressof(pointers), 0)
+
     def generated_call():
         triad(a, b, c, 2.0)
 
@@ -81,6 +121,9 @@ def main() -> int:
     assert cp.asnumpy(a).tobytes() == expected.tobytes(), "generated and raw launches disagree"
 
     rows = []
+    for label, fn in launch_floors(cp):
+        rows.append((label, median_time(fn, args.reps, 200, sync), None))
+    rows.append(("triad, launchKernel, packed once", median_time(prepacked_launch, args.reps, 200, sync), None))
     for label, sync_each in (("back-to-back", False), ("synchronized", True)):
         inner = 1 if sync_each else 200
         t_raw = median_time(raw_launch, args.reps, inner, sync)
@@ -94,9 +137,12 @@ def main() -> int:
         profiler.runcall(lambda: [generated_call() for _ in range(5000)])
         pstats.Stats(profiler).sort_stats("tottime").print_stats(12)
     print(f"Call overhead, cupy arrays, n={n} (host time per call, median of {args.reps})")
-    print(f"  {'mode':<14}{'raw cupy launch':>18}{'rs2gpu call':>14}{'ratio':>8}")
+    print(f"  {'mode':<36}{'raw cupy launch':>18}{'rs2gpu call':>14}{'ratio':>8}")
     for label, t_raw, t_gen in rows:
-        print(f"  {label:<14}{t_raw * 1e6:>15.2f} us{t_gen * 1e6:>11.2f} us{t_gen / t_raw:>8.2f}")
+        if t_gen is None:
+            print(f"  {label:<36}{t_raw * 1e6:>15.2f} us")
+        else:
+            print(f"  {label:<36}{t_raw * 1e6:>15.2f} us{t_gen * 1e6:>11.2f} us{t_gen / t_raw:>8.2f}")
 
     n = args.large
     host_b = np.random.default_rng(1).uniform(0.5, 1.5, n)
