@@ -36,9 +36,9 @@ def _value(const: ir.ConstDef, crate: ir.Crate) -> str:
 
 def _fold(expr, consts):
     """Integer, bool and f64 constants folded exactly as rustc does; None when that is not certain here
-    (f32 arithmetic, which is rendered as plain C++ operators instead, and anything that would panic)."""
+    (f32 and half arithmetic, which are rendered as C++ operators instead, and anything that would panic)."""
     ty = getattr(expr, "ty", None)
-    if not isinstance(ty, PrimType) or ty.name == "f32":
+    if not isinstance(ty, PrimType) or ty.name == "f32" or ty.is_half:
         return None
     if isinstance(expr, ir.Lit):
         return expr.value
