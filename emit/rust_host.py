@@ -205,6 +205,8 @@ class Types:
             return path
         if layout.elem is not None:
             return f"[{self.of(layout.elem)}; {layout.length}]"
+        if PRIMITIVES[layout.type].kind == "half":
+            return f"::rs2gpu::{layout.type}"  # the support crate's, which the crate depends on
         return layout.type
 
 
