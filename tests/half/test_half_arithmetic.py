@@ -1,5 +1,5 @@
 """f16 and bf16 on the device: every operator, method and conversion of the half types gives, bit for bit,
-what rustc's build of the support crate gives (tests/half/data/*.rs), over operands chosen where rounding is
+what rustc's build of the support crate gives (tests/half/kernels/*.rs), over operands chosen where rounding is
 delicate (zeros, subnormals and the edge of the normal range, ties, the largest values, infinities, NaNs
 of several payloads, both signs) and random ones. rustc's results are checked in turn against references
 of their own: the exact result rounded once (which is what one rounding of the f32 result gives, as the
@@ -18,9 +18,9 @@ from tests.support.devices import rustc_build
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
-DATA = Path(__file__).parent / "data"
-OPS = DATA / "half_ops.rs"
-METHODS_RS = DATA / "half_methods.rs"
+KERNELS = Path(__file__).parent / "kernels"
+OPS = KERNELS / "operators.rs"
+METHODS_RS = KERNELS / "methods.rs"
 FORMATS = {"f16": (5, 10, np.float16), "bf16": (8, 7, ml_dtypes.bfloat16)}
 NAN = 0x7FFF  # the NaN every half operation produces
 
