@@ -5,6 +5,7 @@ support crate's `from_f64` rounds; a NaN becomes 0x7FFF, the NaN of every half o
 from __future__ import annotations
 
 import math
+import struct
 from fractions import Fraction
 
 # (exponent bits, fraction bits) of each half type
@@ -12,12 +13,24 @@ FORMATS = {"f16": (5, 10), "bf16": (8, 7)}
 NAN_BITS = 0x7FFF
 
 
-def half_bits(value: int | float, name: str) -> int:
+def half_bits(value: int | float | Fraction, name: str) -> int:
     """The bits of the `name` value nearest to `value`."""
-    exp_bits, man_bits = FORMATS[name]
+    return rounded_bits(value, *FORMATS[name])
+
+
+def f32_value(text: str) -> float:
+    """The f32 nearest to the decimal `text` (rounded once, as rustc rounds an f32 literal)."""
+    bits = rounded_bits(Fraction(text), 8, 23)
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def rounded_bits(value: int | float | Fraction, exp_bits: int, man_bits: int) -> int:
+    """The bits of the binary float format with `exp_bits` exponent and `man_bits` fraction bits nearest to
+    `value`; a NaN is NAN_BITS (for the half types)."""
     if isinstance(value, float) and math.isnan(value):
         return NAN_BITS
-    sign = 0x8000 if (value < 0 or (isinstance(value, float) and math.copysign(1.0, value) < 0)) else 0
+    negative = value < 0 or (isinstance(value, float) and math.copysign(1.0, value) < 0)
+    sign = 1 << (exp_bits + man_bits) if negative else 0
     infinity = ((1 << exp_bits) - 1) << man_bits
     if isinstance(value, float) and math.isinf(value):
         return sign | infinity

@@ -1,6 +1,11 @@
 // The methods, conversions and constants of f16 and bf16, applied elementwise.
 use rs2gpu::{bf16, f16, kernel};
 
+const F16_TENTH: f16 = f16::from_f32(0.1);
+const F16_THIRD: f16 = f16::from_f64(-1.0 / 3.0);
+const BF16_TENTH: bf16 = bf16::from_f32(0.1);
+const BF16_THIRD: bf16 = bf16::from_f64(-1.0 / 3.0);
+
 /// The methods of a[i] (and b[i]); `classify`: is_nan, is_infinite, is_finite, is_sign_negative and
 /// is_sign_positive, one bit each, lowest first; the integers: Rust's `as` of the widened value.
 #[kernel]
@@ -71,6 +76,8 @@ pub fn f16_expressions(out: &mut [f16], sums: &mut [f16], constants: &mut [f16],
             15 => f16::LN_2,
             16 => f16::FRAC_1_SQRT_2,
             17 => f16::TAU,
+            18 => F16_TENTH,
+            19 => -F16_THIRD,
             _ => f16::from_f32(i as f32),
         };
     }
@@ -146,6 +153,8 @@ pub fn bf16_expressions(out: &mut [bf16], sums: &mut [bf16], constants: &mut [bf
             15 => bf16::LN_2,
             16 => bf16::FRAC_1_SQRT_2,
             17 => bf16::TAU,
+            18 => BF16_TENTH,
+            19 => -BF16_THIRD,
             _ => bf16::from_f32(i as f32),
         };
     }
