@@ -291,7 +291,7 @@ def _store(target, layout: Layout, value, label: str) -> None:
         for k, v in enumerate(value):
             _store(target[k, ...], layout.elem, v, f"{label}[{k}]")
     elif PRIMITIVES[layout.type].kind == "half":
-        target.view(np.uint16)[()] = scalar_value(label, layout.type, value)
+        target.view("<u2")[()] = scalar_value(label, layout.type, value)  # its bits
     else:
         target[()] = scalar_value(label, layout.type, value)
 

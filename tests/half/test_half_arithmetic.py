@@ -299,3 +299,22 @@ def test_conversions_from_f64_round_once(rust_methods) -> None:
     rust_methods.bf16_conversions(*bf16, x, y, bits)
     assert bits_of(f16[1])[0] == 0x3C01 and bits_of(bf16[1])[1] == 0x3F81
     assert bits_of(f16[0])[0] == 0x3C00 and bits_of(bf16[0])[1] == 0x3F80  # through f32: twice, down
+
+
+def test_half_fields_of_structs_give_rusts_results(kernels_methods, rust_methods) -> None:
+    """A #[repr(C)] struct with f16 and bf16 fields (2-byte aligned) crosses as its bytes: as a structured
+    array's elements and, by value, as a dict whose numbers are rounded once to the fields' types."""
+    sample = np.dtype({"names": ["weight", "id", "bias", "value"],
+                       "formats": [np.float16, np.uint8, ml_dtypes.bfloat16, np.float32],
+                       "offsets": [0, 2, 4, 8], "itemsize": 12})
+    rng = np.random.default_rng(9)
+    samples = np.zeros(500, sample)
+    samples["weight"] = rng.standard_normal(500).astype(np.float16)
+    samples["id"] = rng.integers(0, 256, 500)
+    samples["bias"] = rng.standard_normal(500).astype(ml_dtypes.bfloat16)
+    samples["value"] = rng.standard_normal(500).astype(np.float32)
+    scale = {"weight": 0.1, "id": 7, "bias": -2.5, "value": 1.0}
+    device, rust = np.zeros(500, np.float32), np.zeros(500, np.float32)
+    kernels_methods.weigh(device, samples, scale)
+    rust_methods.weigh(rust, samples, scale)
+    np.testing.assert_array_equal(device.view(np.uint32), rust.view(np.uint32))

@@ -159,3 +159,21 @@ pub fn bf16_expressions(out: &mut [bf16], sums: &mut [bf16], constants: &mut [bf
         };
     }
 }
+
+/// Half-precision fields of a `#[repr(C)]` struct, as slice elements and by value.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Sample {
+    pub weight: f16,
+    pub id: u8,
+    pub bias: bf16,
+    pub value: f32,
+}
+
+#[kernel]
+pub fn weigh(out: &mut [f32], samples: &[Sample], scale: Sample) {
+    for i in 0..out.len() {
+        let s = samples[i];
+        out[i] = (s.weight * scale.weight).to_f32() + (s.bias + scale.bias).to_f32() * s.value + s.id as f32;
+    }
+}
