@@ -165,16 +165,14 @@ pub enum RangeError {
 /// Plain data that can be copied to and from a GPU byte for byte, with the same layout on both sides.
 ///
 /// # Safety
-/// Implement it only for `Copy` types with a fixed layout: the primitive numbers, `bool`, the support crate's
-/// half types, arrays of them, and `#[repr(C)]` structs of them (the generated module implements it for the
-/// structs its kernels use).
+/// Implement it only for `Copy` types with a fixed layout: the primitive numbers, `bool`, arrays of them,
+/// and `#[repr(C)]` structs of them (the generated module implements it for the structs its kernels use).
 pub unsafe trait DeviceCopy: Copy + Send + Sync + 'static {}
 
 macro_rules! device_copy {
     ($($t:ty),*) => { $(unsafe impl DeviceCopy for $t {})* };
 }
-// (`::rs2gpu::f16` and `bf16` are `#[repr(transparent)]` over their u16 bits, which the GPU code reads.)
-device_copy!(bool, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64, ::rs2gpu::f16, ::rs2gpu::bf16);
+device_copy!(bool, i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64);
 // SAFETY: an array of plain data is plain data.
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 
