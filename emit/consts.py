@@ -9,9 +9,11 @@ from __future__ import annotations
 import math
 
 from rs2gpu.emit.cxx_stmt import BodyEmitter
-from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal
+from rs2gpu.emit.cxx_types import cxx_type, float_literal, half_literal, int_literal
 from rs2gpu.emit.names import LocalNames, cxx_name
 from rs2gpu.ir import nodes as ir
+from rs2gpu.ir.half import f32_value, half_bits, half_value
+from rs2gpu.ir.intrinsics import HALF_CONSTRUCTORS
 from rs2gpu.ir.types import PrimType
 
 
@@ -23,6 +25,10 @@ def _value(const: ir.ConstDef, crate: ir.Crate) -> str:
     """A literal where the value is known exactly here, else the expression itself."""
     value = _fold(const.value, {c.name: c for c in crate.consts})
     ty = const.ty
+    if isinstance(ty, PrimType) and ty.is_half:
+        bits = _half_bits(const.value, {c.name: c for c in crate.consts})
+        if bits is not None:  # (a C++ constexpr can make a half value from its bits only)
+            return half_literal(half_value(bits, ty.name), ty)
     if isinstance(ty, PrimType) and value is not None:
         if ty.is_bool:
             return "true" if value else "false"
@@ -36,9 +42,9 @@ def _value(const: ir.ConstDef, crate: ir.Crate) -> str:
 
 def _fold(expr, consts):
     """Integer, bool and f64 constants folded exactly as rustc does; None when that is not certain here
-    (f32 arithmetic, which is rendered as plain C++ operators instead, and anything that would panic)."""
+    (f32 and half arithmetic, which are rendered as C++ operators instead, and anything that would panic)."""
     ty = getattr(expr, "ty", None)
-    if not isinstance(ty, PrimType) or ty.name == "f32":
+    if not isinstance(ty, PrimType) or ty.name == "f32" or ty.is_half:
         return None
     if isinstance(expr, ir.Lit):
         return expr.value
@@ -68,6 +74,28 @@ def _fold(expr, consts):
         if a is None or b is None:
             return None
         return _binary(expr.op, a, b, expr.lhs.ty)
+    return None
+
+
+def _half_bits(expr, consts) -> int | None:
+    """The bits of a half-typed const: one of the type's constants, another const, its negation, or
+    `from_bits`, `from_f32` or `from_f64` of a literal, each rounded as the support crate rounds it."""
+    if isinstance(expr, ir.Lit):
+        return half_bits(float(expr.value), expr.ty.name)
+    if isinstance(expr, ir.ConstRef):
+        return _half_bits(consts[expr.name].value, consts)
+    if isinstance(expr, ir.Unary) and expr.op == "-":
+        bits = _half_bits(expr.operand, consts)
+        return None if bits is None else bits ^ 0x8000
+    if isinstance(expr, ir.Intrinsic) and expr.name in HALF_CONSTRUCTORS:
+        arg = expr.args[0]
+        if expr.name == "from_bits":
+            value = _fold(arg, consts)
+            return None if value is None else int(value)
+        if isinstance(arg, ir.Lit) and arg.ty.name == "f32" and math.isfinite(arg.value):
+            return half_bits(f32_value(arg.text), expr.ty.name)
+        value = _fold(arg, consts)
+        return None if value is None else half_bits(float(value), expr.ty.name)
     return None
 
 

@@ -8,9 +8,10 @@ a `loop` with `break value`) are hoisted into statements before the current one;
 """
 from __future__ import annotations
 
-from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_struct_name
+from rs2gpu.emit.cxx_types import cxx_type, float_literal, half_literal, int_literal, tuple_struct_name
 from rs2gpu.emit.names import cxx_name
 from rs2gpu.ir import nodes as ir
+from rs2gpu.ir.intrinsics import HALF_CONSTRUCTORS
 from rs2gpu.ir.types import UNIT, ArrayType, NeverType, PrimType, RefType, SliceType, TupleType
 
 WRAPPING_OPS = {"+": "add", "-": "sub", "*": "mul"}
@@ -65,6 +66,14 @@ INT_INTRINSICS = {
     "checked_rem": "(!rs2gpu_div_fails({0}, {1}))",
 }
 
+# The half types' methods are the prelude's struct's members, of the same names as in Rust; its
+# constructors are its static members (`f16::from_f32(x)`).
+HALF_INTRINSICS = {
+    **{name: f"({{0}}).{name}()" for name in ("to_f32", "to_f64", "to_bits", "sqrt", "abs", "is_nan", "is_finite",
+                                              "is_infinite", "is_sign_negative", "is_sign_positive")},
+    "min": "({0}).min({1})", "max": "({0}).max({1})",
+}
+
 
 def _may_change(e) -> bool:
     """Whether statements run after `e` is evaluated could give it another value: it reads a mutable
@@ -101,6 +110,8 @@ class ExprRenderer:
             return "true" if e.value else "false"
         if ty.is_float:
             return float_literal(float(e.value), e.text, ty)
+        if ty.is_half:
+            return half_literal(float(e.value), ty)
         return int_literal(int(e.value), ty)
 
     def _Var(self, e: ir.Var) -> str:
@@ -231,6 +242,10 @@ class ExprRenderer:
             return self.length_of(receiver)
         args = self.operands(e.args)
         ty = receiver.ty
+        if e.name in HALF_CONSTRUCTORS and e.ty.is_half:
+            return f"{cxx_type(e.ty)}::{e.name}({args[0]})"
+        if ty.is_half:
+            return HALF_INTRINSICS[e.name].format(*args)
         if ty.is_float:
             f64_form, f32_form = FLOAT_INTRINSICS[e.name]
             return (f32_form if ty.name == "f32" else f64_form).format(*args)

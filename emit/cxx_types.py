@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from rs2gpu.ir.half import half_bits
 from rs2gpu.ir.types import ArrayType, PrimType, RefType, SliceType, StructType, TupleType, Type
 
 
@@ -73,3 +74,8 @@ def float_literal(value: float, text: str, ty: PrimType) -> str:
         return f"({'-' if negative else ''}{digits}f)" if negative else f"{digits}f"
     literal = repr(float(value))
     return f"({literal})" if value < 0 or literal.startswith("-") else literal
+
+
+def half_literal(value: float, ty: PrimType) -> str:
+    """A constant of a half type, by its bits (every constant is exact in the type)."""
+    return f"{ty.name}::from_bits(0x{half_bits(value, ty.name):04X})"

@@ -195,6 +195,7 @@ class Types:
     def __init__(self, struct_paths: dict[str, str]) -> None:
         self.struct_paths = struct_paths
         self.structs: dict[str, Layout] = {}  # path → layout, every struct met, nested ones included
+        self.halves: set[str] = set()  # the paths of the half types met
 
     def of(self, layout: Layout) -> str:
         if layout.is_struct:
@@ -205,6 +206,10 @@ class Types:
             return path
         if layout.elem is not None:
             return f"[{self.of(layout.elem)}; {layout.length}]"
+        if PRIMITIVES[layout.type].kind == "half":
+            path = f"::rs2gpu::{layout.type}"  # the support crate's, which the crate depends on
+            self.halves.add(path)
+            return path
         return layout.type
 
 
@@ -625,6 +630,7 @@ def render_rust_module(crate: CrateABI, struct_paths: dict[str, str] | None = No
                for path, layout in types.structs.items()]
     env = environment()
     context = {"version": version, "crate": crate.crate, "kernels": kernels, "structs": structs,
+               "halves": sorted(types.halves),
                "block_size": crate.block_size, "module_file": MODULE_FILE,
                "reductions": any(launch.reductions for k in crate.kernels.values() if not unsupported(k)
                                  for launch in k.launches)}

@@ -1,10 +1,12 @@
-"""Associated constants of the primitive types (`i32::MAX`, `f64::EPSILON`, `f64::consts::PI`)."""
+"""Associated constants of the primitive types (`i32::MAX`, `f64::EPSILON`, `f64::consts::PI`), and of the
+half types (`f16::MAX`, `bf16::PI`)."""
 from __future__ import annotations
 
 import math
 import struct
 
 from rs2gpu.frontend.consteval import int_range
+from rs2gpu.ir.half import FORMATS, NAN_BITS, half_bits, half_value
 from rs2gpu.ir.types import PrimType
 
 
@@ -49,6 +51,23 @@ def associated_constant(type_name: str, path: list[str]) -> int | float | None:
     if value is None or type_name == "f64" or not math.isfinite(value):
         return value
     return _f32(value)
+
+
+def half_constant(type_name: str, path: list[str]) -> float | None:
+    """The value of the half type's constant `type_name::path` (`f16::MAX`; `f16::PI` is `f64::consts::PI`
+    rounded once, as the support crate defines it), or None if unknown."""
+    if len(path) != 1:
+        return None
+    exp_bits, man_bits = FORMATS[type_name]
+    bias = (1 << (exp_bits - 1)) - 1
+    infinity = ((1 << exp_bits) - 1) << man_bits
+    bits = {"ZERO": 0, "NEG_ZERO": 0x8000, "ONE": bias << man_bits, "NEG_ONE": 0x8000 | bias << man_bits,
+            "INFINITY": infinity, "NEG_INFINITY": 0x8000 | infinity, "NAN": NAN_BITS, "MAX": infinity - 1,
+            "MIN": 0x8000 | (infinity - 1), "MIN_POSITIVE": 1 << man_bits, "MIN_POSITIVE_SUBNORMAL": 1,
+            "MAX_SUBNORMAL": (1 << man_bits) - 1, "EPSILON": (bias - man_bits) << man_bits}.get(path[0])
+    if bits is None and path[0] in _MATH:
+        bits = half_bits(_MATH[path[0]], type_name)
+    return half_value(bits, type_name) if bits is not None else None
 
 
 def literal_text(value: int | float) -> str:

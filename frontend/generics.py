@@ -22,8 +22,8 @@ from rs2gpu.ir.diagnostics import DiagnosticSink
 from rs2gpu.ir.types import PRIMITIVES, ArrayType, PrimType, RefType, SliceType, Type
 from rs2gpu.ir.walk import walk
 
-_EVERY_KIND = frozenset({"bool", "signed", "unsigned", "float"})
-_NUMBERS = frozenset({"signed", "unsigned", "float"})
+_EVERY_KIND = frozenset({"bool", "signed", "unsigned", "float", "half"})
+_NUMBERS = frozenset({"signed", "unsigned", "float", "half"})
 _BITS = frozenset({"bool", "signed", "unsigned"})
 _INTEGERS = frozenset({"signed", "unsigned"})
 
@@ -35,7 +35,7 @@ TRAIT_KINDS: dict[str, frozenset[str]] = {
     **{t + s: _NUMBERS for t in ("Add", "Sub", "Mul", "Div", "Rem") for s in ("", "Assign")},
     **{t + s: _BITS for t in ("BitAnd", "BitOr", "BitXor") for s in ("", "Assign")},
     **{t + s: _INTEGERS for t in ("Shl", "Shr") for s in ("", "Assign")},
-    "Neg": frozenset({"signed", "float"}),
+    "Neg": frozenset({"signed", "float", "half"}),
 }
 # What a #[repr(C)] struct of the crate satisfies as far as rs2gpu can tell (rustc checks its derives).
 STRUCT_TRAITS = frozenset({"Copy", "Clone", "Send", "Sync", "Sized"})

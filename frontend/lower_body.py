@@ -13,17 +13,18 @@ from tree_sitter import Node
 
 from rs2gpu.frontend import infer
 from rs2gpu.ir import walk as irwalk
-from rs2gpu.frontend.constants import associated_constant, literal_text
+from rs2gpu.frontend.constants import associated_constant, half_constant, literal_text
 from rs2gpu.frontend.checked import CHECKED_FORMS, OPTION_USES, CheckedLowering, checked_call
 from rs2gpu.frontend.consteval import NotConstant, evaluate, int_range, round_float
+from rs2gpu.frontend.halves import WIDENINGS, half_prefix
 from rs2gpu.frontend.infer import InferVar, TypeMismatch, find, may_be_int
 from rs2gpu.frontend.items import RawItem, is_kernel
 from rs2gpu.frontend.literals import parse_number
 from rs2gpu.frontend.loops import SUPPORTED_CHAINS, ElementName, LoopContext, LoopLowering
 from rs2gpu.frontend.source import SourceFile, text_of
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.intrinsics import FREE_FUNCTIONS, lookup, method_names
-from rs2gpu.ir.types import (BOOL, I32, NEVER, PRIM_NAMES, U32, UNIT, USIZE, ArrayType, NeverType, PrimType,
+from rs2gpu.ir.intrinsics import FREE_FUNCTIONS, HALF_CONSTRUCTORS, lookup, method_names
+from rs2gpu.ir.types import (BOOL, F32, F64, I32, NEVER, PRIM_NAMES, U32, UNIT, USIZE, ArrayType, NeverType, PrimType,
                              RefType, SliceType, StructType, TupleType, Type)
 
 ARITHMETIC = {"+", "-", "*", "/", "%"}
@@ -443,6 +444,10 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
         """The constant a path names (`std::f64::consts::PI`, `i32::MAX`, `crate::m::LIMIT`), or None."""
         while parts and parts[0] in _PATH_PREFIXES:
             parts = parts[1:]
+        half = half_prefix(self.crate, parts, self.file, node)
+        if half is not None:
+            value = half_constant(half[0].name, half[1])
+            return ir.Lit(value, literal_text(value), half[0], self.span(node)) if value is not None else None
         if parts and parts[0] in PRIM_NAMES and parts[0] != "bool" and len(parts) > 1:
             value = associated_constant(parts[0], parts[1:])
             if value is not None:
@@ -473,7 +478,8 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
         if op == "-" and (isinstance(ty, PrimType) and (not ty.is_signed or ty.is_bool)):
             self.error(node, f"cannot apply unary operator `-` to type `{ty}`", code="RG0005",
                        help="unsigned values cannot be negated; use `wrapping_neg()`" if ty.is_int else "")
-        if op == "!" and (isinstance(ty, PrimType) and ty.is_float or isinstance(ty, InferVar) and ty.kind == "float"):
+        if op == "!" and (isinstance(ty, PrimType) and (ty.is_float or ty.is_half)
+                          or isinstance(ty, InferVar) and ty.kind == "float"):
             self.error(node, f"cannot apply unary operator `!` to type `{infer.display(ty)}`", code="RG0005")
         return ir.Unary(op, operand, operand.ty, self.span(node))
 
@@ -500,7 +506,8 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
         if op in COMPARISONS:
             return BOOL
         is_bool = isinstance(ty, PrimType) and ty.is_bool
-        is_float = (isinstance(ty, PrimType) and ty.is_float) or (isinstance(ty, InferVar) and ty.kind == "float")
+        is_float = (isinstance(ty, PrimType) and (ty.is_float or ty.is_half)) or \
+            (isinstance(ty, InferVar) and ty.kind == "float")
         if (op in ARITHMETIC and is_bool) or (op in BITWISE and is_float) or \
                 not isinstance(ty, (PrimType, InferVar)):
             self.error(node, f"no implementation for `{infer.display(ty)} {op} {infer.display(ty)}`",
@@ -515,10 +522,14 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
         operand = self.expr(node.child_by_field_name("value"))
         source = find(operand.ty)
         if not isinstance(target, PrimType) or not isinstance(source, (PrimType, InferVar)) or \
+                target.is_half or (isinstance(source, PrimType) and source.is_half) or \
                 (target.is_bool and source != BOOL) or \
                 (isinstance(source, PrimType) and source.is_bool and target.is_float):
+            half = next((t for t in (target, source) if isinstance(t, PrimType) and t.is_half), None)
             self.error(node, f"casting `{infer.display(source)}` as `{target}` is invalid", code="RG0005",
-                       help="`as` converts between numeric types, and from bool to integers")
+                       help=f"`{half}` is no primitive type: convert with `{half}::from_f32`, `{half}::from_f64` "
+                            f"and `.to_f32()`, `.to_f64()`" if half is not None else
+                       "`as` converts between numeric types, and from bool to integers")
         return ir.Cast(operand, target, self.span(node))
 
     def _expr_reference_expression(self, node):
@@ -576,6 +587,11 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
             parts = [p for p in text_of(function).replace(" ", "").split("::") if p]
             while parts and parts[0] in _PATH_PREFIXES:
                 parts = parts[1:]
+            half = half_prefix(self.crate, parts, self.file, function)
+            if half is not None and len(half[1]) == 1:
+                return self._half_function(node, half[0], half[1][0], arg_nodes)
+            if len(parts) == 2 and parts[0] in WIDENINGS and parts[1] == "from" and len(arg_nodes) == 1:
+                return self._widening(node, parts[0], arg_nodes[0])
             if len(parts) == 2 and parts[0] in PRIM_NAMES and arg_nodes:
                 receiver = self.expr(arg_nodes[0])
                 self.unify(PrimType(parts[0]), receiver.ty, arg_nodes[0])
@@ -598,6 +614,29 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
                 return self._free_min_max(node, name, arg_nodes)
             return self._helper_call(node, name, function, arg_nodes)
         self.unsupported(function, "calling this kind of expression")
+
+    def _half_function(self, node, ty: PrimType, name: str, arg_nodes):
+        """`f16::from_f32(x)` and the other constructors, or a method called by its path (`f16::sqrt(x)`)."""
+        if name not in HALF_CONSTRUCTORS:
+            if not arg_nodes:
+                self.error(node, f"no function `{ty}::{name}` in kernels", code="RG0007",
+                           help=f"`{ty}` values are made by {', '.join(f'`{ty}::{c}`' for c in HALF_CONSTRUCTORS)}")
+            receiver = self.expr(arg_nodes[0])
+            self.unify(ty, receiver.ty, arg_nodes[0])
+            return self._method_call(node, name, receiver, arg_nodes[1:], arg_nodes[0])
+        if len(arg_nodes) != 1:
+            self.error(node, f"`{ty}::{name}` takes 1 argument but {len(arg_nodes)} were supplied", code="RG0011")
+        arg = self.expr(arg_nodes[0])
+        self.unify(PrimType(HALF_CONSTRUCTORS[name]), arg.ty, arg_nodes[0])
+        return ir.Intrinsic(name, (arg,), ty, self.span(node))
+
+    def _widening(self, node, target: str, arg_node):
+        """`f32::from(x)` of a half value is `x.to_f32()`; of anything else, not supported here."""
+        arg = self.expr(arg_node)
+        ty = find(arg.ty)
+        if not (isinstance(ty, PrimType) and ty.is_half):
+            self.unsupported(node, f"`{target}::from` of `{infer.display(ty)}`", f"write `x as {target}`")
+        return ir.Intrinsic(WIDENINGS[target], (arg,), PrimType(target), self.span(node))
 
     def _free_min_max(self, node, name, arg_nodes):
         if len(arg_nodes) != 2:
@@ -645,7 +684,8 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
             expected = {"self": receiver.ty, "i32": I32, "u32": U32}[operand]
             self.unify(expected, arg.ty, arg_node)
             args.append(arg)
-        result = {"self": receiver.ty, "bool": BOOL, "usize": USIZE, "u32": U32}[sig.result]
+        result = {"self": receiver.ty, "bool": BOOL, "usize": USIZE, "u32": U32, "u16": PrimType("u16"), "f32": F32,
+                  "f64": F64}[sig.result]
         return ir.Intrinsic(name, tuple(args), result, self.span(node))
 
     def _helper_call(self, node, name: str, name_node, arg_nodes):
@@ -888,6 +928,8 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
                             self._check_literal(value, str(value), node.scrutinee.ty, arm.span)
 
     def _check_literal(self, value, text: str, ty: PrimType, span: ir.Span) -> None:
+        if ty.is_half:
+            return  # only the types' own constants: no literal is of a half type
         if ty.is_float:
             if text not in ("inf", "-inf", "nan") and math.isinf(round_float(value, ty)):
                 self.crate.diagnostics.error(
@@ -990,6 +1032,8 @@ def _receiver_kinds(ty) -> tuple[str, ...]:
             return ("float", "signed")
         if ty.is_int:
             return ("int", "signed") if ty.is_signed else ("int",)
+        if ty.is_half:
+            return ("half",)
         return ()
     if isinstance(ty, RefType):
         ty = ty.target

@@ -12,6 +12,7 @@ from tree_sitter import Node
 from rs2gpu.frontend import infer
 from rs2gpu.frontend.consteval import NotConstant, evaluate
 from rs2gpu.frontend.generics import UnknownBound, check_bounds, is_open, type_param_bounds, witness
+from rs2gpu.frontend.halves import half_named
 from rs2gpu.frontend.items import (RawItem, attribute_options, collect_items, generic_names, is_kernel, is_repr_c,
                                    kernel_attribute, token_list)
 from rs2gpu.frontend.lower_body import HEAP_HELP, HEAP_TYPES, FunctionLowerer
@@ -240,7 +241,8 @@ class CrateLowerer:
         """A type a caller names for a generic kernel's instantiation: a primitive type or a struct."""
         if name in PRIM_NAMES:
             return PrimType(name)
-        return self.struct_type(name, item.file, item.node.child_by_field_name("name"))
+        where = item.node.child_by_field_name("name")
+        return half_named(self, name.split("::"), item.file, where) or self.struct_type(name, item.file, where)
 
     def _instance_types(self, entry: list[Node], item: RawItem) -> tuple[Type, ...]:
         """One instantiation of `types(...)`: a type, or `(T1, T2)` for several type parameters."""
@@ -250,7 +252,7 @@ class CrateLowerer:
         if len(entry) == 1 and entry[0].type == "primitive_type" and text in PRIM_NAMES:
             return (PrimType(text),)
         if len(entry) == 1 and entry[0].type in ("identifier", "type_identifier"):
-            return (self.struct_type(text, item.file, entry[0]),)
+            return (half_named(self, [text], item.file, entry[0]) or self.struct_type(text, item.file, entry[0]),)
         self.diagnostics.error("RG0003", f"`{text}` cannot instantiate a kernel", item.file.span(entry[0]),
                                help="instantiate kernels with primitive types and #[repr(C)] structs")
         raise LoweringError()
@@ -263,7 +265,8 @@ class CrateLowerer:
             name = text_of(node)
             if name in PRIM_NAMES:
                 return PrimType(name)
-            self.unsupported(file, node, f"the type `{name}`", "use bool, i8..i64, u8..u64, isize, usize, f32 or f64")
+            self.unsupported(file, node, f"the type `{name}`",
+                             "use bool, i8..i64, u8..u64, isize, usize, f32 or f64, or rs2gpu's f16 or bf16")
         if kind == "reference_type":
             mutable = any(c.type == "mutable_specifier" for c in node.children)
             if any(c.type == "lifetime" for c in node.children):
@@ -283,9 +286,10 @@ class CrateLowerer:
             name = text_of(node)
             if name in generics:
                 return generics[name]
-            return self.struct_type(name, file, node)
+            return half_named(self, [name], file, node) or self.struct_type(name, file, node)
         if kind == "scoped_type_identifier":
-            return self.struct_type(text_of(node.child_by_field_name("name")), file, node)
+            half = half_named(self, text_of(node).replace(" ", "").split("::"), file, node)
+            return half or self.struct_type(text_of(node.child_by_field_name("name")), file, node)
         base = node.child_by_field_name("type") if kind == "generic_type" else None
         if base is not None and text_of(base).split("::")[-1] in HEAP_TYPES:
             self.unsupported(file, node, f"the type `{text_of(node)}`", HEAP_HELP)

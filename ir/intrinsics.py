@@ -3,7 +3,8 @@
 One table, read by the frontend (which calls are allowed and what they return), the checker (all of
 these are pure: they read only their arguments) and the emitter (how each is spelled per dialect).
 Operand kinds: "self" is the receiver's type; "i32"/"u32" are fixed types.
-Receivers: "float", "int", "signed" (signed ints and floats), "seq" (slices and arrays), and "checked":
+Receivers: "float", "int", "signed" (signed ints and floats), "half" (f16, bf16), "seq" (slices and arrays),
+and "checked":
 `checked_op(a, b)`, whether Rust's `a.checked_op(b)` is `Some`, which is no method of its own (the
 frontend makes it from the forms of frontend/checked.py).
 """
@@ -17,7 +18,7 @@ class IntrinsicSig:
     name: str
     receiver: str
     operands: tuple[str, ...]
-    result: str  # "self" | "bool" | "usize" | "u32"
+    result: str  # "self" | "bool" | "usize" | "u32" | "u16" | "f32" | "f64"
 
 
 def _sigs(receiver: str, names: str, operands: tuple[str, ...], result: str = "self") -> dict:
@@ -42,9 +43,19 @@ INTRINSICS: dict[tuple[str, str], IntrinsicSig] = {
     **_sigs("int", "count_ones leading_zeros trailing_zeros", (), "u32"),
     **_sigs("int", "is_power_of_two", (), "bool"),
     **_sigs("signed", "abs signum", ()),
+    **_sigs("half", "to_f32", (), "f32"),
+    **_sigs("half", "to_f64", (), "f64"),
+    **_sigs("half", "to_bits", (), "u16"),
+    **_sigs("half", "sqrt abs", ()),
+    **_sigs("half", "min max", ("self",)),
+    **_sigs("half", "is_nan is_finite is_infinite is_sign_negative is_sign_positive", (), "bool"),
     **_sigs("seq", "len", (), "usize"),
     **_sigs("checked", "checked_add checked_sub checked_mul checked_div checked_rem", ("self",), "bool"),
 }
+
+# The associated functions that make a half value from another type (`f16::from_f32(x)`): name → the
+# argument's type. The intrinsic's result is the half type.
+HALF_CONSTRUCTORS = {"from_f32": "f32", "from_f64": "f64", "from_bits": "u16"}
 
 # Free-function spellings of the same operations (`std::cmp::min(a, b)` is `a.min(b)`).
 FREE_FUNCTIONS = {"min": "min", "max": "max"}

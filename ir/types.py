@@ -18,9 +18,9 @@ class Primitive:
 
     name: str       # Rust's name, also the typedef the kernels' C++ prelude declares
     bits: int
-    kind: str       # "bool" | "signed" | "unsigned" | "float"
-    dtype: str      # numpy's type code
-    pack: str       # the `struct` module's format code
+    kind: str       # "bool" | "signed" | "unsigned" | "float" | "half"
+    dtype: str      # numpy's type code (bf16's is ml_dtypes' name, which numpy knows once ml_dtypes is imported)
+    pack: str       # the `struct` module's format code (of a half type's bits: its values are packed as bits)
 
     @property
     def size(self) -> int:
@@ -56,14 +56,20 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (
     Primitive("usize", 64, "unsigned", "u8", "Q"),
     Primitive("f32", 32, "float", "f4", "f"),
     Primitive("f64", 64, "float", "f8", "d"),
+    # The half-precision types of the support crate (and of the `half` crate): no Rust primitives, but
+    # scalars to every room. Arithmetic computes in f32 and rounds once; `as` does not apply to them.
+    Primitive("f16", 16, "half", "f2", "H"),
+    Primitive("bf16", 16, "half", "bfloat16", "H"),
 )}
 INT_BITS = {p.name: p.bits for p in PRIMITIVES.values() if p.is_int}
-PRIM_NAMES = frozenset(PRIMITIVES)
+HALF_NAMES = frozenset(p.name for p in PRIMITIVES.values() if p.kind == "half")
+PRIM_NAMES = frozenset(PRIMITIVES) - HALF_NAMES  # Rust's own primitive types
 
 
 @dataclass(frozen=True, slots=True)
 class PrimType:
-    """A Rust primitive scalar: bool, i8..i64, u8..u64, isize, usize, f32, f64 (see `PRIMITIVES`)."""
+    """A Rust primitive scalar: bool, i8..i64, u8..u64, isize, usize, f32, f64, or a half-precision type,
+    f16 or bf16 (see `PRIMITIVES`)."""
 
     name: str
 
@@ -80,12 +86,16 @@ class PrimType:
         return PRIMITIVES[self.name].is_int
 
     @property
+    def is_half(self) -> bool:
+        return PRIMITIVES[self.name].kind == "half"
+
+    @property
     def is_bool(self) -> bool:
         return self.name == "bool"
 
     @property
     def is_signed(self) -> bool:
-        return PRIMITIVES[self.name].kind in ("signed", "float")
+        return PRIMITIVES[self.name].kind in ("signed", "float", "half")
 
     @property
     def bits(self) -> int:

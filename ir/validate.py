@@ -16,8 +16,8 @@ assignment has an identity (`node_id`) of its own, and appears once (a binding: 
 from __future__ import annotations
 
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.intrinsics import INTRINSICS
-from rs2gpu.ir.types import (BOOL, PRIM_NAMES, UNIT, USIZE, ArrayType, NeverType, PrimType, RefType,
+from rs2gpu.ir.intrinsics import HALF_CONSTRUCTORS, INTRINSICS
+from rs2gpu.ir.types import (BOOL, PRIMITIVES, UNIT, USIZE, ArrayType, NeverType, PrimType, RefType,
                              SliceType, StructType, TupleType, element_type)
 
 _ARITHMETIC = {"+", "-", "*", "/", "%"}
@@ -25,7 +25,7 @@ _BITWISE = {"&", "|", "^"}
 _SHIFTS = {"<<", ">>"}
 _COMPARISONS = {"==", "!=", "<", "<=", ">", ">="}
 _LOGICAL = {"&&", "||"}
-_INTRINSIC_NAMES = frozenset(name for _, name in INTRINSICS)
+_INTRINSIC_NAMES = frozenset(name for _, name in INTRINSICS) | frozenset(HALF_CONSTRUCTORS)
 
 
 def validate_function(fn: ir.Function) -> list[str]:
@@ -42,7 +42,7 @@ def validate_crate(crate: ir.Crate) -> list[str]:
 def is_concrete(ty: object) -> bool:
     """Whether `ty` is an `ir.types` type with no inference variable anywhere inside it."""
     if isinstance(ty, PrimType):
-        return ty.name in PRIM_NAMES
+        return ty.name in PRIMITIVES
     if isinstance(ty, NeverType):
         return True
     if isinstance(ty, (ArrayType, SliceType)):

@@ -14,6 +14,7 @@ import struct
 from dataclasses import dataclass
 
 from rs2gpu.ir.abi import Layout, Param, ParamKind
+from rs2gpu.ir.half import half_bits
 from rs2gpu.ir.types import PRIMITIVES
 from rs2gpu.runtime.errors import AliasError
 from rs2gpu.runtime.hostexpr import int_to_f32
@@ -31,7 +32,22 @@ def numpy_dtype(layout: Layout):
                          "offsets": [f.offset for f in layout.fields], "itemsize": layout.size})
     if layout.elem is not None:
         return np.dtype((numpy_dtype(layout.elem), (layout.length,)))
-    return np.dtype(PRIMITIVES[layout.type].dtype)
+    return primitive_dtype(layout.type)
+
+
+def primitive_dtype(name: str):
+    """The numpy dtype of a primitive type's elements. numpy has no bfloat16 of its own: bf16's is that of
+    ml_dtypes (the package jax and tensorflow give numpy theirs with), known to numpy once it is imported."""
+    import numpy as np
+
+    code = PRIMITIVES[name].dtype
+    if code == "bfloat16":
+        try:
+            import ml_dtypes  # noqa: F401  (registers the dtype)
+        except ImportError:
+            raise TypeError("bf16 elements are numpy arrays of dtype ml_dtypes.bfloat16 (or torch bfloat16 "
+                            "tensors): install ml_dtypes (python3 -m pip install ml_dtypes)") from None
+    return np.dtype(code)
 
 
 @dataclass(slots=True)
@@ -82,17 +98,26 @@ def array_argument(param: Param, value, allow_device: bool) -> ArrayArg:
         _check_dtype(name, rust_type, expected, value.dtype)
         host = value.host_values()
         return ArrayArg(name, host.ctypes.data, host.nbytes, host.size, None, host, False, value)
+    as_bfloat16 = False
     if _is_torch(value):
         value = value.detach()
+        if str(value.dtype) == "torch.bfloat16":
+            # numpy and the CUDA array interface have no bfloat16: the tensor's bits as int16, whose bytes
+            # are bf16's, stand for it
+            import torch
+
+            value, as_bfloat16 = value.view(torch.int16), True
         if value.device.type == "cpu":
             value = value.numpy()
+            if as_bfloat16:
+                value = value.view(primitive_dtype("bf16"))
     interface = getattr(value, "__cuda_array_interface__", None)
     if interface is not None:
         if not allow_device:
             raise TypeError(f"argument `{name}` is GPU memory ({_describe(value)}), but this backend runs on the "
                             f"host: pass a numpy array")
         shape, strides, typestr = interface["shape"], interface.get("strides"), interface["typestr"]
-        found = np.dtype(typestr)
+        found = primitive_dtype("bf16") if as_bfloat16 else np.dtype(typestr)
         _check_dtype(name, rust_type, expected, found if not expected.fields else getattr(value, "dtype", found))
         if strides is not None and not _c_contiguous(shape, strides, found.itemsize):
             raise ValueError(f"argument `{name}` must be C-contiguous (a Rust slice is one run of memory)")
@@ -183,6 +208,14 @@ def scalar_value(name: str, ty: str, value):
         if not isinstance(value, bool):
             raise TypeError(f"argument `{name}` (bool) must be a bool, got {_describe(value)}")
         return value
+    if PRIMITIVES[ty].kind == "half":
+        # its bits, which the kernel's ABI and the cpu backend's C ABI pass (rounded once from the value)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"argument `{name}` ({ty}) must be a number, got {_describe(value)}")
+        bits = half_bits(value, ty)
+        if bits & 0x7FFF == half_bits(math.inf, ty) and not (isinstance(value, float) and math.isinf(value)):
+            raise ValueError(f"argument `{name}` = {value} does not fit in {ty}")
+        return bits
     if ty in ("f32", "f64"):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"argument `{name}` ({ty}) must be a number, got {_describe(value)}")
@@ -257,6 +290,8 @@ def _store(target, layout: Layout, value, label: str) -> None:
                              f"elements, got {len(value)}")
         for k, v in enumerate(value):
             _store(target[k, ...], layout.elem, v, f"{label}[{k}]")
+    elif PRIMITIVES[layout.type].kind == "half":
+        target.view("<u2")[()] = scalar_value(label, layout.type, value)  # its bits
     else:
         target[()] = scalar_value(label, layout.type, value)
 

@@ -30,6 +30,8 @@ def _ctype(name: str):
     p = PRIMITIVES[name]
     if p.kind == "bool":
         return ctypes.c_bool
+    if p.kind == "half":
+        return ctypes.c_uint16  # its bits
     if p.kind == "float":
         return ctypes.c_float if p.bits == 32 else ctypes.c_double
     return getattr(ctypes, f"c_{'u' if p.kind == 'unsigned' else ''}int{p.bits}")
@@ -85,12 +87,19 @@ def _result_layout(returns: Returned | None) -> list[tuple[str, int]]:
     return out
 
 
+def _is_half(rust_type: str) -> bool:
+    return rust_type in PRIMITIVES and PRIMITIVES[rust_type].kind == "half"
+
+
 def shim_source(entry_by_name: dict[str, KernelABI]) -> str:
     """The crate's C ABI: one `extern "C"` function per kernel, taking each slice as a pointer and a length
     and each by-value aggregate as a pointer, and returning 1 with the panic's message in a buffer.
 
     Its own names are invented, positional and `rs2gpu_`-prefixed (the kernel is called positionally), so
-    no parameter name of a kernel (`out`, `a` beside `a_len`) can clash with them."""
+    no parameter name of a kernel (`out`, `a` beside `a_len`) can clash with them. A half type's elements
+    and values cross as their u16 bits (the types are `repr(transparent)` over u16), and the kernel's
+    signature gives them their type back by inference: the kernels may name the support crate's types
+    or the `half` crate's, which the shim need not name."""
     lines = []
     for name, entry in entry_by_name.items():
         module, _, function = entry.rust_path.rpartition("::")
@@ -100,14 +109,18 @@ def shim_source(entry_by_name: dict[str, KernelABI]) -> str:
             n = f"rs2gpu_arg{position}"
             mut = "mut" if p.mutable else "const"
             if p.kind == ParamKind.SLICE:
-                params += [f"{n}_ptr: *{mut} {p.layout.type}", f"{n}_len: usize"]
+                half = _is_half(p.layout.type)
+                params += [f"{n}_ptr: *{mut} {'u16' if half else p.layout.type}", f"{n}_len: usize"]
                 maker = "from_raw_parts_mut" if p.mutable else "from_raw_parts"
                 setup.append(f"let {n} = if {n}_len == 0 {{ &{'mut ' if p.mutable else ''}[] }} else "
-                             f"{{ core::slice::{maker}({n}_ptr, {n}_len) }};")
+                             f"{{ core::slice::{maker}({n}_ptr{'.cast()' if half else ''}, {n}_len) }};")
             elif p.kind in (ParamKind.ARRAY, ParamKind.STRUCT_REF):
                 target = f"[{p.layout.type}; {p.length}]" if p.kind == ParamKind.ARRAY else p.layout.type
                 params.append(f"{n}_ptr: *{mut} {target}")
                 setup.append(f"let {n} = &{'mut ' if p.mutable else ''}*{n}_ptr;")
+            elif p.kind == ParamKind.SCALAR and _is_half(p.rust_type):
+                params.append(f"{n}_bits: u16")
+                setup.append(f"let {n} = core::mem::transmute::<u16, _>({n}_bits);")
             elif p.kind == ParamKind.SCALAR:
                 params.append(f"{n}: {p.rust_type}")
             else:
@@ -116,7 +129,9 @@ def shim_source(entry_by_name: dict[str, KernelABI]) -> str:
             call_args.append(n)
         results = _result_layout(entry.returns)
         generic = entry.generic
-        turbofish = f"::<{', '.join(generic.type_args)}>" if generic else ""
+        # (a half type argument is named as the support crate's, the crate every shim depends on)
+        turbofish = f"::<{', '.join(f'rs2gpu::{t}' if _is_half(t) else t for t in generic.type_args)}>" \
+            if generic else ""
         call = f"{scope}::{function}{turbofish}({', '.join(call_args)})"
         if not results:
             body = f"{call};"
@@ -158,6 +173,9 @@ class CpuLibrary:
             header = "use rs2gpu_user_kernels as kernels;\n"
             dependency = (f'rs2gpu_user_kernels = {{ path = "{crate_root.resolve().as_posix()}", '
                           f'package = "{package}" }}')
+            if any(_is_half(t) for entry in crate.kernels.values() if entry.generic for t in entry.generic.type_args):
+                dependency += f'\nrs2gpu = {{ path = "{support_crate.resolve().as_posix()}" }}'
+
         self.lib_rs = header + shim
         self.cargo_toml = f"""[package]
 name = "rs2gpu-cpu-shim"

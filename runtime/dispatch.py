@@ -22,7 +22,7 @@ from typing import Callable
 
 from rs2gpu.ir.abi import CrateABI, KernelABI, Param, ParamKind
 from rs2gpu.ir.types import PRIMITIVES
-from rs2gpu.runtime.arguments import numpy_dtype
+from rs2gpu.runtime.arguments import numpy_dtype, primitive_dtype
 
 
 def argument_dtype(value):
@@ -36,8 +36,10 @@ def argument_dtype(value):
     if isinstance(dtype, np.dtype):
         return dtype
     try:
+        if str(dtype) == "torch.bfloat16":
+            return primitive_dtype("bf16")
         return np.dtype(str(dtype).removeprefix("torch."))  # torch names its dtypes as numpy does
-    except TypeError:  # one numpy has no type for, such as torch.bfloat16
+    except TypeError:  # one numpy has no type for (torch.bfloat16 without ml_dtypes)
         return None
 
 
@@ -47,18 +49,24 @@ def _fit(param: Param, value) -> int:
 
     if param.in_memory:
         dtype = argument_dtype(value)
-        return 2 if dtype is None or dtype == numpy_dtype(param.layout) else 0
+        try:
+            return 2 if dtype is None or dtype == numpy_dtype(param.layout) else 0
+        except TypeError:  # bf16 elements without ml_dtypes: no array is one
+            return 0
     if param.kind != ParamKind.SCALAR:
         return 2  # a struct by value: its fields are checked when the call binds it
     primitive = PRIMITIVES[param.layout.type]
     if isinstance(value, np.generic):
-        return 2 if value.dtype == np.dtype(primitive.dtype) else 0
+        try:
+            return 2 if value.dtype == primitive_dtype(primitive.name) else 0
+        except TypeError:
+            return 0
     if isinstance(value, bool):
         return 2 if primitive.kind == "bool" else 0
     if isinstance(value, int):
-        return 2 if primitive.is_int else 1 if primitive.kind == "float" else 0
+        return 2 if primitive.is_int else 1 if primitive.kind in ("float", "half") else 0
     if isinstance(value, float):
-        return 2 if primitive.kind == "float" else 0
+        return 2 if primitive.kind == "float" else 1 if primitive.kind == "half" else 0
     return 2  # something else: the instantiation's own checks explain what is wrong with it
 
 
@@ -141,8 +149,11 @@ def _rust_type(dtype, structs: dict) -> str | None:
     import numpy as np
 
     if not _RUST_TYPE_OF:
-        for name, p in PRIMITIVES.items():
-            _RUST_TYPE_OF.setdefault(np.dtype(p.dtype), name)
+        for name in PRIMITIVES:
+            try:
+                _RUST_TYPE_OF.setdefault(primitive_dtype(name), name)
+            except TypeError:  # bf16 without ml_dtypes: no array has its elements
+                pass
     if dtype.fields:
         return next((name for name, fields in structs.items() if fields == dtype), None)
     return _RUST_TYPE_OF.get(dtype)

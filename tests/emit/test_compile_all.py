@@ -1,7 +1,7 @@
 """Every kernel rs2gpu can translate compiles, for every vendor, with the compilers the runtime uses.
 
-Inputs are found by glob: each example crate under `examples/` and each kernel file under `tests/cases/` and
-`tests/gpu/kernels/`.
+Inputs are found by glob: each example crate under `examples/` and each kernel file under `tests/cases/`,
+`tests/runtime/data/`, `tests/half/kernels/` and `tests/gpu/kernels/`.
 Each generated `.cu` file goes through NVRTC for sm_90, each `.hip.cpp` through hiprtc for gfx90a and
 through clang for gfx90a (CDNA, wave64) and gfx1030 (RDNA, wave32). A file that does not compile is a
 failed test, never a skip, and the binary must hold exactly the entry points the ABI lists.
@@ -28,7 +28,8 @@ CRATES = sorted(manifest.parent for manifest in (REPO / "examples").glob("*/Carg
 CASES = sorted((REPO / "tests" / "cases").glob("*.rs"))
 # Kernel files of the runtime's tests: inputs chosen per test (index lists must hold distinct values), so they
 # are not among the cases the GPU runs on random inputs, but they are compiled and cover the prelude too.
-KERNEL_FILES = [*CASES, *sorted((REPO / "tests" / "runtime" / "data").glob("*.rs"))]
+KERNEL_FILES = [*CASES, *sorted((REPO / "tests" / "runtime" / "data").glob("*.rs")),
+                *sorted((REPO / "tests" / "half" / "kernels").glob("*.rs"))]
 GPU_KERNELS = sorted((REPO / "tests" / "gpu" / "kernels").glob("*.rs"))  # the GPU tests' own kernel files
 SOURCES = [*CRATES, *KERNEL_FILES, *GPU_KERNELS]
 PRELUDE = REPO / "templates" / "prelude_common.j2"
@@ -199,6 +200,8 @@ def _expected_intrinsic_uses() -> set[tuple[str, str]]:
             expected |= {(name, t) for t in INT_TYPES if t.startswith("i")} | {(name, "f32"), (name, "f64")}
         elif kind == "seq":
             expected.add((name, "slice"))
+        elif kind == "half":
+            expected |= {(name, "f16"), (name, "bf16")}
     return expected
 
 
@@ -208,7 +211,7 @@ def test_cases_call_every_intrinsic_on_every_type() -> None:
     from rs2gpu.ir.walk import walk
 
     used = set()
-    for case in CASES:
+    for case in KERNEL_FILES:
         for fn in translate(case).crate.functions:
             for node in walk(fn.body):
                 if isinstance(node, ir.Intrinsic):

@@ -20,11 +20,14 @@ CLANG_GROUP = "clang-code-objects"
 # code under the vendor compilers is covered by the other sources (tests/cases use every prelude helper).
 # Its vendor compiles, one per kernel and compiler, run in the `slow` tier to keep the default run short.
 IDIOMATIC_CORPUS = Path(__file__).resolve().parents[2] / "examples" / "corpus"
+# The half types' methods, conversions and constants: the default run compiles their operators' file with the
+# vendors' compilers (the same prelude code), and runs this one with g++.
+HALF_METHODS = Path(__file__).resolve().parents[2] / "tests" / "half" / "kernels" / "methods.rs"
 
 
 def vendor_compile_marks(source: Path) -> list:
     """The marks of a vendor compile test of a file translated from `source`."""
-    return [pytest.mark.slow] if source == IDIOMATIC_CORPUS else []
+    return [pytest.mark.slow] if source in (IDIOMATIC_CORPUS, HALF_METHODS) else []
 
 
 class CodeObjects:
