@@ -13,6 +13,7 @@ from rs2gpu.emit.kernels import (arrays_by_value, element_seed, launch_axes, par
 from rs2gpu.emit.privatize import capacity, private_scatter
 from rs2gpu.emit.vector import VECTOR_BYTES
 from rs2gpu.emit.verify import read_windows
+from rs2gpu.emit.warps import LANES
 from rs2gpu.ir import abi
 from rs2gpu.ir import plan as checked
 from rs2gpu.ir.abi import EntryKind
@@ -67,7 +68,8 @@ def _launch(plan: KernelPlan, index: int, loop: ParallelLoop, context: dict, con
         bounds=tuple(_bounds(b, consts) for b in loop.bounds),
         guarded_bounds=tuple(_bounds(b, consts) for b in loop.guarded_bounds),
         index_lists=tuple(_index_list(c, consts) for c in loop.index_lists),
-        uniforms=tuple(abi.Uniform(b.name, str(b.ty)) for b in loop.uniforms))
+        uniforms=tuple(abi.Uniform(b.name, str(b.ty)) for b in loop.uniforms),
+        inner_loops=tuple(abi.InnerLoop(n.source, n.split, n.detail) for n in context["inner_loops"]))
 
 
 def _entry_point(entry: dict, loop: ParallelLoop, consts) -> abi.EntryPoint:
@@ -91,6 +93,8 @@ def _entry_point(entry: dict, loop: ParallelLoop, consts) -> abi.EntryPoint:
             fields["grid"] = abi.CoveringGrid(None, COVERING_LIMIT)
     if kind == EntryKind.L2_ADDS:
         fields["l2_adds"] = abi.L2Footprint(entry["plan"].bytes_per_iteration)
+    if kind == EntryKind.WARPS:
+        fields["warps"] = abi.WarpLanes(LANES)
     if kind == EntryKind.PRIVATE:
         scatter = private_scatter(loop)
         fields["private"] = abi.PrivateCopy(scatter.param.name, capacity(scatter))

@@ -467,7 +467,7 @@ class LaunchPlan(PackedArguments):
             return conditions.in_bounds and self.l2_adds_fit(counts, l2_bytes)
         if kind == EntryKind.VECTOR:
             return conditions.in_bounds and aligned
-        if kind == EntryKind.COVERING:
+        if kind in (EntryKind.WARPS, EntryKind.COVERING):
             return conditions.in_bounds
         if kind == EntryKind.GENERAL:
             return conditions.in_bounds

@@ -1,0 +1,372 @@
+"""The warps entry point of a loop whose iterations run inner loops: one warp per iteration, each inner loop
+split over the warp's lanes.
+
+    for i in 0..rows {                                  // one warp per i
+        let mut s = 0.0f32;                             // in every lane: pure `let`s and assignments of locals
+        for j in 0..cols { s += a[i * cols + j]; }      // lane l takes j = l, l + W, ...; `s` combined
+        *o = s;                                         // lane 0: writes to slices outside the inner loops
+    }
+
+One thread per iteration reads `a[i * cols + j]` with the stride of a whole row between the threads of a
+warp, and a loop of few iterations leaves most of the GPU idle. Here the lanes of a warp read consecutive
+elements of one row, and the launch has a warp for each iteration. An inner loop whose body only declares
+`let`s, combines locals declared before it (`s += e`, `*=`, `&=`, `|=`, `^=`, `m = m.max(e)`, `.min(e)`),
+and writes slice elements at an index `j + c` (softmax's last pass, `out[i * n + j] = ...`), is split: each
+lane combines its share of the iterations from the operation's identity, then the warp combines the lanes'
+values with shuffles into every lane (`rs2gpu_warp_all`), and the variable takes its value before the loop
+combined with that. Every lane then holds the same values of the iteration's locals, so the statements
+after the loop compute the same in every lane, and a write outside the inner loops is lane 0's alone.
+
+The results are the sequential loop's, bit for bit, except float sums and products, which the lanes
+reassociate: the rule of every float reduction (docs/kernels.md states the bound). Integer operations wrap
+and commute; min and max pick the same element in any order. An element one inner loop writes is read and
+written again only by the same lane (the same index in the same position of loops with the same start), and
+a slice written outside the inner loops is touched only there, by lane 0.
+
+Rust's panics keep their order: the inner loops split here make no check on the device (the host checked
+their accesses before the launch), and a check in lane 0's statements comes after every check the other
+lanes make in the iteration, so the first failure of an iteration in Rust's order is the one it records.
+The host runs this entry point where the covering one could run (every conditional access in bounds), on
+a grid of `lanes` threads per iteration; a wider warp strides over more iterations.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rs2gpu.emit.covering import continues_loop, index_declaration
+from rs2gpu.emit.cxx_stmt import BodyEmitter, iteration_declaration
+from rs2gpu.emit.cxx_types import cxx_type
+from rs2gpu.emit.dialect import DIALECTS
+from rs2gpu.emit.names import LocalNames
+from rs2gpu.ir import nodes as ir
+from rs2gpu.ir.plan import ParallelLoop
+from rs2gpu.ir.types import PrimType, RefType, SliceType
+from rs2gpu.ir.walk import rebuild, same_value, walk
+
+# The threads the host gives each iteration: the narrowest warp of the targets (a wider one strides over
+# more iterations with fewer warps).
+LANES = min(d.warp_size for d in DIALECTS.values())
+LANE = "rs2gpu_lane"
+COMBINING = {"+": "add", "*": "mul", "min": "min", "max": "max", "&": "and", "|": "or", "^": "xor"}
+# the types a warp shuffle moves in one piece
+SHUFFLED = frozenset({"i32", "u32", "i64", "u64", "isize", "usize", "f32", "f64"})
+_EFFECTS = (ir.Assign, ir.For, ir.While, ir.Loop, ir.Break, ir.Continue, ir.Return)
+
+
+@dataclass(frozen=True)
+class InnerLoopNote:
+    """How the warps entry point runs one inner loop (`split` over the lanes or not), and why."""
+
+    source: str
+    split: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class _Split:
+    loop: ir.For
+    combined: tuple[tuple[ir.Binding, str], ...]  # (local, operation) in order of first update
+    writes: tuple[str, ...]                       # the slices it writes, by name
+
+
+@dataclass(frozen=True)
+class WarpPlan:
+    steps: tuple[tuple[str, object], ...]  # ("all" | "lane0", statement) or ("split", _Split)
+
+
+class _Refused(Exception):
+    """The loop body has no warps form; the message says why."""
+
+
+def warp_plan(loop: ParallelLoop) -> tuple[WarpPlan | None, tuple[InnerLoopNote, ...]]:
+    """The warps form of `loop` (None where it has none, or where it would not pay), and a note on each of
+    its inner loops."""
+    stmts = loop.body.stmts + ((ir.ExprStmt(loop.body.tail, loop.body.tail.span),) if loop.body.tail else ())
+    inner = [s.expr for s in stmts if isinstance(s, ir.ExprStmt) and isinstance(s.expr, ir.For)]
+    nested = [n for n in walk(loop.body) if isinstance(n, (ir.For, ir.While, ir.Loop))]
+    if not nested:
+        return None, ()
+    try:
+        plan = _plan(loop, stmts)
+    except _Refused as why:
+        return None, tuple(InnerLoopNote(str(n.span), False, f"sequential in each thread: {why}") for n in nested)
+    splits = [step for kind, step in plan.steps if kind == "split"]
+    if not any(_strided(s.loop, loop, stmts) for s in splits):
+        why = "its reads are coalesced across the threads of a warp already, one thread per iteration"
+        return None, tuple(InnerLoopNote(str(s.loop.span), False, f"sequential in each thread: {why}")
+                           for s in splits)
+    return plan, tuple(InnerLoopNote(str(s.loop.span), True, _describe(s)) for s in splits)
+
+
+def _describe(split: _Split) -> str:
+    parts = [f"combines `{b.name}` ({op}) across the lanes with shuffles" for b, op in split.combined]
+    parts += [f"writes `{name}` spread over the lanes" for name in split.writes]
+    return "split over the lanes of a warp: " + ", ".join(parts)
+
+
+def _plan(loop: ParallelLoop, stmts: tuple) -> WarpPlan:
+    if len(loop.dims) != 1:
+        raise _Refused("a nest of parallel loops")
+    if loop.reductions or loop.scatters or loop.index_lists or loop.list_reads:
+        raise _Refused("the loop reduces, scatters or writes through an index list")
+    if continues_loop(loop.body) or any(isinstance(n, (ir.Break, ir.Return)) for n in walk(loop.body)):
+        raise _Refused("`continue`, `break` or `return` in the loop")
+    steps: list[tuple[str, object]] = []
+    for stmt in stmts:
+        if isinstance(stmt, ir.Let):
+            if stmt.init is None or not _pure(stmt.init):
+                raise _Refused(f"the `let` at {stmt.span} has effects or no value")
+            steps.append(("all", stmt))
+        elif isinstance(stmt, ir.Assign) and isinstance(stmt.target, ir.Var) and stmt.target.binding.kind == "local":
+            if not _pure(stmt.value):
+                raise _Refused(f"the assignment at {stmt.span} has effects")
+            steps.append(("all", stmt))
+        elif isinstance(stmt, ir.Assign) and _written_slice(stmt.target) is not None:
+            if not (_pure(stmt.value) and all(_pure(i.index) for i in _indices(stmt.target))):
+                raise _Refused(f"the assignment at {stmt.span} has effects")
+            steps.append(("lane0", stmt))
+        elif isinstance(stmt, ir.ExprStmt) and isinstance(stmt.expr, ir.For):
+            steps.append(("split", _split(stmt.expr)))
+        else:
+            raise _Refused(f"the statement at {stmt.span} is neither a `let`, an assignment nor a range loop")
+    _check_slices(steps)
+    return WarpPlan(tuple(steps))
+
+
+def _split(f: ir.For) -> _Split:
+    """An inner loop's split form: its iterations independent but for the combined locals."""
+    if f.inclusive:
+        raise _Refused(f"the loop at {f.span} is an inclusive range")
+    if not (isinstance(f.var.ty, PrimType) and f.var.ty.is_int) or not (_pure(f.start) and _pure(f.end)):
+        raise _Refused(f"the bounds of the loop at {f.span} have effects")
+    stmts = f.body.stmts + ((ir.ExprStmt(f.body.tail, f.body.tail.span),) if f.body.tail else ())
+    own = {s.binding for s in stmts if isinstance(s, ir.Let)}
+    combined: dict[ir.Binding, str] = {}
+    updates: set[int] = set()  # the combining statements
+    writes: dict[str, None] = {}
+    for stmt in stmts:
+        if isinstance(stmt, ir.Let) and stmt.init is not None and _pure(stmt.init):
+            continue
+        if isinstance(stmt, ir.Assign) and isinstance(stmt.target, ir.Var) and stmt.target.binding in own:
+            if _pure(stmt.value):
+                continue
+        elif isinstance(stmt, ir.Assign) and isinstance(stmt.target, ir.Var):
+            b = stmt.target.binding
+            op = _combining(stmt, b)
+            if op is None or b in combined:
+                raise _Refused(f"`{b.name}` is assigned at {stmt.span} other than by one combining operation")
+            if not (isinstance(b.ty, PrimType) and b.ty.name in SHUFFLED):
+                raise _Refused(f"`{b.name}` is a {b.ty}, which a warp shuffle does not move")
+            combined[b] = op
+            updates.add(id(stmt))
+            continue
+        elif isinstance(stmt, ir.Assign) and _written_slice(stmt.target) is not None:
+            index = _indices(stmt.target)[-1].index
+            if _pure(stmt.value) and _unit_step(index, f.var, own):
+                writes[_written_slice(stmt.target).name] = None
+                continue
+            raise _Refused(f"the write at {stmt.span} is not at `j + c` of the loop variable `j`")
+        raise _Refused(f"the statement at {stmt.span} is neither a `let`, a combining update nor a write")
+    for b in combined:  # each lane's share is combined once, after the loop
+        if any(_mentions(s, b) for s in stmts if id(s) not in updates):
+            raise _Refused(f"the loop at {f.span} reads `{b.name}` besides combining into it")
+    return _Split(f, tuple(combined.items()), tuple(writes))
+
+
+def _combining(stmt: ir.Assign, b: ir.Binding) -> str | None:
+    """The operation of `b op= e` or `b = b.max(e)` (`.min`), where e does not read b; else None."""
+    if stmt.op in ("+", "*", "&", "|", "^") and not _mentions(stmt.value, b) and _pure(stmt.value):
+        return stmt.op
+    value = stmt.value
+    if stmt.op is None and isinstance(value, ir.Intrinsic) and value.name in ("min", "max") and len(value.args) == 2:
+        first, second = value.args
+        other = second if isinstance(first, ir.Var) and first.binding is b else \
+            first if isinstance(second, ir.Var) and second.binding is b else None
+        if other is not None and not _mentions(other, b) and _pure(other):
+            return value.name
+    return None
+
+
+def _check_slices(steps) -> None:
+    """Every slice the body writes is touched either only inside split loops, by the same lane at every
+    access (one index, one loop start), or only outside them, and there only by lane 0."""
+    accesses: dict[ir.Binding, list] = {}
+    written: set[ir.Binding] = set()
+    for kind, step in steps:
+        for node in walk(step.loop if kind == "split" else step):
+            if isinstance(node, ir.Index) and isinstance(node.base, ir.Var) and node.base.binding.kind == "param":
+                accesses.setdefault(node.base.binding, []).append((kind, step, node))
+            if isinstance(node, ir.Assign) and _written_slice(node.target) is not None:
+                written.add(_written_slice(node.target))
+    for param in sorted(written, key=lambda b: b.name):
+        found = accesses[param]
+        kinds = {kind for kind, _, _ in found}
+        if kinds == {"lane0"}:
+            continue
+        if kinds != {"split"}:
+            raise _Refused(f"`{param.name}` is written and also read outside lane 0's statements")
+        _, first_split, first_node = found[0]
+        canonical = _canonical(first_node.index, first_split.loop.var)
+        for _, split, node in found:
+            if not (same_value(_canonical(node.index, split.loop.var), canonical)
+                    and same_value(split.loop.start, first_split.loop.start)):
+                raise _Refused(f"`{param.name}` is accessed at {node.span} where another lane may have written it")
+
+
+_J = ir.Binding("j", PrimType("usize"), False, "loop", ir.Span("", 0, 0, 0, 0))
+
+
+def _canonical(e: ir.Expr, var: ir.Binding) -> ir.Expr:
+    """`e` with the loop variable `var` renamed to one shared binding, to compare indices across loops."""
+    return rebuild(e, lambda n: ir.Var(_J, n.span) if isinstance(n, ir.Var) and n.binding is var else None)
+
+
+def _strided(f: ir.For, loop: ParallelLoop, stmts) -> bool:
+    """Whether an access of the inner loop at an index made of both loop variables multiplies the outer one
+    (`a[i * cols + j]`): threads of consecutive iterations then read a row apart."""
+    outer = loop.dims[0].index
+    values = {s.binding: s.init for s in stmts if isinstance(s, ir.Let) and s.init is not None}
+
+    def scaled(e, depth: int = 0) -> bool:
+        for node in walk(e):
+            if isinstance(node, ir.Binary) and node.op in ("*", "<<") and _mentions_through(node, outer, values):
+                return True
+            if isinstance(node, ir.Var) and node.binding in values and depth < 8 \
+                    and scaled(values[node.binding], depth + 1):
+                return True
+        return False
+    return any(isinstance(n, ir.Index) and _mentions(n.index, f.var) and scaled(n.index) for n in walk(f.body))
+
+
+def _mentions_through(e, b: ir.Binding, values: dict, depth: int = 0) -> bool:
+    for node in walk(e):
+        if isinstance(node, ir.Var) and (node.binding is b or (node.binding in values and depth < 8
+                                                               and _mentions_through(values[node.binding], b, values,
+                                                                                     depth + 1))):
+            return True
+    return False
+
+
+def _unit_step(index: ir.Expr, var: ir.Binding, own: set) -> bool:
+    """`index` is `j + c`, `c + j` or `j - c` (nested sums) with c free of `j` and of the loop's own
+    `let`s: distinct for distinct j."""
+    if isinstance(index, ir.Var) and index.binding is var:
+        return True
+    if isinstance(index, ir.Binary) and index.op in ("+", "-"):
+        for with_j, other in ((index.lhs, index.rhs), (index.rhs, index.lhs) if index.op == "+" else (None, None)):
+            if with_j is not None and _unit_step(with_j, var, own) and not _mentions(other, var) \
+                    and not any(isinstance(n, ir.Var) and n.binding in own for n in walk(other)):
+                return True
+    return False
+
+
+def _written_slice(target) -> ir.Binding | None:
+    """The `&mut` slice parameter a place `p[e]`, `p[e].f` is an element of, else None."""
+    indices = _indices(target)
+    if not indices:
+        return None
+    base = indices[-1].base
+    if isinstance(base, ir.Var) and base.binding.kind == "param" and isinstance(base.ty, RefType) \
+            and base.ty.mutable and isinstance(base.ty.target, SliceType):
+        return base.binding
+    return None
+
+
+def _indices(place) -> list[ir.Index]:
+    out = []
+    while isinstance(place, (ir.Index, ir.Field)):
+        if isinstance(place, ir.Index):
+            out.append(place)
+        place = place.base
+    return out
+
+
+def _pure(e) -> bool:
+    """Computes a value without writing anything: no assignments, loops or jumps, no `&mut` passed on."""
+    for node in walk(e):
+        if isinstance(node, _EFFECTS):
+            return False
+        if isinstance(node, ir.Call) and any(isinstance(a.ty, RefType) and a.ty.mutable for a in node.args):
+            return False
+    return True
+
+
+def _mentions(e, b: ir.Binding) -> bool:
+    return any(isinstance(n, ir.Var) and n.binding is b for n in walk(e))
+
+
+# ------------------------------------------------------------------ rendering
+
+
+def warps_context(loop: ParallelLoop, plan: WarpPlan, names: LocalNames, sites, hoisted: frozenset, symbol: str,
+                  identity) -> tuple[dict | None, str | None]:
+    """The lines of the warps entry point after the preamble, or None and why not: where a split loop would
+    check something on the device, or a check in lane 0's statements would come before one that every lane
+    makes (which may then be recorded first). `identity(b, op)` is the value a lane's share of the combined
+    local `b` starts from."""
+    body = BodyEmitter(names, indent=2, sites=sites, hoisted=hoisted)
+    lane0_checked = False
+    for kind, step in plan.steps:
+        before = set(body.used_sites)
+        if kind == "all":
+            body.statement(step)
+        elif kind == "lane0":
+            body.hoist_brace(f"if ({LANE} == 0u) {{")
+            body.indent += 1
+            body.statement(step)
+            body.indent -= 1
+            body.hoist_brace("}")
+        elif not _render_split(body, step, names, identity):
+            return None, f"the loop at {step.loop.span} checks an access or a division on the device"
+        checked = body.used_sites != before
+        if checked and kind != "lane0" and lane0_checked:
+            return None, f"a check before the one at {step.span if kind == 'all' else step.loop.span} is lane 0's"
+        lane0_checked |= checked and kind == "lane0"
+    lines = ["    // One warp per iteration: its lanes split the inner loops and combine what they reduce.",
+             f"    const u32 {LANE} = RS2GPU_THREAD_IDX.x % RS2GPU_WARP_SIZE;",
+             "    for (usize rs2gpu_tx = ((usize)RS2GPU_BLOCK_IDX.x * RS2GPU_BLOCK_DIM.x + RS2GPU_THREAD_IDX.x) "
+             "/ RS2GPU_WARP_SIZE; rs2gpu_tx < rs2gpu_count_x; "
+             "rs2gpu_tx += (usize)RS2GPU_GRID_DIM.x * RS2GPU_BLOCK_DIM.x / RS2GPU_WARP_SIZE) {",
+             f"        {index_declaration(loop.dims[0], 'x', names)}"]
+    if body.used_sites or body.passes_iteration:
+        lines.append(f"        {iteration_declaration(1)}")
+    lines += body.lines + ["    }"]
+    return {"symbol": symbol, "lines": lines, "checks": sorted(body.used_sites)}, None
+
+
+def _render_split(body: BodyEmitter, split: _Split, names: LocalNames, identity) -> bool:
+    """Emit one split loop into `body`; False where its body checks something on the device."""
+    f = split.loop
+    body.locate(f.span)
+    var, ty = names.name(f.var), cxx_type(f.var.ty)
+    lanes = {b: ir.Binding(f"{b.name}_lane", b.ty, True, "local", b.span) for b, _ in split.combined}
+    first, end = names.fresh(f"{var}_first"), names.fresh(f"{var}_end")
+    k, count = names.fresh(f"{var}_k"), names.fresh(f"{var}_count")
+    start_text = body.expr(f.start)
+    end_text = body.expr(f.end)  # Rust evaluates the end once, after the start
+    body.hoist_brace("{")
+    body.indent += 1
+    for b, op in split.combined:
+        body.hoist(f"{cxx_type(b.ty)} {names.name(lanes[b])} = {identity(b, op)};  // this lane's share")
+    # lane l runs j = start + l, start + l + W, ...: the lanes of a warp read consecutive elements
+    body.hoist_brace(f"const {ty} {first} = {start_text}, {end} = {end_text};")
+    body.hoist_brace(f"for (u64 {k} = {LANE}, {count} = {first} < {end} ? (u64){end} - (u64){first} : 0ULL; "
+                     f"{k} < {count}; {k} += RS2GPU_WARP_SIZE) {{")
+    body.indent += 1
+    body.hoist_brace(f"const {ty} {var} = ({ty})((u64){first} + {k});")
+    renamed = rebuild(f.body, lambda n: ir.Var(lanes[n.binding], n.span)
+                      if isinstance(n, ir.Var) and n.binding in lanes else None)
+    checked, passes = set(body.used_sites), body.passes_iteration
+    body.block(renamed)
+    if body.used_sites != checked or body.passes_iteration != passes:
+        return False
+    body.indent -= 1
+    body.hoist_brace("}")
+    body.locate(f.span)
+    for b, op in split.combined:
+        combine = f"rs2gpu_op_{COMBINING[op]}()"
+        body.hoist(f"{names.name(b)} = {combine}({names.name(b)}, rs2gpu_warp_all({names.name(lanes[b])}, "
+                   f"{combine}));")
+    body.indent -= 1
+    body.hoist_brace("}")
+    return True
