@@ -1,0 +1,111 @@
+"""Which loops get a warps entry point (`emit.warps`: one warp per iteration, the inner loops split over its
+lanes), what the kernel ABI and `rs2gpu inspect` say of each inner loop, and that NVRTC makes the lanes'
+combination warp shuffles."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rs2gpu.ir.abi import EntryKind, WarpLanes
+
+from tests.support.generated_code import ptx_entries, translate_source
+
+SOURCE = (Path(__file__).parents[1] / "runtime" / "data" / "warps.rs").read_text() + """
+#[kernel]
+pub fn every_other(a: &[f32], out: &mut [f32], cols: usize) {
+    for i in 0..out.len() / (2 * cols) {
+        let base = i * 2 * cols;
+        for j in 0..cols {
+            out[base + 2 * j] = a[i * cols + j];
+        }
+    }
+}
+
+#[kernel]
+pub fn stop_at_zero(a: &[f32], out: &mut [f32], cols: usize) {
+    for i in 0..out.len() {
+        let mut s = 0.0f32;
+        let mut j = 0;
+        while j < cols && a[i * cols + j] != 0.0 {
+            s += a[i * cols + j];
+            j += 1;
+        }
+        out[i] = s;
+    }
+}
+
+#[kernel]
+pub fn prefix(a: &[f32], out: &mut [f32], cols: usize) {
+    for i in 0..out.len() {
+        let mut s = 0.0f32;
+        let mut last = 0.0f32;
+        for j in 0..cols {
+            s += a[i * cols + j];
+            last = s;
+        }
+        out[i] = last;
+    }
+}
+
+#[kernel]
+pub fn divide_then_read(a: &[i32], d: &[i32], out: &mut [i32], cols: usize) {
+    for i in 0..out.len() {
+        let mut s = 0i32;
+        for j in 0..cols {
+            s += a[i * cols + j];
+        }
+        out[i] = s / d[i];
+        let k = s / d[i + 1];
+        out[i] = k;
+    }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def translation(tmp_path_factory):
+    return translate_source(tmp_path_factory.mktemp("warps"), "warps", SOURCE)
+
+
+def launch(translation, kernel: str):
+    (only,) = translation.emitted.abi.kernels[kernel].launches
+    return only
+
+
+@pytest.mark.parametrize("kernel, loops", [("row_sum", 1), ("row_bits", 1), ("row_extremes", 1), ("softmax", 3),
+                                           ("layer_norm", 3), ("row_lookup", 1)])
+def test_a_loop_whose_inner_loops_read_rows_gets_a_warps_entry_point_first(translation, kernel, loops) -> None:
+    found = launch(translation, kernel)
+    assert found.entry_points[0].kind == EntryKind.WARPS
+    assert found.entry_points[0].warps == WarpLanes(32)  # NVIDIA's warp, the narrowest of the targets
+    assert [inner.split for inner in found.inner_loops] == [True] * loops
+
+
+def test_inspect_says_what_each_inner_loop_of_softmax_combines_and_writes(translation) -> None:
+    details = [inner.detail for inner in launch(translation, "softmax").inner_loops]
+    assert details == ["split over the lanes of a warp: combines `m` (max) across the lanes with shuffles",
+                       "split over the lanes of a warp: combines `s` (+) across the lanes with shuffles",
+                       "split over the lanes of a warp: writes `out` spread over the lanes"]
+
+
+@pytest.mark.parametrize("kernel, reason", [
+    ("column_sum", "its reads are coalesced across the threads of a warp already"),
+    ("gathered_row_sum", "checks an access or a division on the device"),
+    ("every_other", "is not at `j + c` of the loop variable `j`"),
+    ("stop_at_zero", "is neither a `let`, an assignment nor a range loop"),
+    ("prefix", "`last` is assigned"),
+    ("divide_then_read", "a check before the one at"),
+], ids=["coalesced already", "device checks", "a stride of 2", "a while loop", "a running value",
+        "lane 0 checks first"])
+def test_a_loop_without_a_warps_form_says_why(translation, kernel, reason) -> None:
+    found = launch(translation, kernel)
+    assert EntryKind.WARPS not in [e.kind for e in found.entry_points]
+    assert found.inner_loops and all(not inner.split and inner.detail.startswith("sequential in each thread: ")
+                                     and reason in inner.detail for inner in found.inner_loops)
+
+
+def test_the_lanes_combine_with_butterfly_shuffles(translation) -> None:
+    ptx = ptx_entries(translation, "row_sum")
+    assert "shfl.sync.bfly" in ptx["rs2gpu_row_sum_0_warps"]
+    assert "shfl.sync" not in ptx["rs2gpu_row_sum_0"]

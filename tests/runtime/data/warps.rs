@@ -1,0 +1,154 @@
+// Loops whose iterations run inner loops over a row: the warps entry point runs one warp per row, its
+// lanes splitting the inner loops (tests/runtime/test_warps.py); the last kernels keep one thread per row.
+use rs2gpu::kernel;
+
+#[kernel]
+pub fn row_sum(a: &[f32], out: &mut [f32], cols: usize) {
+    for (i, o) in out.iter_mut().enumerate() {
+        let mut s = 0.0f32;
+        for j in 0..cols {
+            s += a[i * cols + j];
+        }
+        *o = s;
+    }
+}
+
+#[kernel]
+pub fn row_sum_i32(a: &[i32], out: &mut [i32], cols: usize) {
+    for i in 0..out.len() {
+        let mut s = 7i32;
+        for j in 0..cols {
+            s += a[i * cols + j];
+        }
+        out[i] = s;
+    }
+}
+
+#[kernel]
+pub fn row_sum_u64(a: &[u64], out: &mut [u64], cols: usize) {
+    for i in 0..out.len() {
+        let row = i * cols;
+        let mut s = 0u64;
+        for j in 0..cols {
+            s += a[row + j] * 3;
+        }
+        out[i] = s;
+    }
+}
+
+#[kernel]
+pub fn row_bits(a: &[u32], low: &mut [u32], high: &mut [u32], cols: usize) {
+    for i in 0..low.len() {
+        let mut all = u32::MAX;
+        let mut any = 0u32;
+        let mut odd = 0u32;
+        for j in 0..cols {
+            let x = a[i * cols + j];
+            all &= x;
+            any |= x;
+            odd ^= x;
+        }
+        low[i] = all ^ odd;
+        high[i] = any;
+    }
+}
+
+#[kernel]
+pub fn row_extremes(a: &[f64], low: &mut [f64], high: &mut [i64], cols: usize) {
+    for i in 0..low.len() {
+        let mut m = f64::INFINITY;
+        let mut big = i64::MIN;
+        for j in 0..cols {
+            m = m.min(a[i * cols + j]);
+            big = big.max((a[i * cols + j] * 1000.0) as i64);
+        }
+        low[i] = m;
+        high[i] = big;
+    }
+}
+
+#[kernel]
+pub fn row_max(a: &[f32], out: &mut [f32], cols: usize) {
+    for i in 0..out.len() {
+        let mut m = f32::NEG_INFINITY;
+        for j in 0..cols {
+            m = m.max(a[i * cols + j]);
+        }
+        out[i] = m;
+    }
+}
+
+#[kernel]
+pub fn softmax(x: &[f32], out: &mut [f32], rows: usize, n: usize) {
+    for i in 0..rows {
+        let mut m = f32::NEG_INFINITY;
+        for j in 0..n {
+            m = m.max(x[i * n + j]);
+        }
+        let mut s = 0.0f32;
+        for j in 0..n {
+            s += (x[i * n + j] - m).exp();
+        }
+        for j in 0..n {
+            out[i * n + j] = (x[i * n + j] - m).exp() / s;
+        }
+    }
+}
+
+#[kernel]
+pub fn layer_norm(x: &[f32], gamma: &[f32], out: &mut [f32], rows: usize, n: usize, eps: f32) {
+    for i in 0..rows {
+        let mut s = 0.0f32;
+        for j in 0..n {
+            s += x[i * n + j];
+        }
+        let mean = s / n as f32;
+        let mut v = 0.0f32;
+        for j in 0..n {
+            let d = x[i * n + j] - mean;
+            v += d * d;
+        }
+        let inv = 1.0 / (v / n as f32 + eps).sqrt();
+        for j in 0..n {
+            out[i * n + j] = (x[i * n + j] - mean) * inv * gamma[j];
+        }
+    }
+}
+
+// Lane 0 looks the row's sum up after the loop: an index past the table panics on the device, and the
+// call raises the panic of the first row that has one.
+#[kernel]
+pub fn row_lookup(a: &[u32], table: &[f32], out: &mut [f32], cols: usize) {
+    for i in 0..out.len() {
+        let mut s = 0u32;
+        for j in 0..cols {
+            s += a[i * cols + j];
+        }
+        out[i] = table[s as usize];
+    }
+}
+
+// Each thread reads a column, consecutive threads consecutive elements: one thread per column stays.
+#[kernel]
+pub fn column_sum(a: &[f32], out: &mut [f32], rows: usize) {
+    let cols = out.len();
+    for i in 0..cols {
+        let mut s = 0.0f32;
+        for j in 0..rows {
+            s += a[j * cols + i];
+        }
+        out[i] = s;
+    }
+}
+
+// Reads through an index list inside the inner loop are checked on the device: one thread per row stays.
+#[kernel]
+pub fn gathered_row_sum(a: &[f32], idx: &[usize], out: &mut [f32], cols: usize) {
+    for i in 0..out.len() {
+        let mut s = 0.0f32;
+        for j in 0..cols {
+            s += a[idx[i * cols + j]];
+        }
+        out[i] = s;
+    }
+}

@@ -1,0 +1,162 @@
+"""The warps entry point (`emit.warps`): one warp per row, its lanes splitting the inner loops, computes what
+rustc's build of the same kernels computes (tests/runtime/data/warps.rs): integer sums, bitwise operations,
+min and max bit for bit; float sums within the bound of every reassociated float reduction, n·ε·Σ|aᵢ| over
+the n terms (the value before the loop one of them); and it raises the panic Rust raises first. Rows
+shorter than a warp, longer and not a multiple of it, no rows and empty rows.
+
+Tests that take `device` run on the emulated device (the generated CUDA compiled by g++, each block's
+threads real threads meeting at the warp shuffles) and, under `-m gpu`, on the GPU."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rs2gpu
+
+from tests.support.devices import rustc_build
+
+SOURCE = Path(__file__).parent / "data" / "warps.rs"
+SHAPES = [(3, 7), (37, 45), (2, 64), (5, 0), (0, 9)]
+SHAPE_IDS = ["rows shorter than a warp", "rows of 45", "rows of two warps", "empty rows", "no rows"]
+
+
+@pytest.fixture(scope="module")
+def rust():
+    return rustc_build(SOURCE)
+
+
+@pytest.fixture(scope="module")
+def kernels(device):
+    return device.load(SOURCE)
+
+
+def ran_warps(kernel, name: str, rows: int) -> bool:
+    """Whether the call ran the warps entry point (a launch of no iteration runs none)."""
+    return kernel.last_variants == ([f"rs2gpu_{name}_0_warps"] if rows else [f"rs2gpu_{name}_0"])
+
+
+def integers(dtype, size: int, seed: int) -> np.ndarray:
+    """Values over the type's whole range, whose sums wrap."""
+    info = np.iinfo(dtype)
+    return np.random.default_rng(seed).integers(info.min, info.max, size, dtype=dtype, endpoint=True)
+
+
+@pytest.mark.parametrize("rows, cols", SHAPES, ids=SHAPE_IDS)
+@pytest.mark.parametrize("name, dtype", [("row_sum_i32", np.int32), ("row_sum_u64", np.uint64)])
+def test_wrapping_row_sums_are_rusts_bit_for_bit(device, rust, kernels, name, dtype, rows, cols) -> None:
+    a = integers(dtype, rows * cols, rows + cols)
+    want, got = np.zeros(rows, dtype), device.to_device(np.zeros(rows, dtype))
+    getattr(rust, name)(a, want, cols)
+    getattr(kernels, name)(device.to_device(a), got, cols)
+    assert ran_warps(getattr(kernels, name), name, rows)
+    assert device.to_host(got).tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("rows, cols", SHAPES[:3], ids=SHAPE_IDS[:3])
+def test_bitwise_and_min_max_rows_are_rusts_bit_for_bit(device, rust, kernels, rows, cols) -> None:
+    bits = integers(np.uint32, rows * cols, 1) | integers(np.uint32, rows * cols, 2)  # the & of a row stays nonzero
+    results = [[np.zeros(rows, np.uint32) for _ in range(2)] for _ in range(2)]
+    rust.row_bits(bits, *results[0], cols)
+    kernels.row_bits(bits, *results[1], cols)
+    assert ran_warps(kernels.row_bits, "row_bits", rows)
+    assert [r.tobytes() for r in results[0]] == [r.tobytes() for r in results[1]]
+    values = np.random.default_rng(3).standard_normal(rows * cols) * 1e3
+    extremes = [[np.zeros(rows), np.zeros(rows, np.int64)] for _ in range(2)]
+    rust.row_extremes(values, *extremes[0], cols)
+    kernels.row_extremes(values, *extremes[1], cols)
+    assert ran_warps(kernels.row_extremes, "row_extremes", rows)
+    assert [r.tobytes() for r in extremes[0]] == [r.tobytes() for r in extremes[1]]
+
+
+def test_a_float_max_skips_nans_as_rusts_does(rust, kernels) -> None:
+    rows, cols = 4, 40
+    a = np.random.default_rng(4).standard_normal(rows * cols).astype(np.float32)
+    a[3] = a[50] = np.nan  # a NaN in row 0 and in row 1
+    a[2 * cols:3 * cols] = np.nan  # row 2 all NaN: the max stays the value before the loop
+    want, got = np.zeros(rows, np.float32), np.zeros(rows, np.float32)
+    rust.row_max(a, want, cols)
+    kernels.row_max(a, got, cols)
+    assert ran_warps(kernels.row_max, "row_max", rows)
+    assert got.tobytes() == want.tobytes()
+
+
+def reassociated_sum_bound(terms: np.ndarray) -> np.ndarray:
+    """Per row of `terms` (the value before the loop among them), n·ε·Σ|aᵢ|."""
+    return terms.shape[1] * np.finfo(terms.dtype).eps * np.abs(terms.astype(np.float64)).sum(axis=1)
+
+
+@pytest.mark.parametrize("rows, cols", SHAPES[:4] + [(70, 1000)], ids=SHAPE_IDS[:4] + ["long rows"])
+def test_a_float_row_sum_is_within_the_reassociation_bound(device, rust, kernels, rows, cols) -> None:
+    a = np.random.default_rng(rows * cols).uniform(-1, 1, rows * cols).astype(np.float32)
+    want, got = np.zeros(rows, np.float32), device.to_device(np.zeros(rows, np.float32))
+    rust.row_sum(a, want, cols)
+    kernels.row_sum(device.to_device(a), got, cols)
+    assert ran_warps(kernels.row_sum, "row_sum", rows)
+    terms = np.hstack([np.zeros((rows, 1), np.float32), a.reshape(rows, cols)])
+    assert np.all(np.abs(device.to_host(got).astype(np.float64) - want) <= reassociated_sum_bound(terms))
+
+
+@pytest.mark.parametrize("rows, n", [(3, 7), (40, 45), (9, 300)], ids=["short rows", "rows of 45", "long rows"])
+def test_softmax_rows_are_within_the_bound_of_their_sums(device, rust, kernels, rows, n) -> None:
+    """The max is exact, so every exponential is Rust's (within the math library's few ulps on a GPU) and
+    positive: the sum is within n·ε of Rust's relative to itself, and so is each quotient, plus the ulps
+    of the exponential and of the division."""
+    x = np.random.default_rng(n).standard_normal(rows * n).astype(np.float32) * 4
+    want, got = np.zeros(rows * n, np.float32), device.to_device(np.zeros(rows * n, np.float32))
+    rust.softmax(x, want, rows, n)
+    kernels.softmax(device.to_device(x), got, rows, n)
+    assert ran_warps(kernels.softmax, "softmax", rows)
+    eps = float(np.finfo(np.float32).eps)
+    assert np.all(np.abs(device.to_host(got) - want) <= (n + 8) * eps * want)
+
+
+@pytest.mark.parametrize("rows, n", [(3, 6), (33, 40), (5, 100)], ids=["short rows", "rows of 40", "long rows"])
+def test_layer_norm_of_exactly_summed_rows_is_rusts_bit_for_bit(device, rust, kernels, rows, n) -> None:
+    """Rows of small integers around an integer mean: every sum is exact in any order, so the result is
+    Rust's bit for bit, the mean, the variance, the square root and the divisions included."""
+    rng = np.random.default_rng(n)
+    half = rng.integers(-8, 9, (rows, n // 2))
+    x = rng.permuted(np.hstack([half, -half]), axis=1) + rng.integers(-4, 5, (rows, 1))
+    x = x.astype(np.float32).ravel()
+    gamma = rng.uniform(0.5, 2, n).astype(np.float32)
+    want, got = np.zeros(rows * n, np.float32), device.to_device(np.zeros(rows * n, np.float32))
+    rust.layer_norm(x, gamma, want, rows, n, 1e-5)
+    kernels.layer_norm(device.to_device(x), device.to_device(gamma), got, rows, n, 1e-5)
+    assert ran_warps(kernels.layer_norm, "layer_norm", rows)
+    assert device.to_host(got).tobytes() == want.tobytes()
+
+
+def panic_of(call) -> rs2gpu.KernelPanic:
+    with pytest.raises(rs2gpu.KernelPanic) as caught:
+        call()
+    return caught.value
+
+
+def test_a_row_past_the_end_of_the_input_panics_as_rust_does(rust, kernels) -> None:
+    rows, cols = 10, 33
+    a = np.ones(rows * cols - 5, np.float32)  # row 9 ends 5 elements past the input
+    out = np.full(rows, 2.0, np.float32)
+    expected = panic_of(lambda: rust.row_sum(a, out.copy(), cols))
+    raised = panic_of(lambda: kernels.row_sum(a, out, cols))
+    assert (raised.message, raised.location) == (expected.message, expected.location)
+    assert raised.message == f"index out of bounds: the len is {a.size} but the index is {a.size}"
+    assert np.all(out == 2.0)  # the host's arrays as they were
+
+
+@pytest.mark.parametrize("past", [(5, 9), (40,), (70, 9, 5)], ids=["rows 5 and 9", "row 40", "rows 70, 9 and 5"])
+def test_a_lookup_past_the_table_after_the_inner_loop_panics_in_the_first_row_that_has_one(rust, kernels, past) -> None:
+    rows, cols = 80, 37
+    a = np.random.default_rng(5).integers(0, 4, rows * cols, dtype=np.uint32)
+    table = np.zeros(cols * 3 + 1, np.float32)  # every row sums to at most cols * 3
+    for row in past:  # a sum past the table, a different one in each row
+        a[row * cols] = 1000 + row
+    out = np.full(rows, 3.0, np.float32)
+    expected = panic_of(lambda: rust.row_lookup(a, table, out.copy(), cols))
+    raised = panic_of(lambda: kernels.row_lookup(a, table, out, cols))
+    assert kernels.row_lookup.last_variants == ["rs2gpu_row_lookup_0_warps"]
+    assert (raised.message, raised.location) == (expected.message, expected.location)
+    first = min(past)
+    assert raised.message.endswith(f"but the index is {int(a[first * cols:(first + 1) * cols].sum())}")
+    assert np.all(out == 3.0)
