@@ -12,6 +12,31 @@ from rs2gpu.ir.abi import EntryKind, WarpLanes
 from tests.support.generated_code import ptx_entries, translate_source
 
 SOURCE = (Path(__file__).parents[1] / "runtime" / "data" / "warps.rs").read_text() + """
+// Each thread reads a column, consecutive threads consecutive elements: one thread per column stays.
+#[kernel]
+pub fn column_sum(a: &[f32], out: &mut [f32], rows: usize) {
+    let cols = out.len();
+    for i in 0..cols {
+        let mut s = 0.0f32;
+        for j in 0..rows {
+            s += a[j * cols + i];
+        }
+        out[i] = s;
+    }
+}
+
+// Reads through an index list inside the inner loop are checked on the device: one thread per row stays.
+#[kernel]
+pub fn gathered_row_sum(a: &[f32], idx: &[usize], out: &mut [f32], cols: usize) {
+    for i in 0..out.len() {
+        let mut s = 0.0f32;
+        for j in 0..cols {
+            s += a[idx[i * cols + j]];
+        }
+        out[i] = s;
+    }
+}
+
 #[kernel]
 pub fn every_other(a: &[f32], out: &mut [f32], cols: usize) {
     for i in 0..out.len() / (2 * cols) {

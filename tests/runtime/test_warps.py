@@ -62,24 +62,24 @@ def test_bitwise_and_min_max_rows_are_rusts_bit_for_bit(device, rust, kernels, r
     kernels.row_bits(bits, *results[1], cols)
     assert ran_warps(kernels.row_bits, "row_bits", rows)
     assert [r.tobytes() for r in results[0]] == [r.tobytes() for r in results[1]]
-    values = np.random.default_rng(3).standard_normal(rows * cols) * 1e3
-    extremes = [[np.zeros(rows), np.zeros(rows, np.int64)] for _ in range(2)]
+    values = (np.random.default_rng(3).standard_normal(rows * cols) * 1e3).astype(np.float32)
+    extremes = [[np.zeros(rows, np.float32), np.zeros(rows, np.float32), np.zeros(rows, np.int64)] for _ in range(2)]
     rust.row_extremes(values, *extremes[0], cols)
     kernels.row_extremes(values, *extremes[1], cols)
     assert ran_warps(kernels.row_extremes, "row_extremes", rows)
     assert [r.tobytes() for r in extremes[0]] == [r.tobytes() for r in extremes[1]]
 
 
-def test_a_float_max_skips_nans_as_rusts_does(rust, kernels) -> None:
+def test_float_min_and_max_skip_nans_as_rusts_do(rust, kernels) -> None:
     rows, cols = 4, 40
     a = np.random.default_rng(4).standard_normal(rows * cols).astype(np.float32)
     a[3] = a[50] = np.nan  # a NaN in row 0 and in row 1
-    a[2 * cols:3 * cols] = np.nan  # row 2 all NaN: the max stays the value before the loop
-    want, got = np.zeros(rows, np.float32), np.zeros(rows, np.float32)
-    rust.row_max(a, want, cols)
-    kernels.row_max(a, got, cols)
-    assert ran_warps(kernels.row_max, "row_max", rows)
-    assert got.tobytes() == want.tobytes()
+    a[2 * cols:3 * cols] = np.nan  # row 2 all NaN: min and max stay the values before the loop
+    results = [[np.zeros(rows, np.float32), np.zeros(rows, np.float32), np.zeros(rows, np.int64)] for _ in range(2)]
+    rust.row_extremes(a, *results[0], cols)
+    kernels.row_extremes(a, *results[1], cols)
+    assert ran_warps(kernels.row_extremes, "row_extremes", rows)
+    assert [r.tobytes() for r in results[0]] == [r.tobytes() for r in results[1]]
 
 
 def reassociated_sum_bound(terms: np.ndarray) -> np.ndarray:

@@ -1,5 +1,5 @@
 // Loops whose iterations run inner loops over a row: the warps entry point runs one warp per row, its
-// lanes splitting the inner loops (tests/runtime/test_warps.py); the last kernels keep one thread per row.
+// lanes splitting the inner loops (tests/runtime/test_warps.py).
 use rs2gpu::kernel;
 
 #[kernel]
@@ -54,27 +54,19 @@ pub fn row_bits(a: &[u32], low: &mut [u32], high: &mut [u32], cols: usize) {
 }
 
 #[kernel]
-pub fn row_extremes(a: &[f64], low: &mut [f64], high: &mut [i64], cols: usize) {
+pub fn row_extremes(a: &[f32], low: &mut [f32], high: &mut [f32], scaled: &mut [i64], cols: usize) {
     for i in 0..low.len() {
-        let mut m = f64::INFINITY;
-        let mut big = i64::MIN;
+        let mut m = f32::INFINITY;
+        let mut big = f32::NEG_INFINITY;
+        let mut top = i64::MIN;
         for j in 0..cols {
             m = m.min(a[i * cols + j]);
-            big = big.max((a[i * cols + j] * 1000.0) as i64);
+            big = big.max(a[i * cols + j]);
+            top = top.max((a[i * cols + j] * 1000.0) as i64);
         }
         low[i] = m;
         high[i] = big;
-    }
-}
-
-#[kernel]
-pub fn row_max(a: &[f32], out: &mut [f32], cols: usize) {
-    for i in 0..out.len() {
-        let mut m = f32::NEG_INFINITY;
-        for j in 0..cols {
-            m = m.max(a[i * cols + j]);
-        }
-        out[i] = m;
+        scaled[i] = top;
     }
 }
 
@@ -125,30 +117,5 @@ pub fn row_lookup(a: &[u32], table: &[f32], out: &mut [f32], cols: usize) {
             s += a[i * cols + j];
         }
         out[i] = table[s as usize];
-    }
-}
-
-// Each thread reads a column, consecutive threads consecutive elements: one thread per column stays.
-#[kernel]
-pub fn column_sum(a: &[f32], out: &mut [f32], rows: usize) {
-    let cols = out.len();
-    for i in 0..cols {
-        let mut s = 0.0f32;
-        for j in 0..rows {
-            s += a[j * cols + i];
-        }
-        out[i] = s;
-    }
-}
-
-// Reads through an index list inside the inner loop are checked on the device: one thread per row stays.
-#[kernel]
-pub fn gathered_row_sum(a: &[f32], idx: &[usize], out: &mut [f32], cols: usize) {
-    for i in 0..out.len() {
-        let mut s = 0.0f32;
-        for j in 0..cols {
-            s += a[idx[i * cols + j]];
-        }
-        out[i] = s;
     }
 }
