@@ -198,6 +198,10 @@ def _check_slices(steps) -> None:
                 accesses.setdefault(node.base.binding, []).append((kind, step, node))
             if isinstance(node, ir.Assign) and _written_slice(node.target) is not None:
                 written.add(_written_slice(node.target))
+    for kind, step in steps:
+        for call in walk(step.loop if kind == "split" else step):
+            if isinstance(call, ir.Call) and any(_mentions(a, p) for a in call.args for p in written):
+                raise _Refused(f"the call at {call.span} may read a slice the loop writes at any element")
     for param in sorted(written, key=lambda b: b.name):
         found = accesses[param]
         kinds = {kind for kind, _, _ in found}

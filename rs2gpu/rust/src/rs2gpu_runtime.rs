@@ -456,6 +456,9 @@ pub(super) enum EntryKind {
     /// `width` consecutive iterations per thread with 16-byte accesses: where those accesses are in bounds
     /// and aligned (a nest's groups test their own rows; it also needs a grid that covers its groups).
     Vector,
+    /// One warp per iteration, its inner loops split over the warp's lanes: where those accesses are in
+    /// bounds, on any grid.
+    Warps,
     /// One thread per iteration: where those accesses are in bounds and a grid covers the loop nest.
     Covering,
     /// Each thread strides over the iterations: where those accesses are in bounds, or always when the
@@ -476,6 +479,8 @@ pub(super) struct Entry {
     pub(super) lanes: Option<Lanes>,
     /// An `L2Adds` entry point's bytes of slice elements one iteration touches.
     pub(super) bytes_per_iteration: u64,
+    /// A `Warps` entry point's threads per iteration (a wider warp strides over more iterations).
+    pub(super) warp_lanes: u64,
 }
 
 pub(super) struct Grid {
@@ -1192,7 +1197,7 @@ fn choose_entry(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u6
     entries.iter().enumerate().find_map(|(index, entry)| {
         let runs = match entry.kind {
             EntryKind::Checked => true,
-            EntryKind::General | EntryKind::Covering => in_bounds,
+            EntryKind::General | EntryKind::Warps | EntryKind::Covering => in_bounds,
             EntryKind::Vector => in_bounds && entry.lanes.as_ref().is_some_and(&aligned),
             EntryKind::L2Adds => in_bounds && counts.first().and_then(|&c| c.checked_mul(entry.bytes_per_iteration))
                 .is_some_and(|touched| touched <= l2_bytes),
@@ -1207,6 +1212,9 @@ fn choose_entry(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u6
 /// Grid and block of an entry point for `counts`: a grid-stride loop's (over groups of iterations for a
 /// vector entry point of a single loop), or one that covers the counts, None where no grid does.
 fn entry_geometry(entry: &Entry, counts: &[u64], max_blocks: Option<u64>) -> Option<Geometry> {
+    if entry.kind == EntryKind::Warps {  // a single loop: one warp per iteration, striding over the rest
+        return Some(launch_geometry(&[counts[0].saturating_mul(entry.warp_lanes)], None));
+    }
     match (&entry.lanes, &entry.grid) {
         (Some(lanes), grid) => {
             let mut groups = [0; 3];

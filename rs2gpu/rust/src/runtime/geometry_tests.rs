@@ -147,13 +147,13 @@ fn a_vector_launch_groups_the_innermost_loop() {
 /// generated module lists them.
 const STREAM: [Entry; 4] = [
     Entry { kind: EntryKind::L2Adds, symbol: "k_0_l2_adds", records_panics: false, grid: None, lanes: None,
-            bytes_per_iteration: 24 },
+            bytes_per_iteration: 24, warp_lanes: 0 },
     Entry { kind: EntryKind::Vector, symbol: "k_0_vector", records_panics: false, grid: None,
-            lanes: Some(Lanes { width: 2, pointers: &[0], offsets: &[0], start: 1 }), bytes_per_iteration: 0 },
+            lanes: Some(Lanes { width: 2, pointers: &[0], offsets: &[0], start: 1 }), bytes_per_iteration: 0, warp_lanes: 0 },
     Entry { kind: EntryKind::General, symbol: "k_0", records_panics: false, grid: None, lanes: None,
-            bytes_per_iteration: 0 },
+            bytes_per_iteration: 0, warp_lanes: 0 },
     Entry { kind: EntryKind::Checked, symbol: "k_0_checked", records_panics: true, grid: None, lanes: None,
-            bytes_per_iteration: 0 },
+            bytes_per_iteration: 0, warp_lanes: 0 },
 ];
 
 fn chosen(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u64, aligned: bool) -> Option<&'static str> {
@@ -182,11 +182,28 @@ fn a_conditional_access_the_host_cannot_clear_runs_the_checked_entry_point() {
 fn a_covering_entry_point_runs_only_where_a_grid_covers_the_nest() {
     let nest = [
         Entry { kind: EntryKind::Covering, symbol: "k_0_covering", records_panics: false,
-                grid: Some(covering([0; 3], 0)), lanes: None, bytes_per_iteration: 0 },
+                grid: Some(covering([0; 3], 0)), lanes: None, bytes_per_iteration: 0, warp_lanes: 0 },
         Entry { kind: EntryKind::General, symbol: "k_0", records_panics: false, grid: None, lanes: None,
-                bytes_per_iteration: 0 },
+                bytes_per_iteration: 0, warp_lanes: 0 },
     ];
     assert_eq!(choose_entry(&nest, &[100, 100], true, 0, |_| true, None).map(|c| c.0), Some(0));
     // a count at the entry point's limit (its thread coordinates are 32-bit): the grid-stride loop
     assert_eq!(choose_entry(&nest, &[1 << 31, 2], true, 0, |_| true, None).map(|c| c.0), Some(1));
+}
+
+#[test]
+fn a_warps_entry_point_runs_a_warp_per_iteration_where_the_conditional_accesses_are_in_bounds() {
+    let rows = [
+        Entry { kind: EntryKind::Warps, symbol: "k_0_warps", records_panics: false, grid: None, lanes: None,
+                bytes_per_iteration: 0, warp_lanes: 32 },
+        Entry { kind: EntryKind::General, symbol: "k_0", records_panics: false, grid: None, lanes: None,
+                bytes_per_iteration: 0, warp_lanes: 0 },
+        Entry { kind: EntryKind::Checked, symbol: "k_0_checked", records_panics: true, grid: None, lanes: None,
+                bytes_per_iteration: 0, warp_lanes: 0 },
+    ];
+    // 1000 rows: 32 threads each, 125 blocks of 256
+    assert_eq!(choose_entry(&rows, &[1000], true, 0, |_| true, None), Some((0, ([125, 1, 1], [256, 1, 1]))));
+    // past the grid's limit the warps stride over the rest
+    assert_eq!(choose_entry(&rows, &[1 << 40], true, 0, |_| true, None), Some((0, ([(1 << 31) - 1, 1, 1], [256, 1, 1]))));
+    assert_eq!(choose_entry(&rows, &[1000], false, 0, |_| true, None).map(|c| c.0), Some(2));
 }
