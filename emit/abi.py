@@ -94,7 +94,7 @@ def _entry_point(entry: dict, loop: ParallelLoop, consts) -> abi.EntryPoint:
     if kind == EntryKind.L2_ADDS:
         fields["l2_adds"] = abi.L2Footprint(entry["plan"].bytes_per_iteration)
     if kind == EntryKind.WARPS:
-        fields["warps"] = abi.WarpLanes(LANES)
+        fields["warps"] = abi.WarpLanes(LANES, entry["reassociates"])
     if kind == EntryKind.PRIVATE:
         scatter = private_scatter(loop)
         fields["private"] = abi.PrivateCopy(scatter.param.name, capacity(scatter))

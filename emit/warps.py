@@ -47,6 +47,7 @@ from rs2gpu.ir.walk import rebuild, same_value, walk
 # more iterations with fewer warps).
 LANES = min(d.warp_size for d in DIALECTS.values())
 LANE = "rs2gpu_lane"
+UNROLL = 4  # iterations of a lane's share of an inner loop per step of its C++ loop
 COMBINING = {"+": "add", "*": "mul", "min": "min", "max": "max", "&": "and", "|": "or", "^": "xor"}
 # the types a warp shuffle moves in one piece
 SHUFFLED = frozenset({"i32", "u32", "i64", "u64", "isize", "usize", "f32", "f64"})
@@ -73,6 +74,12 @@ class _Split:
 class WarpPlan:
     steps: tuple[tuple[str, object], ...]  # ("all" | "lane0", statement) or ("split", _Split)
 
+    @property
+    def reassociates(self) -> bool:
+        """Whether the lanes combine a float sum or product (in another order than Rust's)."""
+        return any(op in ("+", "*") and b.ty.is_float for kind, step in self.steps if kind == "split"
+                   for b, op in step.combined)
+
 
 class _Refused(Exception):
     """The loop body has no warps form; the message says why."""
@@ -82,9 +89,8 @@ def warp_plan(loop: ParallelLoop) -> tuple[WarpPlan | None, tuple[InnerLoopNote,
     """The warps form of `loop` (None where it has none, or where it would not pay), and a note on each of
     its inner loops."""
     stmts = loop.body.stmts + ((ir.ExprStmt(loop.body.tail, loop.body.tail.span),) if loop.body.tail else ())
-    inner = [s.expr for s in stmts if isinstance(s, ir.ExprStmt) and isinstance(s.expr, ir.For)]
     nested = [n for n in walk(loop.body) if isinstance(n, (ir.For, ir.While, ir.Loop))]
-    if not nested:
+    if not nested or len(loop.dims) > 1:  # a nest's threads are its iterations (its body may be tiled)
         return None, ()
     try:
         plan = _plan(loop, stmts)
@@ -105,12 +111,13 @@ def _describe(split: _Split) -> str:
 
 
 def _plan(loop: ParallelLoop, stmts: tuple) -> WarpPlan:
-    if len(loop.dims) != 1:
-        raise _Refused("a nest of parallel loops")
     if loop.reductions or loop.scatters or loop.index_lists or loop.list_reads:
         raise _Refused("the loop reduces, scatters or writes through an index list")
-    if continues_loop(loop.body) or any(isinstance(n, (ir.Break, ir.Return)) for n in walk(loop.body)):
-        raise _Refused("`continue`, `break` or `return` in the loop")
+    if continues_loop(loop.body):
+        raise _Refused("a `continue` of the parallel loop")
+    jump = next((n for n in walk(loop.body) if isinstance(n, (ir.Break, ir.Return))), None)
+    if jump is not None:
+        raise _Refused(f"the `{'break' if isinstance(jump, ir.Break) else 'return'}` at {jump.span}")
     steps: list[tuple[str, object]] = []
     for stmt in stmts:
         if isinstance(stmt, ir.Let):
@@ -139,38 +146,63 @@ def _split(f: ir.For) -> _Split:
         raise _Refused(f"the loop at {f.span} is an inclusive range")
     if not (isinstance(f.var.ty, PrimType) and f.var.ty.is_int) or not (_pure(f.start) and _pure(f.end)):
         raise _Refused(f"the bounds of the loop at {f.span} have effects")
-    stmts = f.body.stmts + ((ir.ExprStmt(f.body.tail, f.body.tail.span),) if f.body.tail else ())
-    own = {s.binding for s in stmts if isinstance(s, ir.Let)}
-    combined: dict[ir.Binding, str] = {}
-    updates: set[int] = set()  # the combining statements
-    writes: dict[str, None] = {}
-    for stmt in stmts:
-        if isinstance(stmt, ir.Let) and stmt.init is not None and _pure(stmt.init):
-            continue
-        if isinstance(stmt, ir.Assign) and isinstance(stmt.target, ir.Var) and stmt.target.binding in own:
-            if _pure(stmt.value):
-                continue
-        elif isinstance(stmt, ir.Assign) and isinstance(stmt.target, ir.Var):
-            b = stmt.target.binding
-            op = _combining(stmt, b)
-            if op is None or b in combined:
-                raise _Refused(f"`{b.name}` is assigned at {stmt.span} other than by one combining operation")
-            if not (isinstance(b.ty, PrimType) and b.ty.name in SHUFFLED):
-                raise _Refused(f"`{b.name}` is a {b.ty}, which a warp shuffle does not move")
-            combined[b] = op
-            updates.add(id(stmt))
-            continue
-        elif isinstance(stmt, ir.Assign) and _written_slice(stmt.target) is not None:
-            index = _indices(stmt.target)[-1].index
-            if _pure(stmt.value) and _unit_step(index, f.var, own):
-                writes[_written_slice(stmt.target).name] = None
-                continue
-            raise _Refused(f"the write at {stmt.span} is not at `j + c` of the loop variable `j`")
-        raise _Refused(f"the statement at {stmt.span} is neither a `let`, a combining update nor a write")
-    for b in combined:  # each lane's share is combined once, after the loop
-        if any(_mentions(s, b) for s in stmts if id(s) not in updates):
+    split = _SplitBody(f)
+    split.block(f.body)
+    for b in split.combined:  # each lane's share is combined once, after the loop
+        if sum(_mentions_count(u, b) for u in split.updates) != _mentions_count(f.body, b):
             raise _Refused(f"the loop at {f.span} reads `{b.name}` besides combining into it")
-    return _Split(f, tuple(combined.items()), tuple(writes))
+    return _Split(f, tuple(split.combined.items()), tuple(split.writes))
+
+
+class _SplitBody:
+    """The statements a split loop's body may hold: `let`s and assignments of its own locals, one combining
+    operation per local declared before it, writes at `j + c`, `if`s of them and `continue` (the lane's next
+    iteration)."""
+
+    def __init__(self, f: ir.For) -> None:
+        self.f = f
+        self.own = {n.binding for n in walk(f.body) if isinstance(n, ir.Let)}
+        self.combined: dict[ir.Binding, str] = {}
+        self.updates: list[ir.Assign] = []
+        self.writes: dict[str, None] = {}
+
+    def block(self, block: ir.Block) -> None:
+        for stmt in block.stmts + ((ir.ExprStmt(block.tail, block.tail.span),) if block.tail else ()):
+            self.statement(stmt)
+
+    def statement(self, stmt) -> None:
+        if isinstance(stmt, ir.Let) and stmt.init is not None and _pure(stmt.init):
+            return
+        if isinstance(stmt, ir.ExprStmt) and isinstance(stmt.expr, ir.Continue):
+            return
+        if isinstance(stmt, ir.ExprStmt) and isinstance(stmt.expr, ir.If) and _pure(stmt.expr.cond):
+            self.block(stmt.expr.then)
+            if stmt.expr.orelse is not None:
+                self.block(stmt.expr.orelse)
+            return
+        if isinstance(stmt, ir.Assign) and isinstance(stmt.target, ir.Var):
+            self.assign_local(stmt, stmt.target.binding)
+            return
+        if isinstance(stmt, ir.Assign) and _written_slice(stmt.target) is not None:
+            if not (_pure(stmt.value) and _unit_step(_indices(stmt.target)[-1].index, self.f.var, self.own)):
+                raise _Refused(f"the write at {stmt.span} is not at `j + c` of the loop variable `j`")
+            self.writes[_written_slice(stmt.target).name] = None
+            return
+        raise _Refused(f"the statement at {stmt.span} is neither a `let`, a combining update, a write, an `if` "
+                       f"of them nor `continue`")
+
+    def assign_local(self, stmt: ir.Assign, b: ir.Binding) -> None:
+        if b in self.own:
+            if not _pure(stmt.value):
+                raise _Refused(f"the assignment at {stmt.span} has effects")
+            return
+        op = _combining(stmt, b)
+        if op is None or self.combined.get(b, op) != op:
+            raise _Refused(f"`{b.name}` is assigned at {stmt.span} other than by one combining operation")
+        if not (isinstance(b.ty, PrimType) and b.ty.name in SHUFFLED):
+            raise _Refused(f"`{b.name}` is a {b.ty}, which a warp shuffle does not move")
+        self.combined[b] = op
+        self.updates.append(stmt)
 
 
 def _combining(stmt: ir.Assign, b: ir.Binding) -> str | None:
@@ -299,6 +331,10 @@ def _mentions(e, b: ir.Binding) -> bool:
     return any(isinstance(n, ir.Var) and n.binding is b for n in walk(e))
 
 
+def _mentions_count(e, b: ir.Binding) -> int:
+    return sum(1 for n in walk(e) if isinstance(n, ir.Var) and n.binding is b)
+
+
 # ------------------------------------------------------------------ rendering
 
 
@@ -322,7 +358,7 @@ def warps_context(loop: ParallelLoop, plan: WarpPlan, names: LocalNames, sites, 
             body.hoist_brace("}")
         elif not _render_split(body, step, names, identity):
             return None, f"the loop at {step.loop.span} checks an access or a division on the device"
-        checked = body.used_sites != before
+        checked = body.used_sites != before or _calls_checking_helper(step.loop if kind == "split" else step, sites)
         if checked and kind != "lane0" and lane0_checked:
             return None, f"a check before the one at {step.span if kind == 'all' else step.loop.span} is lane 0's"
         lane0_checked |= checked and kind == "lane0"
@@ -335,7 +371,8 @@ def warps_context(loop: ParallelLoop, plan: WarpPlan, names: LocalNames, sites, 
     if body.used_sites or body.passes_iteration:
         lines.append(f"        {iteration_declaration(1)}")
     lines += body.lines + ["    }"]
-    return {"symbol": symbol, "lines": lines, "checks": sorted(body.used_sites)}, None
+    return {"symbol": symbol, "lines": lines, "checks": sorted(body.used_sites),
+            "reassociates": plan.reassociates}, None
 
 
 def _render_split(body: BodyEmitter, split: _Split, names: LocalNames, identity) -> bool:
@@ -352,17 +389,19 @@ def _render_split(body: BodyEmitter, split: _Split, names: LocalNames, identity)
     body.indent += 1
     for b, op in split.combined:
         body.hoist(f"{cxx_type(b.ty)} {names.name(lanes[b])} = {identity(b, op)};  // this lane's share")
-    # lane l runs j = start + l, start + l + W, ...: the lanes of a warp read consecutive elements
+    # lane l runs j = start + l, start + l + W, ...: the lanes of a warp read consecutive elements; unrolled,
+    # each lane has several loads in flight (its additions stay in order)
     body.hoist_brace(f"const {ty} {first} = {start_text}, {end} = {end_text};")
+    body.hoist_raw((f"#pragma unroll {UNROLL}", None))
     body.hoist_brace(f"for (u64 {k} = {LANE}, {count} = {first} < {end} ? (u64){end} - (u64){first} : 0ULL; "
                      f"{k} < {count}; {k} += RS2GPU_WARP_SIZE) {{")
     body.indent += 1
     body.hoist_brace(f"const {ty} {var} = ({ty})((u64){first} + {k});")
     renamed = rebuild(f.body, lambda n: ir.Var(lanes[n.binding], n.span)
                       if isinstance(n, ir.Var) and n.binding in lanes else None)
-    checked, passes = set(body.used_sites), body.passes_iteration
+    checked = set(body.used_sites)
     body.block(renamed)
-    if body.used_sites != checked or body.passes_iteration != passes:
+    if body.used_sites != checked or _calls_checking_helper(f.body, body.sites):
         return False
     body.indent -= 1
     body.hoist_brace("}")
@@ -374,3 +413,8 @@ def _render_split(body: BodyEmitter, split: _Split, names: LocalNames, identity)
     body.indent -= 1
     body.hoist_brace("}")
     return True
+
+
+def _calls_checking_helper(node, sites) -> bool:
+    """Whether `node` calls a helper that checks something on the device (`sites.checked_helpers`)."""
+    return sites is not None and any(isinstance(n, ir.Call) and n.func in sites.checked_helpers for n in walk(node))

@@ -345,9 +345,11 @@ class VectorLanes:
 @dataclass(frozen=True, slots=True)
 class WarpLanes:
     """One warp per iteration: the host launches `lanes` threads for each (a wider warp strides over more
-    iterations)."""
+    iterations). With `reassociates`, its lanes combine float sums or products in another order than
+    Rust's: what it computes from them is within the bound of a reassociated float reduction."""
 
     lanes: int
+    reassociates: bool
 
 
 @dataclass(frozen=True, slots=True)

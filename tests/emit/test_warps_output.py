@@ -61,6 +61,35 @@ pub fn stop_at_zero(a: &[f32], out: &mut [f32], cols: usize) {
 }
 
 #[kernel]
+pub fn stop_at_negative(a: &[f32], out: &mut [f32], cols: usize) {
+    for i in 0..out.len() {
+        let mut s = 0.0f32;
+        for j in 0..cols {
+            if a[i * cols + j] < 0.0 {
+                break;
+            }
+            s += a[i * cols + j];
+        }
+        out[i] = s;
+    }
+}
+
+fn pick(t: &[f32], k: usize) -> f32 {
+    t[k * 2]
+}
+
+#[kernel]
+pub fn picked_rows(a: &[f32], t: &[f32], out: &mut [f32], cols: usize) {
+    for i in 0..out.len() {
+        let mut s = 0.0f32;
+        for j in 0..cols {
+            s += a[i * cols + j] * pick(t, j);
+        }
+        out[i] = s;
+    }
+}
+
+#[kernel]
 pub fn prefix(a: &[f32], out: &mut [f32], cols: usize) {
     for i in 0..out.len() {
         let mut s = 0.0f32;
@@ -98,12 +127,15 @@ def launch(translation, kernel: str):
     return only
 
 
-@pytest.mark.parametrize("kernel, loops", [("row_sum", 1), ("row_bits", 1), ("row_extremes", 1), ("softmax", 3),
-                                           ("layer_norm", 3), ("row_lookup", 1)])
-def test_a_loop_whose_inner_loops_read_rows_gets_a_warps_entry_point_first(translation, kernel, loops) -> None:
+@pytest.mark.parametrize("kernel, loops, reassociates", [
+    ("row_sum", 1, True), ("row_bits", 1, False), ("row_filtered", 1, False), ("row_extremes", 1, False),
+    ("softmax", 3, True), ("layer_norm", 3, True), ("row_lookup", 1, False)])
+def test_a_loop_whose_inner_loops_read_rows_gets_a_warps_entry_point_first(translation, kernel, loops,
+                                                                          reassociates) -> None:
     found = launch(translation, kernel)
     assert found.entry_points[0].kind == EntryKind.WARPS
-    assert found.entry_points[0].warps == WarpLanes(32)  # NVIDIA's warp, the narrowest of the targets
+    # 32 threads per row, NVIDIA's warp, the narrowest of the targets; float sums reassociated, min/max not
+    assert found.entry_points[0].warps == WarpLanes(32, reassociates)
     assert [inner.split for inner in found.inner_loops] == [True] * loops
 
 
@@ -117,11 +149,13 @@ def test_inspect_says_what_each_inner_loop_of_softmax_combines_and_writes(transl
 @pytest.mark.parametrize("kernel, reason", [
     ("column_sum", "its reads are coalesced across the threads of a warp already"),
     ("gathered_row_sum", "checks an access or a division on the device"),
+    ("picked_rows", "checks an access or a division on the device"),
     ("every_other", "is not at `j + c` of the loop variable `j`"),
     ("stop_at_zero", "is neither a `let`, an assignment nor a range loop"),
+    ("stop_at_negative", "the `break` at"),
     ("prefix", "`last` is assigned"),
     ("divide_then_read", "a check before the one at"),
-], ids=["coalesced already", "device checks", "a stride of 2", "a while loop", "a running value",
+], ids=["coalesced already", "device checks", "a helper's checks", "a stride of 2", "a while loop", "a break", "a running value",
         "lane 0 checks first"])
 def test_a_loop_without_a_warps_form_says_why(translation, kernel, reason) -> None:
     found = launch(translation, kernel)

@@ -70,6 +70,16 @@ def test_bitwise_and_min_max_rows_are_rusts_bit_for_bit(device, rust, kernels, r
     assert [r.tobytes() for r in extremes[0]] == [r.tobytes() for r in extremes[1]]
 
 
+@pytest.mark.parametrize("rows, cols", SHAPES[:2], ids=SHAPE_IDS[:2])
+def test_conditional_combinations_and_continue_are_rusts_bit_for_bit(device, rust, kernels, rows, cols) -> None:
+    a = integers(np.int64, rows * cols, 6)
+    results = [[np.zeros(rows, np.int64), np.zeros(rows, np.uint32)] for _ in range(2)]
+    rust.row_filtered(a, *results[0], cols)
+    kernels.row_filtered(a, *results[1], cols)
+    assert ran_warps(kernels.row_filtered, "row_filtered", rows)
+    assert [r.tobytes() for r in results[0]] == [r.tobytes() for r in results[1]]
+
+
 def test_float_min_and_max_skip_nans_as_rusts_do(rust, kernels) -> None:
     rows, cols = 4, 40
     a = np.random.default_rng(4).standard_normal(rows * cols).astype(np.float32)

@@ -53,6 +53,29 @@ pub fn row_bits(a: &[u32], low: &mut [u32], high: &mut [u32], cols: usize) {
     }
 }
 
+// Elements skipped with `continue`, and counted under a condition.
+#[kernel]
+pub fn row_filtered(a: &[i64], sums: &mut [i64], counts: &mut [u32], cols: usize) {
+    for i in 0..sums.len() {
+        let mut s = 0i64;
+        let mut c = 0u32;
+        for j in 0..cols {
+            let x = a[i * cols + j];
+            if x & 3 == 0 {
+                continue;
+            }
+            s += x;
+            if x > 0 {
+                c += 1;
+            } else {
+                c += 2;
+            }
+        }
+        sums[i] = s;
+        counts[i] = c;
+    }
+}
+
 #[kernel]
 pub fn row_extremes(a: &[f32], low: &mut [f32], high: &mut [f32], scaled: &mut [i64], cols: usize) {
     for i in 0..low.len() {
