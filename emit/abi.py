@@ -16,7 +16,7 @@ from rs2gpu.emit.verify import read_windows
 from rs2gpu.emit.warps import LANES
 from rs2gpu.ir import abi
 from rs2gpu.ir import plan as checked
-from rs2gpu.ir.abi import EntryKind
+from rs2gpu.ir.abi import BLOCK_SIZE, EntryKind
 from rs2gpu.ir.plan import KernelPlan, ParallelLoop, is_host_evaluable
 from rs2gpu.ir.types import ArrayType, PrimType, RefType, SliceType, StructType, Type, align_of, size_of
 
@@ -95,6 +95,8 @@ def _entry_point(entry: dict, loop: ParallelLoop, consts) -> abi.EntryPoint:
         fields["l2_adds"] = abi.L2Footprint(entry["plan"].bytes_per_iteration)
     if kind == EntryKind.WARPS:
         fields["warps"] = abi.WarpLanes(LANES, entry["reassociates"])
+    if kind == EntryKind.BLOCKS:
+        fields["blocks"] = abi.BlockLanes(BLOCK_SIZE // LANES, entry["reassociates"])
     if kind == EntryKind.PRIVATE:
         scatter = private_scatter(loop)
         fields["private"] = abi.PrivateCopy(scatter.param.name, capacity(scatter))

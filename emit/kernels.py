@@ -368,12 +368,13 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
                                     uniform_values(plan), fast, BLOCK_SIZE)
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
         covering["lengths_read"] = names.lengths_read
-    warps = None
+    warps, warps_kind = None, None
     shape, inner_loops = warp_plan(loop)
     if shape is not None:
         names = parameter_names(plan.function, reserved)
         _preamble(plan, loop, names, sites)  # the same names as the variants', given out in the same order
-        warps, why = warps_context(loop, shape, names, sites, fast, f"{name}_warps",
+        warps_kind = EntryKind.WARPS if shape.strided else EntryKind.BLOCKS
+        warps, why = warps_context(loop, shape, names, sites, fast, f"{name}_{warps_kind.value}",
                                    lambda b, op: identity(Reduction(b, op, loop.span)))
         if warps is None:
             inner_loops = tuple(dataclasses.replace(note, split=False, detail=f"sequential in each thread: {why}")
@@ -393,7 +394,7 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
     for kind, context in ((EntryKind.PRIVATE, private), (EntryKind.VECTOR, vector), (EntryKind.L2_ADDS, l2_adds)):
         if context is not None:
             entries.append(entry_context(kind, context))
-    for kind, shaped in ((EntryKind.COVERING, covering), (EntryKind.PROVEN, proven), (EntryKind.WARPS, warps)):
+    for kind, shaped in ((EntryKind.COVERING, covering), (EntryKind.PROVEN, proven), (warps_kind, warps)):
         if shaped is not None:  # the first variant's arguments and preamble, on a grid that covers the loop
             entries.append(entry_context(kind, shaped, params=general["params"], guard=general["guard"],
                                          preamble=general["preamble"], body=shaped["lines"]))

@@ -39,6 +39,7 @@ from rs2gpu.emit.cxx_types import cxx_type
 from rs2gpu.emit.dialect import DIALECTS
 from rs2gpu.emit.names import LocalNames
 from rs2gpu.ir import nodes as ir
+from rs2gpu.ir.abi import BLOCK_SIZE
 from rs2gpu.ir.plan import ParallelLoop
 from rs2gpu.ir.types import PrimType, RefType, SliceType
 from rs2gpu.ir.walk import rebuild, same_value, walk
@@ -73,6 +74,7 @@ class _Split:
 @dataclass(frozen=True)
 class WarpPlan:
     steps: tuple[tuple[str, object], ...]  # ("all" | "lane0", statement) or ("split", _Split)
+    strided: bool  # the warps form (a row apart from thread to thread), else the blocks form
 
     @property
     def reassociates(self) -> bool:
@@ -86,8 +88,7 @@ class _Refused(Exception):
 
 
 def warp_plan(loop: ParallelLoop) -> tuple[WarpPlan | None, tuple[InnerLoopNote, ...]]:
-    """The warps form of `loop` (None where it has none, or where it would not pay), and a note on each of
-    its inner loops."""
+    """The warps or blocks form of `loop` (None where it has none), and a note on each of its inner loops."""
     stmts = loop.body.stmts + ((ir.ExprStmt(loop.body.tail, loop.body.tail.span),) if loop.body.tail else ())
     nested = [n for n in walk(loop.body) if isinstance(n, (ir.For, ir.While, ir.Loop))]
     if not nested or len(loop.dims) > 1:  # a nest's threads are its iterations (its body may be tiled)
@@ -97,17 +98,18 @@ def warp_plan(loop: ParallelLoop) -> tuple[WarpPlan | None, tuple[InnerLoopNote,
     except _Refused as why:
         return None, tuple(InnerLoopNote(str(n.span), False, f"sequential in each thread: {why}") for n in nested)
     splits = [step for kind, step in plan.steps if kind == "split"]
-    if not any(_strided(s.loop, loop, stmts) for s in splits):
-        why = "its reads are coalesced across the threads of a warp already, one thread per iteration"
-        return None, tuple(InnerLoopNote(str(s.loop.span), False, f"sequential in each thread: {why}")
-                           for s in splits)
-    return plan, tuple(InnerLoopNote(str(s.loop.span), True, _describe(s)) for s in splits)
+    plan = WarpPlan(plan.steps, any(_strided(s.loop, loop, stmts) for s in splits))
+    return plan, tuple(InnerLoopNote(str(s.loop.span), True, _describe(s, plan.strided)) for s in splits)
 
 
-def _describe(split: _Split) -> str:
-    parts = [f"combines `{b.name}` ({op}) across the lanes with shuffles" for b, op in split.combined]
-    parts += [f"writes `{name}` spread over the lanes" for name in split.writes]
-    return "split over the lanes of a warp: " + ", ".join(parts)
+def _describe(split: _Split, strided: bool) -> str:
+    """What the warps (`strided`) or the blocks entry point does with a split loop."""
+    how, threads = ("with shuffles", "lanes") if strided else ("through shared memory", "warps")
+    parts = [f"combines `{b.name}` ({op}) across the {threads} {how}" for b, op in split.combined]
+    parts += [f"writes `{name}` spread over the {threads}" for name in split.writes]
+    where = "the lanes of a warp" if strided else ("the warps of a block, where the loop has fewer iterations "
+                                                  "than the GPU has threads")
+    return f"split over {where}: " + ", ".join(parts)
 
 
 def _plan(loop: ParallelLoop, stmts: tuple) -> WarpPlan:
@@ -137,7 +139,7 @@ def _plan(loop: ParallelLoop, stmts: tuple) -> WarpPlan:
         else:
             raise _Refused(f"the statement at {stmt.span} is neither a `let`, an assignment nor a range loop")
     _check_slices(steps)
-    return WarpPlan(tuple(steps))
+    return WarpPlan(tuple(steps), True)
 
 
 def _split(f: ir.For) -> _Split:
@@ -338,36 +340,68 @@ def _mentions_count(e, b: ir.Binding) -> int:
 # ------------------------------------------------------------------ rendering
 
 
+@dataclass(frozen=True)
+class _Threads:
+    """How the threads of an entry point share an iteration: `share` is a thread's place among them (C++),
+    `sharers` their number, `combine` the prelude's function that gives every one of them the combination
+    of their shares, `writer` the condition of the one that runs the writes outside the split loops."""
+
+    share: str
+    sharers: str
+    combine: str
+    writer: str
+    opening: tuple[str, ...]  # the loop over iterations, down to `rs2gpu_tx`
+
+
+WARPS = _Threads(
+    LANE, "RS2GPU_WARP_SIZE", "rs2gpu_warp_all", f"{LANE} == 0u",
+    ("    // One warp per iteration: its lanes split the inner loops and combine what they reduce.",
+     f"    const u32 {LANE} = RS2GPU_THREAD_IDX.x % RS2GPU_WARP_SIZE;",
+     "    for (usize rs2gpu_tx = ((usize)RS2GPU_BLOCK_IDX.x * RS2GPU_BLOCK_DIM.x + RS2GPU_THREAD_IDX.x) "
+     "/ RS2GPU_WARP_SIZE; rs2gpu_tx < rs2gpu_count_x; "
+     "rs2gpu_tx += (usize)RS2GPU_GRID_DIM.x * RS2GPU_BLOCK_DIM.x / RS2GPU_WARP_SIZE) {"))
+
+GROUP = "rs2gpu_group"
+BLOCKS = _Threads(
+    GROUP, f"({BLOCK_SIZE}u / RS2GPU_WARP_SIZE)", f"rs2gpu_lane_all<{BLOCK_SIZE}>",
+    f"rs2gpu_writes && {GROUP} == 0u",
+    ("    // A warp's width of iterations per block, one per lane: the block's warps split each iteration's",
+     "    // inner loops and combine what they reduce through shared memory.",
+     f"    const u32 {LANE} = RS2GPU_THREAD_IDX.x % RS2GPU_WARP_SIZE, {GROUP} = RS2GPU_THREAD_IDX.x / RS2GPU_WARP_SIZE;",
+     "    for (usize rs2gpu_first = (usize)RS2GPU_BLOCK_IDX.x * RS2GPU_WARP_SIZE; rs2gpu_first < rs2gpu_count_x; "
+     "rs2gpu_first += (usize)RS2GPU_GRID_DIM.x * RS2GPU_WARP_SIZE) {",
+     "        // a lane past the last iteration runs the last one again without writing, to meet the barriers",
+     f"        const bool rs2gpu_writes = rs2gpu_first + {LANE} < rs2gpu_count_x;",
+     f"        const usize rs2gpu_tx = rs2gpu_writes ? rs2gpu_first + {LANE} : rs2gpu_count_x - 1;"))
+
+
 def warps_context(loop: ParallelLoop, plan: WarpPlan, names: LocalNames, sites, hoisted: frozenset, symbol: str,
                   identity) -> tuple[dict | None, str | None]:
-    """The lines of the warps entry point after the preamble, or None and why not: where a split loop would
-    check something on the device, or a check in lane 0's statements would come before one that every lane
-    makes (which may then be recorded first). `identity(b, op)` is the value a lane's share of the combined
-    local `b` starts from."""
+    """The lines of the warps or blocks entry point after the preamble, or None and why not: where a split
+    loop would check something on the device, or a check of the writing thread's statements would come
+    before one that every thread makes (which may then be recorded first). `identity(b, op)` is the value a
+    thread's share of the combined local `b` starts from."""
+    threads = WARPS if plan.strided else BLOCKS
     body = BodyEmitter(names, indent=2, sites=sites, hoisted=hoisted)
-    lane0_checked = False
+    writer_checked = False
     for kind, step in plan.steps:
         before = set(body.used_sites)
         if kind == "all":
             body.statement(step)
         elif kind == "lane0":
-            body.hoist_brace(f"if ({LANE} == 0u) {{")
+            body.hoist_brace(f"if ({threads.writer}) {{")
             body.indent += 1
             body.statement(step)
             body.indent -= 1
             body.hoist_brace("}")
-        elif not _render_split(body, step, names, identity):
+        elif not _render_split(body, step, names, identity, threads):
             return None, f"the loop at {step.loop.span} checks an access or a division on the device"
         checked = body.used_sites != before or _calls_checking_helper(step.loop if kind == "split" else step, sites)
-        if checked and kind != "lane0" and lane0_checked:
-            return None, f"a check before the one at {step.span if kind == 'all' else step.loop.span} is lane 0's"
-        lane0_checked |= checked and kind == "lane0"
-    lines = ["    // One warp per iteration: its lanes split the inner loops and combine what they reduce.",
-             f"    const u32 {LANE} = RS2GPU_THREAD_IDX.x % RS2GPU_WARP_SIZE;",
-             "    for (usize rs2gpu_tx = ((usize)RS2GPU_BLOCK_IDX.x * RS2GPU_BLOCK_DIM.x + RS2GPU_THREAD_IDX.x) "
-             "/ RS2GPU_WARP_SIZE; rs2gpu_tx < rs2gpu_count_x; "
-             "rs2gpu_tx += (usize)RS2GPU_GRID_DIM.x * RS2GPU_BLOCK_DIM.x / RS2GPU_WARP_SIZE) {",
-             f"        {index_declaration(loop.dims[0], 'x', names)}"]
+        if checked and kind != "lane0" and writer_checked:
+            where = step.span if kind == "all" else step.loop.span
+            return None, f"a check before the one at {where} is the writing thread's alone"
+        writer_checked |= checked and kind == "lane0"
+    lines = [*threads.opening, f"        {index_declaration(loop.dims[0], 'x', names)}"]
     if body.used_sites or body.passes_iteration:
         lines.append(f"        {iteration_declaration(1)}")
     lines += body.lines + ["    }"]
@@ -375,12 +409,12 @@ def warps_context(loop: ParallelLoop, plan: WarpPlan, names: LocalNames, sites, 
             "reassociates": plan.reassociates}, None
 
 
-def _render_split(body: BodyEmitter, split: _Split, names: LocalNames, identity) -> bool:
+def _render_split(body: BodyEmitter, split: _Split, names: LocalNames, identity, threads: _Threads) -> bool:
     """Emit one split loop into `body`; False where its body checks something on the device."""
     f = split.loop
     body.locate(f.span)
     var, ty = names.name(f.var), cxx_type(f.var.ty)
-    lanes = {b: ir.Binding(f"{b.name}_lane", b.ty, True, "local", b.span) for b, _ in split.combined}
+    shares = {b: ir.Binding(f"{b.name}_share", b.ty, True, "local", b.span) for b, _ in split.combined}
     first, end = names.fresh(f"{var}_first"), names.fresh(f"{var}_end")
     k, count = names.fresh(f"{var}_k"), names.fresh(f"{var}_count")
     start_text = body.expr(f.start)
@@ -388,17 +422,18 @@ def _render_split(body: BodyEmitter, split: _Split, names: LocalNames, identity)
     body.hoist_brace("{")
     body.indent += 1
     for b, op in split.combined:
-        body.hoist(f"{cxx_type(b.ty)} {names.name(lanes[b])} = {identity(b, op)};  // this lane's share")
-    # lane l runs j = start + l, start + l + W, ...: the lanes of a warp read consecutive elements; unrolled,
-    # each lane has several loads in flight (its additions stay in order)
+        body.hoist(f"{cxx_type(b.ty)} {names.name(shares[b])} = {identity(b, op)};  // this thread's share")
+    # thread t of the iteration's runs j = start + t, start + t + T, ...: a warp's lanes read consecutive
+    # elements (or, in the blocks form, the lanes' iterations do); unrolled, each thread has several loads
+    # in flight (its operations stay in order)
     body.hoist_brace(f"const {ty} {first} = {start_text}, {end} = {end_text};")
     body.hoist_raw((f"#pragma unroll {UNROLL}", None))
-    body.hoist_brace(f"for (u64 {k} = {LANE}, {count} = {first} < {end} ? (u64){end} - (u64){first} : 0ULL; "
-                     f"{k} < {count}; {k} += RS2GPU_WARP_SIZE) {{")
+    body.hoist_brace(f"for (u64 {k} = {threads.share}, {count} = {first} < {end} ? (u64){end} - (u64){first} : 0ULL; "
+                     f"{k} < {count}; {k} += {threads.sharers}) {{")
     body.indent += 1
     body.hoist_brace(f"const {ty} {var} = ({ty})((u64){first} + {k});")
-    renamed = rebuild(f.body, lambda n: ir.Var(lanes[n.binding], n.span)
-                      if isinstance(n, ir.Var) and n.binding in lanes else None)
+    renamed = rebuild(f.body, lambda n: ir.Var(shares[n.binding], n.span)
+                      if isinstance(n, ir.Var) and n.binding in shares else None)
     checked = set(body.used_sites)
     body.block(renamed)
     if body.used_sites != checked or _calls_checking_helper(f.body, body.sites):
@@ -408,7 +443,7 @@ def _render_split(body: BodyEmitter, split: _Split, names: LocalNames, identity)
     body.locate(f.span)
     for b, op in split.combined:
         combine = f"rs2gpu_op_{COMBINING[op]}()"
-        body.hoist(f"{names.name(b)} = {combine}({names.name(b)}, rs2gpu_warp_all({names.name(lanes[b])}, "
+        body.hoist(f"{names.name(b)} = {combine}({names.name(b)}, {threads.combine}({names.name(shares[b])}, "
                    f"{combine}));")
     body.indent -= 1
     body.hoist_brace("}")

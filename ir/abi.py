@@ -296,6 +296,9 @@ class EntryKind(str, enum.Enum):
               a nest's also needs a grid that covers its groups
     WARPS     the other accesses are in bounds: one warp per iteration, its inner loops split over the
               lanes (`warps`), for a loop whose inner loops read a row apart from thread to thread
+    BLOCKS    the other accesses are in bounds and the loop has fewer iterations than the device holds
+              threads: a warp's width of iterations per block, their inner loops split over its warps
+              (`blocks`), for a loop whose inner loops read consecutive elements from thread to thread
     COVERING  the other accesses are in bounds and a grid covers the loop (`grid`)
     GENERAL   every access the loop makes only under a condition is in bounds (always, without CHECKED)
     CHECKED   always: the loop checking those conditional accesses on the device too
@@ -307,6 +310,7 @@ class EntryKind(str, enum.Enum):
     L2_ADDS = "l2_adds"
     VECTOR = "vector"
     WARPS = "warps"
+    BLOCKS = "blocks"
     COVERING = "covering"
     GENERAL = "general"
     CHECKED = "checked"
@@ -349,6 +353,16 @@ class WarpLanes:
     Rust's: what it computes from them is within the bound of a reassociated float reduction."""
 
     lanes: int
+    reassociates: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BlockLanes:
+    """A warp's width of iterations per block, one per lane, the block's warps splitting each one's inner
+    loops: the host launches `threads` threads per iteration (on a wider warp, more iterations share a
+    block). `reassociates` as `WarpLanes`'."""
+
+    threads: int
     reassociates: bool
 
 
@@ -401,6 +415,7 @@ class EntryPoint:
     l2_adds: L2Footprint | None = None
     proof: ListProof | None = None
     warps: WarpLanes | None = None
+    blocks: BlockLanes | None = None
 
 
 # ------------------------------------------------------------------ launches and kernels

@@ -159,6 +159,8 @@ ENTRY_KINDS = {
     EntryKind.VECTOR: "{vector.width} iterations per thread with 16-byte accesses; runs where the slices' first lanes "
                       "are aligned",
     EntryKind.WARPS: "one warp per iteration, its inner loops split over the lanes; runs on any grid",
+    EntryKind.BLOCKS: "a warp's width of iterations per block, their inner loops split over its warps; runs where "
+                      "the loop has fewer iterations than the GPU holds threads",
     EntryKind.COVERING: "one thread per iteration; runs where a grid covers the nest",
     EntryKind.GENERAL: "each thread strides over the iterations; runs otherwise",
     EntryKind.CHECKED: "the same loop checking its conditional accesses on the device; runs otherwise",
@@ -177,7 +179,7 @@ def _describe_entry(e: EntryPoint, launch: Launch) -> str:
             text = text.replace("runs otherwise", f"runs where {found}")
         elif e.kind == EntryKind.WARPS:
             text = text.replace("runs on any grid", f"runs where {found}")
-        elif e.kind in (EntryKind.PROVEN, EntryKind.L2_ADDS, EntryKind.VECTOR, EntryKind.COVERING):
+        elif e.kind in (EntryKind.PROVEN, EntryKind.L2_ADDS, EntryKind.VECTOR, EntryKind.BLOCKS, EntryKind.COVERING):
             text = text.replace("; runs where ", f"; runs where {found} and ")
     grid = e.grid
     if grid is not None:

@@ -7,24 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from rs2gpu.ir.abi import EntryKind, WarpLanes
+from rs2gpu.ir.abi import BlockLanes, EntryKind, WarpLanes
 
 from tests.support.generated_code import ptx_entries, translate_source
 
 SOURCE = (Path(__file__).parents[1] / "runtime" / "data" / "warps.rs").read_text() + """
-// Each thread reads a column, consecutive threads consecutive elements: one thread per column stays.
-#[kernel]
-pub fn column_sum(a: &[f32], out: &mut [f32], rows: usize) {
-    let cols = out.len();
-    for i in 0..cols {
-        let mut s = 0.0f32;
-        for j in 0..rows {
-            s += a[j * cols + i];
-        }
-        out[i] = s;
-    }
-}
-
 // Reads through an index list inside the inner loop are checked on the device: one thread per row stays.
 #[kernel]
 pub fn gathered_row_sum(a: &[f32], idx: &[usize], out: &mut [f32], cols: usize) {
@@ -147,7 +134,6 @@ def test_inspect_says_what_each_inner_loop_of_softmax_combines_and_writes(transl
 
 
 @pytest.mark.parametrize("kernel, reason", [
-    ("column_sum", "its reads are coalesced across the threads of a warp already"),
     ("gathered_row_sum", "checks an access or a division on the device"),
     ("picked_rows", "checks an access or a division on the device"),
     ("every_other", "is not at `j + c` of the loop variable `j`"),
@@ -155,13 +141,23 @@ def test_inspect_says_what_each_inner_loop_of_softmax_combines_and_writes(transl
     ("stop_at_negative", "the `break` at"),
     ("prefix", "`last` is assigned"),
     ("divide_then_read", "a check before the one at"),
-], ids=["coalesced already", "device checks", "a helper's checks", "a stride of 2", "a while loop", "a break", "a running value",
+], ids=["device checks", "a helper's checks", "a stride of 2", "a while loop", "a break", "a running value",
         "lane 0 checks first"])
 def test_a_loop_without_a_warps_form_says_why(translation, kernel, reason) -> None:
     found = launch(translation, kernel)
     assert EntryKind.WARPS not in [e.kind for e in found.entry_points]
     assert found.inner_loops and all(not inner.split and inner.detail.startswith("sequential in each thread: ")
                                      and reason in inner.detail for inner in found.inner_loops)
+
+
+@pytest.mark.parametrize("kernel, reassociates", [("column_sum", True), ("column_stats", False)])
+def test_a_loop_whose_inner_loops_read_columns_gets_a_blocks_entry_point_first(translation, kernel,
+                                                                              reassociates) -> None:
+    found = launch(translation, kernel)
+    assert found.entry_points[0].kind == EntryKind.BLOCKS
+    assert found.entry_points[0].blocks == BlockLanes(8, reassociates)  # 8 warps of 32 share 32 columns
+    assert found.inner_loops[0].detail.startswith("split over the warps of a block, where the loop has fewer "
+                                                  "iterations than the GPU has threads: combines `s` (+)")
 
 
 def test_the_lanes_combine_with_butterfly_shuffles(translation) -> None:

@@ -1,8 +1,9 @@
-"""The warps entry point (`emit.warps`): one warp per row, its lanes splitting the inner loops, computes what
-rustc's build of the same kernels computes (tests/runtime/data/warps.rs): integer sums, bitwise operations,
-min and max bit for bit; float sums within the bound of every reassociated float reduction, n·ε·Σ|aᵢ| over
-the n terms (the value before the loop one of them); and it raises the panic Rust raises first. Rows
-shorter than a warp, longer and not a multiple of it, no rows and empty rows.
+"""The warps entry point (`emit.warps`): one warp per row, its lanes splitting the inner loops, and the blocks
+entry point, a warp's width of columns per block, its warps splitting the inner loops, compute what rustc's
+build of the same kernels computes (tests/runtime/data/warps.rs): integer sums, bitwise operations, min and
+max bit for bit; float sums within the bound of every reassociated float reduction, n·ε·Σ|aᵢ| over the n
+terms (the value before the loop one of them); and they raise the panic Rust raises first. Rows shorter
+than a warp, longer and not a multiple of it, no rows and empty rows.
 
 Tests that take `device` run on the emulated device (the generated CUDA compiled by g++, each block's
 threads real threads meeting at the warp shuffles) and, under `-m gpu`, on the GPU."""
@@ -170,3 +171,30 @@ def test_a_lookup_past_the_table_after_the_inner_loop_panics_in_the_first_row_th
     first = min(past)
     assert raised.message.endswith(f"but the index is {int(a[first * cols:(first + 1) * cols].sum())}")
     assert np.all(out == 3.0)
+
+
+def ran_blocks(device, kernel, name: str, cols: int) -> bool:
+    """Whether the call ran the blocks entry point where the columns are fewer than the device holds
+    threads, and one thread per column elsewhere."""
+    expected = "_blocks" if 0 < cols < device.grid_threads() else "_covering" if cols else ""
+    return kernel.last_variants == [f"rs2gpu_{name}_0{expected}"]
+
+
+@pytest.mark.parametrize("rows, cols", [(9, 7), (45, 37), (0, 5), (3, 0), (20, None)],
+                         ids=["few columns", "columns of 45", "empty columns", "no columns", "enough columns"])
+def test_column_sums_and_maxima_are_rusts(device, rust, kernels, rows, cols) -> None:
+    cols = device.grid_threads() if cols is None else cols  # as many as the device holds threads
+    a = integers(np.int32, rows * cols, rows)
+    want = [np.zeros(cols, np.int32) for _ in range(2)]
+    got = [device.to_device(np.zeros(cols, np.int32)) for _ in range(2)]
+    rust.column_stats(a, *want, rows)
+    kernels.column_stats(device.to_device(a), *got, rows)
+    assert ran_blocks(device, kernels.column_stats, "column_stats", cols)
+    assert [device.to_host(g).tobytes() for g in got] == [w.tobytes() for w in want]
+    floats = np.random.default_rng(rows).uniform(-1, 1, rows * cols).astype(np.float32)
+    sums, got_sums = np.zeros(cols, np.float32), device.to_device(np.zeros(cols, np.float32))
+    rust.column_sum(floats, sums, rows)
+    kernels.column_sum(device.to_device(floats), got_sums, rows)
+    assert ran_blocks(device, kernels.column_sum, "column_sum", cols)
+    terms = np.vstack([np.zeros((1, cols), np.float32), floats.reshape(rows, cols)]).T
+    assert np.all(np.abs(device.to_host(got_sums).astype(np.float64) - sums) <= reassociated_sum_bound(terms))

@@ -459,6 +459,9 @@ pub(super) enum EntryKind {
     /// One warp per iteration, its inner loops split over the warp's lanes: where those accesses are in
     /// bounds, on any grid.
     Warps,
+    /// A warp's width of iterations per block, their inner loops split over its warps: where those accesses
+    /// are in bounds and the loop has fewer iterations than the device holds threads, on any grid.
+    Blocks,
     /// One thread per iteration: where those accesses are in bounds and a grid covers the loop nest.
     Covering,
     /// Each thread strides over the iterations: where those accesses are in bounds, or always when the
@@ -479,8 +482,8 @@ pub(super) struct Entry {
     pub(super) lanes: Option<Lanes>,
     /// An `L2Adds` entry point's bytes of slice elements one iteration touches.
     pub(super) bytes_per_iteration: u64,
-    /// A `Warps` entry point's threads per iteration (a wider warp strides over more iterations).
-    pub(super) warp_lanes: u64,
+    /// A `Warps` or `Blocks` entry point's threads per iteration (0 for the others).
+    pub(super) threads_per_iteration: u64,
 }
 
 pub(super) struct Grid {
@@ -892,8 +895,10 @@ impl KernelArgs<'_, '_> {
         let max_blocks = (launch.reductions > 0).then_some(kernel.max_blocks);
         let in_bounds = self.conditional_in_bounds || launch.last_resort().kind != EntryKind::Checked;
         let l2_bytes = self.call.gpu.inner.device.l2_bytes;
-        let chosen = choose_entry(launch.entries, counts, in_bounds, l2_bytes, |lanes| self.gathered.vector_fits(lanes),
-                                  max_blocks);
+        // a full wave of reduction blocks is every thread the device holds
+        let resident_threads = kernel.max_blocks * u64::from(BLOCK_SIZE);
+        let chosen = choose_entry(launch.entries, counts, in_bounds, l2_bytes, resident_threads,
+                                  |lanes| self.gathered.vector_fits(lanes), max_blocks);
         let Some((index, (grid, block))) = chosen else {
             return Err(Error::Abi(format!("no entry point of {} runs on the counts {counts:?}",
                                           launch.last_resort().symbol)));
@@ -1190,14 +1195,16 @@ fn launch_geometry(counts: &[u64], max_blocks: Option<u64>) -> Geometry {
 
 /// The entry point a launch of `counts` runs, by its index in `entries`, and its grid and block: the first
 /// whose condition holds (see `EntryKind`; `in_bounds`: every access the loop makes under a condition stays
-/// in bounds, or no entry point checks them; `l2_bytes`: what of a loop's data the L2 takes; `aligned`:
-/// whether a vector entry point's lanes are aligned) and, where it needs a grid that covers the loop, has one.
-fn choose_entry(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u64, aligned: impl Fn(&Lanes) -> bool,
-                max_blocks: Option<u64>) -> Option<(usize, Geometry)> {
+/// in bounds, or no entry point checks them; `l2_bytes`: what of a loop's data the L2 takes;
+/// `resident_threads`: the threads the device holds at once; `aligned`: whether a vector entry point's lanes
+/// are aligned) and, where it needs a grid that covers the loop, has one.
+fn choose_entry(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u64, resident_threads: u64,
+                aligned: impl Fn(&Lanes) -> bool, max_blocks: Option<u64>) -> Option<(usize, Geometry)> {
     entries.iter().enumerate().find_map(|(index, entry)| {
         let runs = match entry.kind {
             EntryKind::Checked => true,
             EntryKind::General | EntryKind::Warps | EntryKind::Covering => in_bounds,
+            EntryKind::Blocks => in_bounds && counts[0] < resident_threads,
             EntryKind::Vector => in_bounds && entry.lanes.as_ref().is_some_and(&aligned),
             EntryKind::L2Adds => in_bounds && counts.first().and_then(|&c| c.checked_mul(entry.bytes_per_iteration))
                 .is_some_and(|touched| touched <= l2_bytes),
@@ -1212,8 +1219,8 @@ fn choose_entry(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u6
 /// Grid and block of an entry point for `counts`: a grid-stride loop's (over groups of iterations for a
 /// vector entry point of a single loop), or one that covers the counts, None where no grid does.
 fn entry_geometry(entry: &Entry, counts: &[u64], max_blocks: Option<u64>) -> Option<Geometry> {
-    if entry.kind == EntryKind::Warps {  // a single loop: one warp per iteration, striding over the rest
-        return Some(launch_geometry(&[counts[0].saturating_mul(entry.warp_lanes)], None));
+    if entry.threads_per_iteration > 0 {  // a single loop's warps or blocks, striding over the rest
+        return Some(launch_geometry(&[counts[0].saturating_mul(entry.threads_per_iteration)], None));
     }
     match (&entry.lanes, &entry.grid) {
         (Some(lanes), grid) => {

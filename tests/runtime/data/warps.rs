@@ -1,5 +1,6 @@
 // Loops whose iterations run inner loops over a row: the warps entry point runs one warp per row, its
-// lanes splitting the inner loops (tests/runtime/test_warps.py).
+// lanes splitting the inner loops; over a column: the blocks entry point runs a warp's width of columns
+// per block, its warps splitting the inner loops (tests/runtime/test_warps.py).
 use rs2gpu::kernel;
 
 #[kernel]
@@ -140,5 +141,34 @@ pub fn row_lookup(a: &[u32], table: &[f32], out: &mut [f32], cols: usize) {
             s += a[i * cols + j];
         }
         out[i] = table[s as usize];
+    }
+}
+
+// Consecutive threads read consecutive elements: one thread per column, or, where the columns are fewer
+// than the device holds threads, the warps of a block splitting each column's rows.
+#[kernel]
+pub fn column_sum(a: &[f32], out: &mut [f32], rows: usize) {
+    let cols = out.len();
+    for i in 0..cols {
+        let mut s = 0.0f32;
+        for j in 0..rows {
+            s += a[j * cols + i];
+        }
+        out[i] = s;
+    }
+}
+
+#[kernel]
+pub fn column_stats(a: &[i32], sums: &mut [i32], highs: &mut [i32], rows: usize) {
+    let cols = sums.len();
+    for i in 0..cols {
+        let mut s = 0i32;
+        let mut m = i32::MIN;
+        for j in 0..rows {
+            s += a[j * cols + i];
+            m = m.max(a[j * cols + i]);
+        }
+        sums[i] = s;
+        highs[i] = m;
     }
 }
