@@ -1,5 +1,5 @@
-"""The warps entry point of a loop whose iterations run inner loops: one warp per iteration, each inner loop
-split over the warp's lanes.
+"""The warps and blocks entry points of a loop whose iterations run inner loops: several threads per
+iteration, each inner loop split over them.
 
     for i in 0..rows {                                  // one warp per i
         let mut s = 0.0f32;                             // in every lane: pure `let`s and assignments of locals
@@ -8,26 +8,35 @@ split over the warp's lanes.
     }
 
 One thread per iteration reads `a[i * cols + j]` with the stride of a whole row between the threads of a
-warp, and a loop of few iterations leaves most of the GPU idle. Here the lanes of a warp read consecutive
-elements of one row, and the launch has a warp for each iteration. An inner loop whose body only declares
-`let`s, combines locals declared before it (`s += e`, `*=`, `&=`, `|=`, `^=`, `m = m.max(e)`, `.min(e)`),
-and writes slice elements at an index `j + c` (softmax's last pass, `out[i * n + j] = ...`), is split: each
-lane combines its share of the iterations from the operation's identity, then the warp combines the lanes'
-values with shuffles into every lane (`rs2gpu_warp_all`), and the variable takes its value before the loop
-combined with that. Every lane then holds the same values of the iteration's locals, so the statements
-after the loop compute the same in every lane, and a write outside the inner loops is lane 0's alone.
+warp, and a loop of few iterations leaves most of the GPU idle. The warps entry point gives each iteration
+a warp, whose lanes read consecutive elements of its row. An inner loop whose body only declares `let`s,
+combines locals declared before it (`s += e`, `*=`, `&=`, `|=`, `^=`, `m = m.max(e)`, `.min(e)`, under
+`if`s, with `continue`), and writes slice elements at an index `j + c` (softmax's last pass,
+`out[i * n + j] = ...`), is split: each lane combines its share of the iterations from the operation's
+identity, then the warp combines the lanes' values with shuffles into every lane (`rs2gpu_warp_all`), and
+the variable takes its value before the loop combined with that. Every lane then holds the same values of
+the iteration's locals, so the statements after the loop compute the same in every lane, and a write
+outside the inner loops is lane 0's alone.
 
-The results are the sequential loop's, bit for bit, except float sums and products, which the lanes
+Where the inner loops already read consecutive elements from one iteration to the next (a column sum,
+`a[j * cols + i]`), a warp per iteration would scatter its lanes' reads over the rows; one thread per
+iteration is coalesced, but a loop of fewer iterations than the GPU holds threads leaves it partly idle.
+The blocks entry point gives a block a warp's width of iterations, one per lane, and splits each one's
+inner loops over the block's warps instead: the lanes of each warp still read consecutive elements, the
+warps' shares are combined through shared memory (`rs2gpu_lane_all`), and warp 0 writes. The host runs it
+only where the loop has fewer iterations than the device holds threads.
+
+The results are the sequential loop's, bit for bit, except float sums and products, which the threads
 reassociate: the rule of every float reduction (docs/kernels.md states the bound). Integer operations wrap
 and commute; min and max pick the same element in any order. An element one inner loop writes is read and
-written again only by the same lane (the same index in the same position of loops with the same start), and
-a slice written outside the inner loops is touched only there, by lane 0.
+written again only by the same thread (the same index in the same position of loops with the same start),
+and a slice written outside the inner loops is touched only there, by the writing thread.
 
 Rust's panics keep their order: the inner loops split here make no check on the device (the host checked
-their accesses before the launch), and a check in lane 0's statements comes after every check the other
-lanes make in the iteration, so the first failure of an iteration in Rust's order is the one it records.
-The host runs this entry point where the covering one could run (every conditional access in bounds), on
-a grid of `lanes` threads per iteration; a wider warp strides over more iterations.
+their accesses before the launch), and a check of the writing thread's statements comes after every check
+the other threads make in the iteration, so the first failure of an iteration in Rust's order is the one
+it records. The host runs these entry points where the covering one could run (every conditional access
+in bounds), on grids of `lanes` (`threads`) threads per iteration, striding over the rest.
 """
 from __future__ import annotations
 
