@@ -7,10 +7,10 @@ not keep NaN payloads), and the same return values — except where the arithmet
     whose float outputs are compared within a relative 1e-13 (f64) / 1e-5 (f32): a few ulps, amplified
     by the arithmetic around the call;
   * float reductions with `+` or `*`, whose order differs: within n·ε·Σ|aᵢ| of the first input;
-  * arrays a loop writes after inner loops whose float sums or products a warp's lanes reassociate (the
-    warps entry point, `WarpLanes.reassociates`): within N·ε·S·max(1, M) of rustc's element, N, S and M
-    the count, the summed magnitude and the largest magnitude of the kernel's float inputs, a bound of
-    n·ε·Σ|aᵢ| for sums whose terms are inputs or products of two.
+  * arrays a loop writes after inner loops whose float sums or products the threads of a warp or a block
+    reassociate (the warps and blocks entry points, `reassociates`): within N·ε·S·max(1, M) of rustc's
+    element, N, S and M the count, the summed magnitude and the largest magnitude of the kernel's float
+    inputs, a bound of n·ε·Σ|aᵢ| for sums whose terms are inputs or products of two.
 When the Rust code panics, the device must raise KernelPanic with the same message and leave the host
 arrays as they were.
 """
@@ -136,10 +136,10 @@ def assert_arrays_agree(entry: KernelABI, source: str, got: list, want: list) ->
 
 
 def reassociation_bound(entry: KernelABI, args: list) -> float | None:
-    """N·ε·S·max(1, M) over the kernel's float inputs (see the module's docstring), where a warps entry point
-    reassociates a float sum or product; else None."""
-    if not any(e.warps is not None and e.warps.reassociates for launch in entry.launches
-               for e in launch.entry_points):
+    """N·ε·S·max(1, M) over the kernel's float inputs (see the module's docstring), where a warps or blocks
+    entry point reassociates a float sum or product; else None."""
+    if not any(shared is not None and shared.reassociates for launch in entry.launches
+               for e in launch.entry_points for shared in (e.warps, e.blocks)):
         return None
     inputs = [a for p, a in zip(entry.params, args) if isinstance(a, np.ndarray) and not p.mutable
               and a.dtype.kind == "f" and not a.dtype.fields]
