@@ -13,10 +13,9 @@ from rs2gpu.emit.kernels import (arrays_by_value, element_seed, launch_axes, par
 from rs2gpu.emit.privatize import capacity, private_scatter
 from rs2gpu.emit.vector import VECTOR_BYTES
 from rs2gpu.emit.verify import read_windows
-from rs2gpu.emit.warps import LANES
 from rs2gpu.ir import abi
 from rs2gpu.ir import plan as checked
-from rs2gpu.ir.abi import BLOCK_SIZE, EntryKind
+from rs2gpu.ir.abi import EntryKind
 from rs2gpu.ir.plan import KernelPlan, ParallelLoop, is_host_evaluable
 from rs2gpu.ir.types import ArrayType, PrimType, RefType, SliceType, StructType, Type, align_of, size_of
 
@@ -93,10 +92,8 @@ def _entry_point(entry: dict, loop: ParallelLoop, consts) -> abi.EntryPoint:
             fields["grid"] = abi.CoveringGrid(None, COVERING_LIMIT)
     if kind == EntryKind.L2_ADDS:
         fields["l2_adds"] = abi.L2Footprint(entry["plan"].bytes_per_iteration)
-    if kind == EntryKind.WARPS:
-        fields["warps"] = abi.WarpLanes(LANES, entry["reassociates"])
-    if kind == EntryKind.BLOCKS:
-        fields["blocks"] = abi.BlockLanes(BLOCK_SIZE // LANES, entry["reassociates"])
+    if "split" in entry:
+        fields["split"] = abi.SplitIterations(**entry["split"])
     if kind == EntryKind.PRIVATE:
         scatter = private_scatter(loop)
         fields["private"] = abi.PrivateCopy(scatter.param.name, capacity(scatter))

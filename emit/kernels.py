@@ -21,7 +21,7 @@ from rs2gpu.emit.l2_adds import l2_adds_plan
 from rs2gpu.emit.vector import (VectorPlan, head_end, nest_vector_lines, tail_start, vector_lines,
                                vector_plan)
 from rs2gpu.emit.verify import check_lists_in_loop, verify_context
-from rs2gpu.emit.warps import warp_plan, warps_context
+from rs2gpu.emit.warps import split_context, split_kinds, warp_plan
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.abi import BLOCK_SIZE, EntryKind
 from rs2gpu.ir.plan import HostLoop, KernelPlan, ParallelLoop, Reduction, Scatter
@@ -368,22 +368,23 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
                                     uniform_values(plan), fast, BLOCK_SIZE)
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
         covering["lengths_read"] = names.lengths_read
-    warps, warps_kind = None, None
+    splits: list[tuple[EntryKind, dict]] = []
     shape, inner_loops = warp_plan(loop)
-    if shape is not None:
+    for kind in split_kinds(shape) if shape is not None else ():
         names = parameter_names(plan.function, reserved)
         _preamble(plan, loop, names, sites)  # the same names as the variants', given out in the same order
-        warps_kind = EntryKind.WARPS if shape.strided else EntryKind.BLOCKS
-        warps, why = warps_context(loop, shape, names, sites, fast, f"{name}_{warps_kind.value}",
+        split, why = split_context(loop, shape, kind, names, sites, fast, f"{name}_{kind.value}",
                                    lambda b, op: identity(Reduction(b, op, loop.span)))
-        if warps is None:
+        if split is None:
             inner_loops = tuple(dataclasses.replace(note, split=False, detail=f"sequential in each thread: {why}")
                                 for note in inner_loops)
-        else:
-            warps["lengths_read"] = names.lengths_read
+            splits = []
+            break
+        split["lengths_read"] = names.lengths_read
+        splits.append((kind, split))
     # the entry points share one argument buffer: it holds the lengths that any of them reads
-    read = set().union(*(c["lengths_read"] for c in [*variants, private, proven, covering, warps, vector, l2_adds,
-                                                      verify] if c is not None))
+    read = set().union(*(c["lengths_read"] for c in [*variants, private, proven, covering, vector, l2_adds, verify,
+                                                      *(split for _, split in splits)] if c is not None))
     for c in [*variants, private, vector, l2_adds, verify]:
         if c is not None:
             c["params"] = passed_parameters(c["params"], read)
@@ -394,7 +395,7 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
     for kind, context in ((EntryKind.PRIVATE, private), (EntryKind.VECTOR, vector), (EntryKind.L2_ADDS, l2_adds)):
         if context is not None:
             entries.append(entry_context(kind, context))
-    for kind, shaped in ((EntryKind.COVERING, covering), (EntryKind.PROVEN, proven), (warps_kind, warps)):
+    for kind, shaped in ((EntryKind.COVERING, covering), (EntryKind.PROVEN, proven), *splits):
         if shaped is not None:  # the first variant's arguments and preamble, on a grid that covers the loop
             entries.append(entry_context(kind, shaped, params=general["params"], guard=general["guard"],
                                          preamble=general["preamble"], body=shaped["lines"]))

@@ -48,7 +48,7 @@ from rs2gpu.emit.cxx_types import cxx_type
 from rs2gpu.emit.dialect import DIALECTS
 from rs2gpu.emit.names import LocalNames
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.abi import BLOCK_SIZE
+from rs2gpu.ir.abi import BLOCK_SIZE, EntryKind
 from rs2gpu.ir.plan import ParallelLoop
 from rs2gpu.ir.types import PrimType, RefType, SliceType
 from rs2gpu.ir.walk import rebuild, same_value, walk
@@ -112,12 +112,11 @@ def warp_plan(loop: ParallelLoop) -> tuple[WarpPlan | None, tuple[InnerLoopNote,
 
 
 def _describe(split: _Split, strided: bool) -> str:
-    """What the warps (`strided`) or the blocks entry point does with a split loop."""
-    how, threads = ("with shuffles", "lanes") if strided else ("through shared memory", "warps")
-    parts = [f"combines `{b.name}` ({op}) across the {threads} {how}" for b, op in split.combined]
-    parts += [f"writes `{name}` spread over the {threads}" for name in split.writes]
-    where = "the lanes of a warp" if strided else ("the warps of a block, where the loop has fewer iterations "
-                                                  "than the GPU has threads")
+    """What the blocks and warps (`strided`) or the columns entry point do with a split loop."""
+    parts = [f"combines `{b.name}` ({op})" for b, op in split.combined]
+    parts += [f"writes `{name}` spread over them" for name in split.writes]
+    where = ("a warp's lanes, or a block's threads where a warp per iteration would leave the GPU partly idle"
+             if strided else "the warps of a block, where the loop has fewer iterations than the GPU has threads")
     return f"split over {where}: " + ", ".join(parts)
 
 
@@ -353,44 +352,63 @@ def _mentions_count(e, b: ir.Binding) -> int:
 class _Threads:
     """How the threads of an entry point share an iteration: `share` is a thread's place among them (C++),
     `sharers` their number, `combine` the prelude's function that gives every one of them the combination
-    of their shares, `writer` the condition of the one that runs the writes outside the split loops."""
+    of their shares, `writer` the condition of the one that runs the writes outside the split loops; the
+    host launches `threads` threads per iteration where the count times `fill` is below the threads the
+    device holds (`ir.abi.SplitIterations`)."""
 
     share: str
     sharers: str
     combine: str
     writer: str
     opening: tuple[str, ...]  # the loop over iterations, down to `rs2gpu_tx`
+    threads: int
+    fill: int
 
 
-WARPS = _Threads(
-    LANE, "RS2GPU_WARP_SIZE", "rs2gpu_warp_all", f"{LANE} == 0u",
-    ("    // One warp per iteration: its lanes split the inner loops and combine what they reduce.",
-     f"    const u32 {LANE} = RS2GPU_THREAD_IDX.x % RS2GPU_WARP_SIZE;",
-     "    for (usize rs2gpu_tx = ((usize)RS2GPU_BLOCK_IDX.x * RS2GPU_BLOCK_DIM.x + RS2GPU_THREAD_IDX.x) "
-     "/ RS2GPU_WARP_SIZE; rs2gpu_tx < rs2gpu_count_x; "
-     "rs2gpu_tx += (usize)RS2GPU_GRID_DIM.x * RS2GPU_BLOCK_DIM.x / RS2GPU_WARP_SIZE) {"))
-
+THREAD = "rs2gpu_thread"
 GROUP = "rs2gpu_group"
-BLOCKS = _Threads(
-    GROUP, f"({BLOCK_SIZE}u / RS2GPU_WARP_SIZE)", f"rs2gpu_lane_all<{BLOCK_SIZE}>",
-    f"rs2gpu_writes && {GROUP} == 0u",
-    ("    // A warp's width of iterations per block, one per lane: the block's warps split each iteration's",
-     "    // inner loops and combine what they reduce through shared memory.",
-     f"    const u32 {LANE} = RS2GPU_THREAD_IDX.x % RS2GPU_WARP_SIZE, {GROUP} = RS2GPU_THREAD_IDX.x / RS2GPU_WARP_SIZE;",
-     "    for (usize rs2gpu_first = (usize)RS2GPU_BLOCK_IDX.x * RS2GPU_WARP_SIZE; rs2gpu_first < rs2gpu_count_x; "
-     "rs2gpu_first += (usize)RS2GPU_GRID_DIM.x * RS2GPU_WARP_SIZE) {",
-     "        // a lane past the last iteration runs the last one again without writing, to meet the barriers",
-     f"        const bool rs2gpu_writes = rs2gpu_first + {LANE} < rs2gpu_count_x;",
-     f"        const usize rs2gpu_tx = rs2gpu_writes ? rs2gpu_first + {LANE} : rs2gpu_count_x - 1;"))
+FORMS = {
+    EntryKind.BLOCKS: _Threads(
+        THREAD, f"{BLOCK_SIZE}u", f"rs2gpu_block_all<{BLOCK_SIZE}>", f"{THREAD} == 0u",
+        ("    // One block per iteration: its threads split the inner loops and combine what they reduce.",
+         f"    const u32 {THREAD} = RS2GPU_THREAD_IDX.x;",
+         "    for (usize rs2gpu_tx = RS2GPU_BLOCK_IDX.x; rs2gpu_tx < rs2gpu_count_x; rs2gpu_tx += RS2GPU_GRID_DIM.x) {"),
+        BLOCK_SIZE, LANES),
+    EntryKind.WARPS: _Threads(
+        LANE, "RS2GPU_WARP_SIZE", "rs2gpu_warp_all", f"{LANE} == 0u",
+        ("    // One warp per iteration: its lanes split the inner loops and combine what they reduce.",
+         f"    const u32 {LANE} = RS2GPU_THREAD_IDX.x % RS2GPU_WARP_SIZE;",
+         "    for (usize rs2gpu_tx = ((usize)RS2GPU_BLOCK_IDX.x * RS2GPU_BLOCK_DIM.x + RS2GPU_THREAD_IDX.x) "
+         "/ RS2GPU_WARP_SIZE; rs2gpu_tx < rs2gpu_count_x; "
+         "rs2gpu_tx += (usize)RS2GPU_GRID_DIM.x * RS2GPU_BLOCK_DIM.x / RS2GPU_WARP_SIZE) {"),
+        LANES, 0),
+    EntryKind.COLUMNS: _Threads(
+        GROUP, f"({BLOCK_SIZE}u / RS2GPU_WARP_SIZE)", f"rs2gpu_lane_all<{BLOCK_SIZE}>",
+        f"rs2gpu_writes && {GROUP} == 0u",
+        ("    // A warp's width of iterations per block, one per lane: the block's warps split each iteration's",
+         "    // inner loops and combine what they reduce through shared memory.",
+         f"    const u32 {LANE} = RS2GPU_THREAD_IDX.x % RS2GPU_WARP_SIZE, {GROUP} = RS2GPU_THREAD_IDX.x / RS2GPU_WARP_SIZE;",
+         "    for (usize rs2gpu_first = (usize)RS2GPU_BLOCK_IDX.x * RS2GPU_WARP_SIZE; rs2gpu_first < rs2gpu_count_x; "
+         "rs2gpu_first += (usize)RS2GPU_GRID_DIM.x * RS2GPU_WARP_SIZE) {",
+         "        // a lane past the last iteration runs the last one again without writing, to meet the barriers",
+         f"        const bool rs2gpu_writes = rs2gpu_first + {LANE} < rs2gpu_count_x;",
+         f"        const usize rs2gpu_tx = rs2gpu_writes ? rs2gpu_first + {LANE} : rs2gpu_count_x - 1;"),
+        BLOCK_SIZE // LANES, 1),
+}
 
 
-def warps_context(loop: ParallelLoop, plan: WarpPlan, names: LocalNames, sites, hoisted: frozenset, symbol: str,
-                  identity) -> tuple[dict | None, str | None]:
-    """The lines of the warps or blocks entry point after the preamble, or None and why not: where a split
+def split_kinds(plan: WarpPlan) -> tuple[EntryKind, ...]:
+    """The entry points of a loop of `plan`'s form, in the order the host tries them."""
+    return (EntryKind.BLOCKS, EntryKind.WARPS) if plan.strided else (EntryKind.COLUMNS,)
+
+
+def split_context(loop: ParallelLoop, plan: WarpPlan, kind: EntryKind, names: LocalNames, sites,
+                  hoisted: frozenset, symbol: str, identity) -> tuple[dict | None, str | None]:
+    """The lines of the `kind` entry point (`FORMS`) after the preamble, or None and why not: where a split
     loop would check something on the device, or a check of the writing thread's statements would come
     before one that every thread makes (which may then be recorded first). `identity(b, op)` is the value a
     thread's share of the combined local `b` starts from."""
-    threads = WARPS if plan.strided else BLOCKS
+    threads = FORMS[kind]
     body = BodyEmitter(names, indent=2, sites=sites, hoisted=hoisted)
     writer_checked = False
     for kind, step in plan.steps:
@@ -415,7 +433,7 @@ def warps_context(loop: ParallelLoop, plan: WarpPlan, names: LocalNames, sites, 
         lines.append(f"        {iteration_declaration(1)}")
     lines += body.lines + ["    }"]
     return {"symbol": symbol, "lines": lines, "checks": sorted(body.used_sites),
-            "reassociates": plan.reassociates}, None
+            "split": {"threads": threads.threads, "fill": threads.fill, "reassociates": plan.reassociates}}, None
 
 
 def _render_split(body: BodyEmitter, split: _Split, names: LocalNames, identity, threads: _Threads) -> bool:
@@ -433,7 +451,7 @@ def _render_split(body: BodyEmitter, split: _Split, names: LocalNames, identity,
     for b, op in split.combined:
         body.hoist(f"{cxx_type(b.ty)} {names.name(shares[b])} = {identity(b, op)};  // this thread's share")
     # thread t of the iteration's runs j = start + t, start + t + T, ...: a warp's lanes read consecutive
-    # elements (or, in the blocks form, the lanes' iterations do); unrolled, each thread has several loads
+    # elements (or, in the columns form, the lanes' iterations do); unrolled, each thread has several loads
     # in flight (its operations stay in order)
     body.hoist_brace(f"const {ty} {first} = {start_text}, {end} = {end_text};")
     body.hoist_raw((f"#pragma unroll {UNROLL}", None))

@@ -294,11 +294,13 @@ class EntryKind(str, enum.Enum):
     L2_ADDS   the other accesses are in bounds and the loop's data fit in the L2 (`l2_adds`)
     VECTOR    the other accesses are in bounds and each slice's first group of lanes is aligned (`vector`);
               a nest's also needs a grid that covers its groups
-    WARPS     the other accesses are in bounds: one warp per iteration, its inner loops split over the
-              lanes (`warps`), for a loop whose inner loops read a row apart from thread to thread
-    BLOCKS    the other accesses are in bounds and the loop has fewer iterations than the device holds
-              threads: a warp's width of iterations per block, their inner loops split over its warps
-              (`blocks`), for a loop whose inner loops read consecutive elements from thread to thread
+    BLOCKS    the other accesses are in bounds and a warp per iteration would leave the device partly idle
+              (`split`): one block per iteration, its inner loops split over its threads
+    WARPS     the other accesses are in bounds (`split`): one warp per iteration, its inner loops split
+              over the lanes, for a loop whose inner loops read a row apart from thread to thread
+    COLUMNS   the other accesses are in bounds and the loop has fewer iterations than the device holds
+              threads (`split`): a warp's width of iterations per block, their inner loops split over its
+              warps, for a loop whose inner loops read consecutive elements from thread to thread
     COVERING  the other accesses are in bounds and a grid covers the loop (`grid`)
     GENERAL   every access the loop makes only under a condition is in bounds (always, without CHECKED)
     CHECKED   always: the loop checking those conditional accesses on the device too
@@ -309,8 +311,9 @@ class EntryKind(str, enum.Enum):
     PROVEN = "proven"
     L2_ADDS = "l2_adds"
     VECTOR = "vector"
-    WARPS = "warps"
     BLOCKS = "blocks"
+    WARPS = "warps"
+    COLUMNS = "columns"
     COVERING = "covering"
     GENERAL = "general"
     CHECKED = "checked"
@@ -347,22 +350,15 @@ class VectorLanes:
 
 
 @dataclass(frozen=True, slots=True)
-class WarpLanes:
-    """One warp per iteration: the host launches `lanes` threads for each (a wider warp strides over more
-    iterations). With `reassociates`, its lanes combine float sums or products in another order than
-    Rust's: what it computes from them is within the bound of a reassociated float reduction."""
-
-    lanes: int
-    reassociates: bool
-
-
-@dataclass(frozen=True, slots=True)
-class BlockLanes:
-    """A warp's width of iterations per block, one per lane, the block's warps splitting each one's inner
-    loops: the host launches `threads` threads per iteration (on a wider warp, more iterations share a
-    block). `reassociates` as `WarpLanes`'."""
+class SplitIterations:
+    """Several threads per iteration, splitting the loop's inner loops: the host launches `threads` threads
+    per iteration (any grid: the entry point strides over the rest), and only where the loop's count times
+    `fill` is below the threads the device holds at once (0: always). With `reassociates`, they combine
+    float sums or products in another order than Rust's: what the loop computes from them is within the
+    bound of a reassociated float reduction."""
 
     threads: int
+    fill: int
     reassociates: bool
 
 
@@ -414,8 +410,7 @@ class EntryPoint:
     private: PrivateCopy | None = None
     l2_adds: L2Footprint | None = None
     proof: ListProof | None = None
-    warps: WarpLanes | None = None
-    blocks: BlockLanes | None = None
+    split: SplitIterations | None = None
 
 
 # ------------------------------------------------------------------ launches and kernels

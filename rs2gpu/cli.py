@@ -158,9 +158,11 @@ ENTRY_KINDS = {
                        "({l2_adds.bytes_per_iteration} B per iteration) fit in the L2",
     EntryKind.VECTOR: "{vector.width} iterations per thread with 16-byte accesses; runs where the slices' first lanes "
                       "are aligned",
+    EntryKind.BLOCKS: "one block per iteration, its inner loops split over its threads; runs where a warp per "
+                      "iteration would leave the GPU partly idle",
     EntryKind.WARPS: "one warp per iteration, its inner loops split over the lanes; runs on any grid",
-    EntryKind.BLOCKS: "a warp's width of iterations per block, their inner loops split over its warps; runs where "
-                      "the loop has fewer iterations than the GPU holds threads",
+    EntryKind.COLUMNS: "a warp's width of iterations per block, their inner loops split over its warps; runs where "
+                       "the loop has fewer iterations than the GPU holds threads",
     EntryKind.COVERING: "one thread per iteration; runs where a grid covers the nest",
     EntryKind.GENERAL: "each thread strides over the iterations; runs otherwise",
     EntryKind.CHECKED: "the same loop checking its conditional accesses on the device; runs otherwise",
@@ -179,7 +181,8 @@ def _describe_entry(e: EntryPoint, launch: Launch) -> str:
             text = text.replace("runs otherwise", f"runs where {found}")
         elif e.kind == EntryKind.WARPS:
             text = text.replace("runs on any grid", f"runs where {found}")
-        elif e.kind in (EntryKind.PROVEN, EntryKind.L2_ADDS, EntryKind.VECTOR, EntryKind.BLOCKS, EntryKind.COVERING):
+        elif e.kind in (EntryKind.PROVEN, EntryKind.L2_ADDS, EntryKind.VECTOR, EntryKind.BLOCKS, EntryKind.COLUMNS,
+                        EntryKind.COVERING):
             text = text.replace("; runs where ", f"; runs where {found} and ")
     grid = e.grid
     if grid is not None:

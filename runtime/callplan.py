@@ -460,8 +460,9 @@ class LaunchPlan(PackedArguments):
         holds `resident_threads` threads at once (see `ir.abi.EntryKind`); whether a grid covers the loop is
         the caller's part."""
         kind = entry.kind
-        if kind == EntryKind.BLOCKS:
-            return conditions.in_bounds and counts["x"] < resident_threads
+        if entry.split is not None:  # where its threads pay: fewer than the device holds, if `fill` says so
+            split = entry.split
+            return conditions.in_bounds and (split.fill == 0 or counts["x"] * split.fill < resident_threads)
         if kind == EntryKind.PRIVATE:
             return conditions.private_fits
         if kind == EntryKind.PROVEN:
@@ -470,7 +471,7 @@ class LaunchPlan(PackedArguments):
             return conditions.in_bounds and self.l2_adds_fit(counts, l2_bytes)
         if kind == EntryKind.VECTOR:
             return conditions.in_bounds and aligned
-        if kind in (EntryKind.WARPS, EntryKind.COVERING):
+        if kind == EntryKind.COVERING:
             return conditions.in_bounds
         if kind == EntryKind.GENERAL:
             return conditions.in_bounds

@@ -1,13 +1,13 @@
-"""Which loops get a warps entry point (`emit.warps`: one warp per iteration, the inner loops split over its
-lanes), what the kernel ABI and `rs2gpu inspect` say of each inner loop, and that NVRTC makes the lanes'
-combination warp shuffles."""
+"""Which loops get entry points that split their inner loops (`emit.warps`: a block or a warp per iteration, or
+a warp's width of iterations per block), what the kernel ABI and `rs2gpu inspect` say of each inner loop,
+and that NVRTC makes the lanes' combination warp shuffles."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from rs2gpu.ir.abi import BlockLanes, EntryKind, WarpLanes
+from rs2gpu.ir.abi import EntryKind, SplitIterations
 
 from tests.support.generated_code import ptx_entries, translate_source
 
@@ -117,20 +117,20 @@ def launch(translation, kernel: str):
 @pytest.mark.parametrize("kernel, loops, reassociates", [
     ("row_sum", 1, True), ("row_bits", 1, False), ("row_filtered", 1, False), ("row_extremes", 1, False),
     ("softmax", 3, True), ("layer_norm", 3, True), ("row_lookup", 1, False)])
-def test_a_loop_whose_inner_loops_read_rows_gets_a_warps_entry_point_first(translation, kernel, loops,
-                                                                          reassociates) -> None:
+def test_a_loop_whose_inner_loops_read_rows_gets_a_block_and_a_warp_per_iteration_first(translation, kernel, loops,
+                                                                                        reassociates) -> None:
     found = launch(translation, kernel)
-    assert found.entry_points[0].kind == EntryKind.WARPS
-    # 32 threads per row, NVIDIA's warp, the narrowest of the targets; float sums reassociated, min/max not
-    assert found.entry_points[0].warps == WarpLanes(32, reassociates)
+    # a block per row where warps would leave the device partly idle: fewer rows than it holds warps of 32
+    # (NVIDIA's warp, the narrowest of the targets); then a warp per row
+    assert [(e.kind, e.split) for e in found.entry_points[:2]] == [
+        (EntryKind.BLOCKS, SplitIterations(256, 32, reassociates)), (EntryKind.WARPS, SplitIterations(32, 0, reassociates))]
     assert [inner.split for inner in found.inner_loops] == [True] * loops
 
 
 def test_inspect_says_what_each_inner_loop_of_softmax_combines_and_writes(translation) -> None:
     details = [inner.detail for inner in launch(translation, "softmax").inner_loops]
-    assert details == ["split over the lanes of a warp: combines `m` (max) across the lanes with shuffles",
-                       "split over the lanes of a warp: combines `s` (+) across the lanes with shuffles",
-                       "split over the lanes of a warp: writes `out` spread over the lanes"]
+    where = "split over a warp's lanes, or a block's threads where a warp per iteration would leave the GPU partly idle"
+    assert details == [f"{where}: combines `m` (max)", f"{where}: combines `s` (+)", f"{where}: writes `out` spread over them"]
 
 
 @pytest.mark.parametrize("kernel, reason", [
@@ -151,11 +151,12 @@ def test_a_loop_without_a_warps_form_says_why(translation, kernel, reason) -> No
 
 
 @pytest.mark.parametrize("kernel, reassociates", [("column_sum", True), ("column_stats", False)])
-def test_a_loop_whose_inner_loops_read_columns_gets_a_blocks_entry_point_first(translation, kernel,
-                                                                              reassociates) -> None:
+def test_a_loop_whose_inner_loops_read_columns_gets_a_columns_entry_point_first(translation, kernel,
+                                                                               reassociates) -> None:
     found = launch(translation, kernel)
-    assert found.entry_points[0].kind == EntryKind.BLOCKS
-    assert found.entry_points[0].blocks == BlockLanes(8, reassociates)  # 8 warps of 32 share 32 columns
+    # 8 warps of 32 share 32 columns, where there are fewer columns than the device holds threads
+    assert (found.entry_points[0].kind, found.entry_points[0].split) == (EntryKind.COLUMNS,
+                                                                         SplitIterations(8, 1, reassociates))
     assert found.inner_loops[0].detail.startswith("split over the warps of a block, where the loop has fewer "
                                                   "iterations than the GPU has threads: combines `s` (+)")
 

@@ -8,7 +8,7 @@ not keep NaN payloads), and the same return values — except where the arithmet
     by the arithmetic around the call;
   * float reductions with `+` or `*`, whose order differs: within n·ε·Σ|aᵢ| of the first input;
   * arrays a loop writes after inner loops whose float sums or products the threads of a warp or a block
-    reassociate (the warps and blocks entry points, `reassociates`): within N·ε·S·max(1, M) of rustc's
+    reassociate (`SplitIterations.reassociates`): within N·ε·S·max(1, M) of rustc's
     element, N, S and M the count, the summed magnitude and the largest magnitude of the kernel's float
     inputs, a bound of n·ε·Σ|aᵢ| for sums whose terms are inputs or products of two.
 When the Rust code panics, the device must raise KernelPanic with the same message and leave the host
@@ -136,10 +136,10 @@ def assert_arrays_agree(entry: KernelABI, source: str, got: list, want: list) ->
 
 
 def reassociation_bound(entry: KernelABI, args: list) -> float | None:
-    """N·ε·S·max(1, M) over the kernel's float inputs (see the module's docstring), where a warps or blocks
-    entry point reassociates a float sum or product; else None."""
-    if not any(shared is not None and shared.reassociates for launch in entry.launches
-               for e in launch.entry_points for shared in (e.warps, e.blocks)):
+    """N·ε·S·max(1, M) over the kernel's float inputs (see the module's docstring), where an entry point's
+    threads reassociate a float sum or product; else None."""
+    if not any(e.split is not None and e.split.reassociates for launch in entry.launches
+               for e in launch.entry_points):
         return None
     inputs = [a for p, a in zip(entry.params, args) if isinstance(a, np.ndarray) and not p.mutable
               and a.dtype.kind == "f" and not a.dtype.fields]

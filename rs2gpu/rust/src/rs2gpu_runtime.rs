@@ -456,12 +456,15 @@ pub(super) enum EntryKind {
     /// `width` consecutive iterations per thread with 16-byte accesses: where those accesses are in bounds
     /// and aligned (a nest's groups test their own rows; it also needs a grid that covers its groups).
     Vector,
+    /// One block per iteration, its inner loops split over its threads: where those accesses are in bounds
+    /// and a warp per iteration would leave the device partly idle (`fill`), on any grid.
+    Blocks,
     /// One warp per iteration, its inner loops split over the warp's lanes: where those accesses are in
     /// bounds, on any grid.
     Warps,
     /// A warp's width of iterations per block, their inner loops split over its warps: where those accesses
-    /// are in bounds and the loop has fewer iterations than the device holds threads, on any grid.
-    Blocks,
+    /// are in bounds and the loop has fewer iterations than the device holds threads (`fill`), on any grid.
+    Columns,
     /// One thread per iteration: where those accesses are in bounds and a grid covers the loop nest.
     Covering,
     /// Each thread strides over the iterations: where those accesses are in bounds, or always when the
@@ -482,8 +485,10 @@ pub(super) struct Entry {
     pub(super) lanes: Option<Lanes>,
     /// An `L2Adds` entry point's bytes of slice elements one iteration touches.
     pub(super) bytes_per_iteration: u64,
-    /// A `Warps` or `Blocks` entry point's threads per iteration (0 for the others).
+    /// A `Blocks`, `Warps` or `Columns` entry point's threads per iteration (0 for the others), which it
+    /// runs only where the count times `fill` is below the threads the device holds (`fill` 0: always).
     pub(super) threads_per_iteration: u64,
+    pub(super) fill: u64,
 }
 
 pub(super) struct Grid {
@@ -1203,8 +1208,9 @@ fn choose_entry(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u6
     entries.iter().enumerate().find_map(|(index, entry)| {
         let runs = match entry.kind {
             EntryKind::Checked => true,
-            EntryKind::General | EntryKind::Warps | EntryKind::Covering => in_bounds,
-            EntryKind::Blocks => in_bounds && counts[0] < resident_threads,
+            EntryKind::General | EntryKind::Covering => in_bounds,
+            EntryKind::Blocks | EntryKind::Warps | EntryKind::Columns =>
+                in_bounds && (entry.fill == 0 || counts[0].saturating_mul(entry.fill) < resident_threads),
             EntryKind::Vector => in_bounds && entry.lanes.as_ref().is_some_and(&aligned),
             EntryKind::L2Adds => in_bounds && counts.first().and_then(|&c| c.checked_mul(entry.bytes_per_iteration))
                 .is_some_and(|touched| touched <= l2_bytes),
@@ -1219,7 +1225,7 @@ fn choose_entry(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u6
 /// Grid and block of an entry point for `counts`: a grid-stride loop's (over groups of iterations for a
 /// vector entry point of a single loop), or one that covers the counts, None where no grid does.
 fn entry_geometry(entry: &Entry, counts: &[u64], max_blocks: Option<u64>) -> Option<Geometry> {
-    if entry.threads_per_iteration > 0 {  // a single loop's warps or blocks, striding over the rest
+    if entry.threads_per_iteration > 0 {  // several threads per iteration of a single loop, striding over the rest
         return Some(launch_geometry(&[counts[0].saturating_mul(entry.threads_per_iteration)], None));
     }
     match (&entry.lanes, &entry.grid) {

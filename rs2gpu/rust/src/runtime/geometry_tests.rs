@@ -149,13 +149,13 @@ fn a_vector_launch_groups_the_innermost_loop() {
 /// generated module lists them.
 const STREAM: [Entry; 4] = [
     Entry { kind: EntryKind::L2Adds, symbol: "k_0_l2_adds", records_panics: false, grid: None, lanes: None,
-            bytes_per_iteration: 24, threads_per_iteration: 0 },
+            bytes_per_iteration: 24, threads_per_iteration: 0, fill: 0 },
     Entry { kind: EntryKind::Vector, symbol: "k_0_vector", records_panics: false, grid: None,
-            lanes: Some(Lanes { width: 2, pointers: &[0], offsets: &[0], start: 1 }), bytes_per_iteration: 0, threads_per_iteration: 0 },
+            lanes: Some(Lanes { width: 2, pointers: &[0], offsets: &[0], start: 1 }), bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
     Entry { kind: EntryKind::General, symbol: "k_0", records_panics: false, grid: None, lanes: None,
-            bytes_per_iteration: 0, threads_per_iteration: 0 },
+            bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
     Entry { kind: EntryKind::Checked, symbol: "k_0_checked", records_panics: true, grid: None, lanes: None,
-            bytes_per_iteration: 0, threads_per_iteration: 0 },
+            bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
 ];
 
 fn chosen(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u64, aligned: bool) -> Option<&'static str> {
@@ -184,9 +184,9 @@ fn a_conditional_access_the_host_cannot_clear_runs_the_checked_entry_point() {
 fn a_covering_entry_point_runs_only_where_a_grid_covers_the_nest() {
     let nest = [
         Entry { kind: EntryKind::Covering, symbol: "k_0_covering", records_panics: false,
-                grid: Some(covering([0; 3], 0)), lanes: None, bytes_per_iteration: 0, threads_per_iteration: 0 },
+                grid: Some(covering([0; 3], 0)), lanes: None, bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
         Entry { kind: EntryKind::General, symbol: "k_0", records_panics: false, grid: None, lanes: None,
-                bytes_per_iteration: 0, threads_per_iteration: 0 },
+                bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
     ];
     assert_eq!(choose_entry(&nest, &[100, 100], true, 0, H200_THREADS, |_| true, None).map(|c| c.0), Some(0));
     // a count at the entry point's limit (its thread coordinates are 32-bit): the grid-stride loop
@@ -197,11 +197,11 @@ fn a_covering_entry_point_runs_only_where_a_grid_covers_the_nest() {
 fn a_warps_entry_point_runs_a_warp_per_iteration_where_the_conditional_accesses_are_in_bounds() {
     let rows = [
         Entry { kind: EntryKind::Warps, symbol: "k_0_warps", records_panics: false, grid: None, lanes: None,
-                bytes_per_iteration: 0, threads_per_iteration: 32 },
+                bytes_per_iteration: 0, threads_per_iteration: 32, fill: 0 },
         Entry { kind: EntryKind::General, symbol: "k_0", records_panics: false, grid: None, lanes: None,
-                bytes_per_iteration: 0, threads_per_iteration: 0 },
+                bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
         Entry { kind: EntryKind::Checked, symbol: "k_0_checked", records_panics: true, grid: None, lanes: None,
-                bytes_per_iteration: 0, threads_per_iteration: 0 },
+                bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
     ];
     // 1000 rows: 32 threads each, 125 blocks of 256
     assert_eq!(choose_entry(&rows, &[1000], true, 0, H200_THREADS, |_| true, None), Some((0, ([125, 1, 1], [256, 1, 1]))));
@@ -211,16 +211,30 @@ fn a_warps_entry_point_runs_a_warp_per_iteration_where_the_conditional_accesses_
 }
 
 #[test]
-fn a_blocks_entry_point_runs_where_the_loop_has_fewer_iterations_than_the_device_holds_threads() {
+fn a_columns_entry_point_runs_where_the_loop_has_fewer_iterations_than_the_device_holds_threads() {
     let columns = [
-        Entry { kind: EntryKind::Blocks, symbol: "k_0_blocks", records_panics: false, grid: None, lanes: None,
-                bytes_per_iteration: 0, threads_per_iteration: 8 },
+        Entry { kind: EntryKind::Columns, symbol: "k_0_columns", records_panics: false, grid: None, lanes: None,
+                bytes_per_iteration: 0, threads_per_iteration: 8, fill: 1 },
         Entry { kind: EntryKind::General, symbol: "k_0", records_panics: false, grid: None, lanes: None,
-                bytes_per_iteration: 0, threads_per_iteration: 0 },
+                bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
     ];
     // 8192 columns: 8 threads each, 256 blocks of 256 (32 columns a block)
     assert_eq!(choose_entry(&columns, &[8192], true, 0, H200_THREADS, |_| true, None),
                Some((0, ([256, 1, 1], [256, 1, 1]))));
     // as many columns as the device holds threads: one thread per column fills it
     assert_eq!(choose_entry(&columns, &[H200_THREADS], true, 0, H200_THREADS, |_| true, None).map(|c| c.0), Some(1));
+}
+
+#[test]
+fn a_blocks_entry_point_runs_where_a_warp_per_iteration_would_leave_the_device_partly_idle() {
+    let rows = [
+        Entry { kind: EntryKind::Blocks, symbol: "k_0_blocks", records_panics: false, grid: None, lanes: None,
+                bytes_per_iteration: 0, threads_per_iteration: 256, fill: 32 },
+        Entry { kind: EntryKind::Warps, symbol: "k_0_warps", records_panics: false, grid: None, lanes: None,
+                bytes_per_iteration: 0, threads_per_iteration: 32, fill: 0 },
+    ];
+    // 100 rows: a block each
+    assert_eq!(choose_entry(&rows, &[100], true, 0, H200_THREADS, |_| true, None), Some((0, ([100, 1, 1], [256, 1, 1]))));
+    // as many rows as the device holds warps: a warp each
+    assert_eq!(choose_entry(&rows, &[H200_THREADS / 32], true, 0, H200_THREADS, |_| true, None).map(|c| c.0), Some(1));
 }
