@@ -1,5 +1,6 @@
-"""The warps and blocks entry points of a loop whose iterations run inner loops: several threads per
-iteration, each inner loop split over them.
+"""The entry points of a loop whose iterations run inner loops that split those inner loops over several
+threads per iteration: a warp (`warps`), a block (`blocks`), or a block's warps for each of a warp's width
+of iterations (`columns`).
 
     for i in 0..rows {                                  // one warp per i
         let mut s = 0.0f32;                             // in every lane: pure `let`s and assignments of locals
@@ -16,12 +17,14 @@ combines locals declared before it (`s += e`, `*=`, `&=`, `|=`, `^=`, `m = m.max
 identity, then the warp combines the lanes' values with shuffles into every lane (`rs2gpu_warp_all`), and
 the variable takes its value before the loop combined with that. Every lane then holds the same values of
 the iteration's locals, so the statements after the loop compute the same in every lane, and a write
-outside the inner loops is lane 0's alone.
+outside the inner loops is lane 0's alone. Where a warp per iteration would leave the device partly idle
+(fewer iterations than it holds warps), the blocks entry point gives each iteration a block instead, its
+threads combined through the block's reduction (`rs2gpu_block_all`), thread 0 writing.
 
 Where the inner loops already read consecutive elements from one iteration to the next (a column sum,
 `a[j * cols + i]`), a warp per iteration would scatter its lanes' reads over the rows; one thread per
 iteration is coalesced, but a loop of fewer iterations than the GPU holds threads leaves it partly idle.
-The blocks entry point gives a block a warp's width of iterations, one per lane, and splits each one's
+The columns entry point gives a block a warp's width of iterations, one per lane, and splits each one's
 inner loops over the block's warps instead: the lanes of each warp still read consecutive elements, the
 warps' shares are combined through shared memory (`rs2gpu_lane_all`), and warp 0 writes. The host runs it
 only where the loop has fewer iterations than the device holds threads.
@@ -36,7 +39,7 @@ Rust's panics keep their order: the inner loops split here make no check on the 
 their accesses before the launch), and a check of the writing thread's statements comes after every check
 the other threads make in the iteration, so the first failure of an iteration in Rust's order is the one
 it records. The host runs these entry points where the covering one could run (every conditional access
-in bounds), on grids of `lanes` (`threads`) threads per iteration, striding over the rest.
+in bounds), on grids of `threads` threads per iteration, striding over the rest (`ir.abi.SplitIterations`).
 """
 from __future__ import annotations
 
