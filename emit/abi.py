@@ -68,7 +68,7 @@ def _launch(plan: KernelPlan, index: int, loop: ParallelLoop, context: dict, con
         guarded_bounds=tuple(_bounds(b, consts) for b in loop.guarded_bounds),
         index_lists=tuple(_index_list(c, consts) for c in loop.index_lists),
         uniforms=tuple(abi.Uniform(b.name, str(b.ty)) for b in loop.uniforms),
-        inner_loops=tuple(abi.InnerLoop(n.source, n.split, n.detail) for n in context["inner_loops"]))
+        inner_loops=context["inner_loops"])
 
 
 def _entry_point(entry: dict, loop: ParallelLoop, consts) -> abi.EntryPoint:

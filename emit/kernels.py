@@ -21,7 +21,7 @@ from rs2gpu.emit.l2_adds import l2_adds_plan
 from rs2gpu.emit.vector import (VectorPlan, head_end, nest_vector_lines, tail_start, vector_lines,
                                vector_plan)
 from rs2gpu.emit.verify import check_lists_in_loop, verify_context
-from rs2gpu.emit.warps import split_context, split_kinds, warp_plan
+from rs2gpu.emit.warps import split_context, split_kinds, split_plan
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.abi import BLOCK_SIZE, EntryKind
 from rs2gpu.ir.plan import HostLoop, KernelPlan, ParallelLoop, Reduction, Scatter
@@ -369,7 +369,7 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
         covering["lengths_read"] = names.lengths_read
     splits: list[tuple[EntryKind, dict]] = []
-    shape, inner_loops = warp_plan(loop)
+    shape, inner_loops = split_plan(loop)
     for kind in split_kinds(shape) if shape is not None else ():
         names = parameter_names(plan.function, reserved)
         _preamble(plan, loop, names, sites)  # the same names as the variants', given out in the same order

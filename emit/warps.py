@@ -51,7 +51,7 @@ from rs2gpu.emit.cxx_types import cxx_type
 from rs2gpu.emit.dialect import DIALECTS
 from rs2gpu.emit.names import LocalNames
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.abi import BLOCK_SIZE, EntryKind
+from rs2gpu.ir.abi import BLOCK_SIZE, EntryKind, InnerLoop
 from rs2gpu.ir.plan import ParallelLoop
 from rs2gpu.ir.types import PrimType, RefType, SliceType
 from rs2gpu.ir.walk import rebuild, same_value, walk
@@ -60,20 +60,11 @@ from rs2gpu.ir.walk import rebuild, same_value, walk
 # more iterations with fewer warps).
 LANES = min(d.warp_size for d in DIALECTS.values())
 LANE = "rs2gpu_lane"
-UNROLL = 4  # iterations of a lane's share of an inner loop per step of its C++ loop
+UNROLL = 4  # iterations of a thread's share of an inner loop per step of its C++ loop
 COMBINING = {"+": "add", "*": "mul", "min": "min", "max": "max", "&": "and", "|": "or", "^": "xor"}
 # the types a warp shuffle moves in one piece
 SHUFFLED = frozenset({"i32", "u32", "i64", "u64", "isize", "usize", "f32", "f64"})
 _EFFECTS = (ir.Assign, ir.For, ir.While, ir.Loop, ir.Break, ir.Continue, ir.Return)
-
-
-@dataclass(frozen=True)
-class InnerLoopNote:
-    """How the warps entry point runs one inner loop (`split` over the lanes or not), and why."""
-
-    source: str
-    split: bool
-    detail: str
 
 
 @dataclass(frozen=True)
@@ -84,34 +75,39 @@ class _Split:
 
 
 @dataclass(frozen=True)
-class WarpPlan:
+class SplitPlan:
+    """A loop body as the threads of an iteration run it: each statement in every thread ("all"), in the
+    writing thread ("lane0"), or split over them ("split"). `strided`: an inner loop reads a row apart from
+    one iteration to the next (the blocks and warps forms), else consecutive elements (the columns form)."""
+
     steps: tuple[tuple[str, object], ...]  # ("all" | "lane0", statement) or ("split", _Split)
-    strided: bool  # the warps form (a row apart from thread to thread), else the blocks form
+    strided: bool
 
     @property
     def reassociates(self) -> bool:
-        """Whether the lanes combine a float sum or product (in another order than Rust's)."""
+        """Whether the threads combine a float sum or product (in another order than Rust's)."""
         return any(op in ("+", "*") and b.ty.is_float for kind, step in self.steps if kind == "split"
                    for b, op in step.combined)
 
 
 class _Refused(Exception):
-    """The loop body has no warps form; the message says why."""
+    """The loop body cannot be split; the message says why."""
 
 
-def warp_plan(loop: ParallelLoop) -> tuple[WarpPlan | None, tuple[InnerLoopNote, ...]]:
-    """The warps or blocks form of `loop` (None where it has none), and a note on each of its inner loops."""
+def split_plan(loop: ParallelLoop) -> tuple[SplitPlan | None, tuple[InnerLoop, ...]]:
+    """How the threads of an iteration of `loop` split its inner loops (None where they cannot), and a note on
+    each of its inner loops."""
     stmts = loop.body.stmts + ((ir.ExprStmt(loop.body.tail, loop.body.tail.span),) if loop.body.tail else ())
     nested = [n for n in walk(loop.body) if isinstance(n, (ir.For, ir.While, ir.Loop))]
     if not nested or len(loop.dims) > 1:  # a nest's threads are its iterations (its body may be tiled)
         return None, ()
     try:
-        plan = _plan(loop, stmts)
+        steps = _steps(loop, stmts)
     except _Refused as why:
-        return None, tuple(InnerLoopNote(str(n.span), False, f"sequential in each thread: {why}") for n in nested)
-    splits = [step for kind, step in plan.steps if kind == "split"]
-    plan = WarpPlan(plan.steps, any(_strided(s.loop, loop, stmts) for s in splits))
-    return plan, tuple(InnerLoopNote(str(s.loop.span), True, _describe(s, plan.strided)) for s in splits)
+        return None, tuple(InnerLoop(str(n.span), False, f"sequential in each thread: {why}") for n in nested)
+    splits = [step for kind, step in steps if kind == "split"]
+    plan = SplitPlan(steps, any(_strided(s.loop, loop, stmts) for s in splits))
+    return plan, tuple(InnerLoop(str(s.loop.span), True, _describe(s, plan.strided)) for s in splits)
 
 
 def _describe(split: _Split, strided: bool) -> str:
@@ -123,7 +119,7 @@ def _describe(split: _Split, strided: bool) -> str:
     return f"split over {where}: " + ", ".join(parts)
 
 
-def _plan(loop: ParallelLoop, stmts: tuple) -> WarpPlan:
+def _steps(loop: ParallelLoop, stmts: tuple) -> tuple[tuple[str, object], ...]:
     if loop.reductions or loop.scatters or loop.index_lists or loop.list_reads:
         raise _Refused("the loop reduces, scatters or writes through an index list")
     if continues_loop(loop.body):
@@ -150,7 +146,7 @@ def _plan(loop: ParallelLoop, stmts: tuple) -> WarpPlan:
         else:
             raise _Refused(f"the statement at {stmt.span} is neither a `let`, an assignment nor a range loop")
     _check_slices(steps)
-    return WarpPlan(tuple(steps), True)
+    return tuple(steps)
 
 
 def _split(f: ir.For) -> _Split:
@@ -400,12 +396,12 @@ FORMS = {
 }
 
 
-def split_kinds(plan: WarpPlan) -> tuple[EntryKind, ...]:
+def split_kinds(plan: SplitPlan) -> tuple[EntryKind, ...]:
     """The entry points of a loop of `plan`'s form, in the order the host tries them."""
     return (EntryKind.BLOCKS, EntryKind.WARPS) if plan.strided else (EntryKind.COLUMNS,)
 
 
-def split_context(loop: ParallelLoop, plan: WarpPlan, kind: EntryKind, names: LocalNames, sites,
+def split_context(loop: ParallelLoop, plan: SplitPlan, kind: EntryKind, names: LocalNames, sites,
                   hoisted: frozenset, symbol: str, identity) -> tuple[dict | None, str | None]:
     """The lines of the `kind` entry point (`FORMS`) after the preamble, or None and why not: where a split
     loop would check something on the device, or a check of the writing thread's statements would come
