@@ -352,10 +352,10 @@ class VectorLanes:
 @dataclass(frozen=True, slots=True)
 class SplitIterations:
     """Several threads per iteration, splitting the loop's inner loops: the host launches `threads` threads
-    per iteration (any grid: the entry point strides over the rest), and only where the loop's count times
-    `fill` is below the threads the device holds at once (0: always). With `reassociates`, they combine
-    float sums or products in another order than Rust's: what the loop computes from them is within the
-    bound of a reassociated float reduction."""
+    per iteration (at most one wave of blocks, as for a reduction: the entry point strides over the rest),
+    and only where the loop's count times `fill` is below the threads the device holds at once (0: always).
+    With `reassociates`, they combine float sums or products in another order than Rust's: what the loop
+    computes from them is within the bound of a reassociated float reduction."""
 
     threads: int
     fill: int

@@ -665,8 +665,8 @@ class DeviceKernel:
             return covering_launch(entry.grid, groups)  # a nest: one thread per group of a row
         if entry.grid is not None:  # one thread per iteration
             return covering_launch(entry.grid, counts)
-        if entry.split is not None:  # several threads per iteration, striding over what the grid leaves
-            return launch_geometry({"x": counts["x"] * entry.split.threads})
+        if entry.split is not None:  # several threads per iteration: one wave of blocks strides over the rest
+            return launch_geometry({"x": counts["x"] * entry.split.threads}, self._one_wave)
         limit = self._one_wave if entry.kind == EntryKind.PRIVATE else self._max_blocks if lp.reduces else None
         return launch_geometry(counts, limit)
 

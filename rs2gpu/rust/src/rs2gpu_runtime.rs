@@ -1218,6 +1218,9 @@ fn choose_entry(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u6
         if !runs {
             return None;
         }
+        // several threads per iteration: one wave of blocks strides over the rest
+        let max_blocks = if entry.threads_per_iteration > 0 { Some(resident_threads / u64::from(BLOCK_SIZE)) }
+                         else { max_blocks };
         Some((index, entry_geometry(entry, counts, max_blocks)?))
     })
 }
@@ -1225,8 +1228,8 @@ fn choose_entry(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u6
 /// Grid and block of an entry point for `counts`: a grid-stride loop's (over groups of iterations for a
 /// vector entry point of a single loop), or one that covers the counts, None where no grid does.
 fn entry_geometry(entry: &Entry, counts: &[u64], max_blocks: Option<u64>) -> Option<Geometry> {
-    if entry.threads_per_iteration > 0 {  // several threads per iteration of a single loop, striding over the rest
-        return Some(launch_geometry(&[counts[0].saturating_mul(entry.threads_per_iteration)], None));
+    if entry.threads_per_iteration > 0 {  // several threads per iteration of a single loop
+        return Some(launch_geometry(&[counts[0].saturating_mul(entry.threads_per_iteration)], max_blocks));
     }
     match (&entry.lanes, &entry.grid) {
         (Some(lanes), grid) => {

@@ -205,8 +205,9 @@ fn a_warps_entry_point_runs_a_warp_per_iteration_where_the_conditional_accesses_
     ];
     // 1000 rows: 32 threads each, 125 blocks of 256
     assert_eq!(choose_entry(&rows, &[1000], true, 0, H200_THREADS, |_| true, None), Some((0, ([125, 1, 1], [256, 1, 1]))));
-    // past the grid's limit the warps stride over the rest
-    assert_eq!(choose_entry(&rows, &[1 << 40], true, 0, H200_THREADS, |_| true, None), Some((0, ([(1 << 31) - 1, 1, 1], [256, 1, 1]))));
+    // past one wave of blocks the warps stride over the rest
+    assert_eq!(choose_entry(&rows, &[1 << 40], true, 0, H200_THREADS, |_| true, None),
+               Some((0, ([H200_REDUCTION_BLOCKS as u32, 1, 1], [256, 1, 1]))));
     assert_eq!(choose_entry(&rows, &[1000], false, 0, H200_THREADS, |_| true, None).map(|c| c.0), Some(2));
 }
 
