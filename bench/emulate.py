@@ -142,7 +142,7 @@ static int __ffsll(long long x) { return __builtin_ffsll(x); }
 _KERNEL = re.compile(r'extern "C" __global__ void __launch_bounds__\(\d+\)\s*(\w+)\s*\(([^{]*)\)\s*\{')
 _DYNAMIC_SHARED = re.compile(r"extern __shared__ (\w+) (\w+)\[\];")
 _COOPERATION = ("__syncthreads", "__shared__", "RS2GPU_SYNC_THREADS", "RS2GPU_SHARED", "block_inclusive_scan", "look_back",
-                "rs2gpu_reduce_block")
+                "rs2gpu_reduce_block", "rs2gpu_warp_all", "rs2gpu_lane_all", "rs2gpu_block_all")
 # NVRTC's constant offsetof (its front end's __INTADDR__) is g++'s __builtin_offsetof.
 _NVRTC_OFFSETOF = "#define RS2GPU_OFFSETOF(T, field) __INTADDR__(&((T*)0)->field)"
 _GXX_OFFSETOF = "#define RS2GPU_OFFSETOF(T, field) __builtin_offsetof(T, field)"

@@ -67,7 +67,8 @@ def _launch(plan: KernelPlan, index: int, loop: ParallelLoop, context: dict, con
         bounds=tuple(_bounds(b, consts) for b in loop.bounds),
         guarded_bounds=tuple(_bounds(b, consts) for b in loop.guarded_bounds),
         index_lists=tuple(_index_list(c, consts) for c in loop.index_lists),
-        uniforms=tuple(abi.Uniform(b.name, str(b.ty)) for b in loop.uniforms))
+        uniforms=tuple(abi.Uniform(b.name, str(b.ty)) for b in loop.uniforms),
+        inner_loops=context["inner_loops"])
 
 
 def _entry_point(entry: dict, loop: ParallelLoop, consts) -> abi.EntryPoint:
@@ -91,6 +92,8 @@ def _entry_point(entry: dict, loop: ParallelLoop, consts) -> abi.EntryPoint:
             fields["grid"] = abi.CoveringGrid(None, COVERING_LIMIT)
     if kind == EntryKind.L2_ADDS:
         fields["l2_adds"] = abi.L2Footprint(entry["plan"].bytes_per_iteration)
+    if "split" in entry:
+        fields["split"] = abi.SplitIterations(**entry["split"])
     if kind == EntryKind.PRIVATE:
         scatter = private_scatter(loop)
         fields["private"] = abi.PrivateCopy(scatter.param.name, capacity(scatter))

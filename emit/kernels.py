@@ -6,6 +6,7 @@ The argument layout decided here is the ABI both sides must agree on; `ir.abi.La
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from rs2gpu.emit.covering import (covering_context, covering_pays, has_covering_form,
@@ -20,6 +21,7 @@ from rs2gpu.emit.l2_adds import l2_adds_plan
 from rs2gpu.emit.vector import (VectorPlan, head_end, nest_vector_lines, tail_start, vector_lines,
                                vector_plan)
 from rs2gpu.emit.verify import check_lists_in_loop, verify_context
+from rs2gpu.emit.warps import split_context, split_kinds, split_plan
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.abi import BLOCK_SIZE, EntryKind
 from rs2gpu.ir.plan import HostLoop, KernelPlan, ParallelLoop, Reduction, Scatter
@@ -366,9 +368,23 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
                                     uniform_values(plan), fast, BLOCK_SIZE)
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
         covering["lengths_read"] = names.lengths_read
+    splits: list[tuple[EntryKind, dict]] = []
+    shape, inner_loops = split_plan(loop)
+    for kind in split_kinds(shape) if shape is not None else ():
+        names = parameter_names(plan.function, reserved)
+        _preamble(plan, loop, names, sites)  # the same names as the variants', given out in the same order
+        split, why = split_context(loop, shape, kind, names, sites, fast, f"{name}_{kind.value}",
+                                   lambda b, op: identity(Reduction(b, op, loop.span)))
+        if split is None:
+            inner_loops = tuple(dataclasses.replace(note, split=False, detail=f"sequential in each thread: {why}")
+                                for note in inner_loops)
+            splits = []
+            break
+        split["lengths_read"] = names.lengths_read
+        splits.append((kind, split))
     # the entry points share one argument buffer: it holds the lengths that any of them reads
-    read = set().union(*(c["lengths_read"] for c in [*variants, private, proven, covering, vector, l2_adds, verify]
-                         if c is not None))
+    read = set().union(*(c["lengths_read"] for c in [*variants, private, proven, covering, vector, l2_adds, verify,
+                                                      *(split for _, split in splits)] if c is not None))
     for c in [*variants, private, vector, l2_adds, verify]:
         if c is not None:
             c["params"] = passed_parameters(c["params"], read)
@@ -379,7 +395,7 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
     for kind, context in ((EntryKind.PRIVATE, private), (EntryKind.VECTOR, vector), (EntryKind.L2_ADDS, l2_adds)):
         if context is not None:
             entries.append(entry_context(kind, context))
-    for kind, shaped in ((EntryKind.COVERING, covering), (EntryKind.PROVEN, proven)):
+    for kind, shaped in ((EntryKind.COVERING, covering), (EntryKind.PROVEN, proven), *splits):
         if shaped is not None:  # the first variant's arguments and preamble, on a grid that covers the loop
             entries.append(entry_context(kind, shaped, params=general["params"], guard=general["guard"],
                                          preamble=general["preamble"], body=shaped["lines"]))
@@ -389,6 +405,7 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
     entries.sort(key=lambda e: order.index(e["kind"]))
     return {"lengths": [p.name for p in plan.function.params if p in read], "source": str(loop.span),
             "entries": entries, "iteration": general["iteration"], "stops": stops, "numbered": numbered,
+            "inner_loops": inner_loops,
             "host_loops": [f"`{h.var.name}` at {h.span}" for h in host_loops_around(plan.schedule, index) or ()]}
 
 

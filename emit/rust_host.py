@@ -532,7 +532,8 @@ class KernelModule:
 
 # The entry points the Rust runtime launches (its `EntryKind`), by their kind in the ABI; it runs the others'
 # loops on the general one.
-RUST_ENTRY_KINDS = {EntryKind.L2_ADDS: "L2Adds", EntryKind.VECTOR: "Vector", EntryKind.COVERING: "Covering",
+RUST_ENTRY_KINDS = {EntryKind.L2_ADDS: "L2Adds", EntryKind.VECTOR: "Vector", EntryKind.BLOCKS: "Blocks",
+                    EntryKind.WARPS: "Warps", EntryKind.COLUMNS: "Columns", EntryKind.COVERING: "Covering",
                     EntryKind.GENERAL: "General", EntryKind.CHECKED: "Checked"}
 
 
@@ -540,7 +541,8 @@ def entry_source(entry: KernelABI, point: EntryPoint, launch: Launch) -> str:
     """The `Entry` of one entry point: its kind, symbol, whether it can record a panic, the grid that covers
     the loop where it needs one, a vector entry point's lanes (the arguments that are the pointers to check
     for alignment, each one's first lane's offset from the loop variable, and the argument that is the
-    loop's first index, the first after the parameters'), an L2-adds one's bytes per iteration."""
+    loop's first index, the first after the parameters'), an L2-adds one's bytes per iteration, the threads per
+    iteration of one that splits the inner loops and where it runs (`ir.abi.SplitIterations`)."""
     grid = "None"
     if point.grid is not None:
         block = ", ".join(str(b) for b in point.grid.block or (0, 0, 0))
@@ -558,9 +560,10 @@ def entry_source(entry: KernelABI, point: EntryPoint, launch: Launch) -> str:
         lanes = (f"Some(Lanes {{ width: {point.vector.width}, pointers: &[{', '.join(map(str, pointers))}], "
                  f"offsets: &[{', '.join(map(str, offsets))}], start: {positions} }})")
     per_iteration = point.l2_adds.bytes_per_iteration if point.l2_adds is not None else 0
+    threads, fill = (point.split.threads, point.split.fill) if point.split is not None else (0, 0)
     return (f'Entry {{ kind: EntryKind::{RUST_ENTRY_KINDS[point.kind]}, symbol: "{point.symbol}", '
             f'records_panics: {str(point.records_panics).lower()}, grid: {grid}, lanes: {lanes}, '
-            f'bytes_per_iteration: {per_iteration} }}')
+            f'bytes_per_iteration: {per_iteration}, threads_per_iteration: {threads}, fill: {fill} }}')
 
 
 def by_value(p: Param) -> bool:

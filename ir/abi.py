@@ -29,7 +29,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Union
 
-ABI_VERSION = 6
+ABI_VERSION = 7
 BLOCK_SIZE = 256  # threads per block of every launch: the kernels' block reductions are written for it
 
 HostExpr = dict  # a tree of the host expression language (see the module docstring)
@@ -294,6 +294,13 @@ class EntryKind(str, enum.Enum):
     L2_ADDS   the other accesses are in bounds and the loop's data fit in the L2 (`l2_adds`)
     VECTOR    the other accesses are in bounds and each slice's first group of lanes is aligned (`vector`);
               a nest's also needs a grid that covers its groups
+    BLOCKS    the other accesses are in bounds and a warp per iteration would leave the device partly idle
+              (`split`): one block per iteration, its inner loops split over its threads
+    WARPS     the other accesses are in bounds (`split`): one warp per iteration, its inner loops split
+              over the lanes, for a loop whose inner loops read a row apart from thread to thread
+    COLUMNS   the other accesses are in bounds and the loop has fewer iterations than the device holds
+              threads (`split`): a warp's width of iterations per block, their inner loops split over its
+              warps, for a loop whose inner loops read consecutive elements from thread to thread
     COVERING  the other accesses are in bounds and a grid covers the loop (`grid`)
     GENERAL   every access the loop makes only under a condition is in bounds (always, without CHECKED)
     CHECKED   always: the loop checking those conditional accesses on the device too
@@ -304,6 +311,9 @@ class EntryKind(str, enum.Enum):
     PROVEN = "proven"
     L2_ADDS = "l2_adds"
     VECTOR = "vector"
+    BLOCKS = "blocks"
+    WARPS = "warps"
+    COLUMNS = "columns"
     COVERING = "covering"
     GENERAL = "general"
     CHECKED = "checked"
@@ -337,6 +347,29 @@ class VectorLanes:
     width: int
     alignment: int
     aligned: tuple[AlignedSlice, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SplitIterations:
+    """Several threads per iteration, splitting the loop's inner loops: the host launches `threads` threads
+    per iteration (at most one wave of blocks, as for a reduction: the entry point strides over the rest),
+    and only where the loop's count times `fill` is below the threads the device holds at once (0: always).
+    With `reassociates`, they combine float sums or products in another order than Rust's: what the loop
+    computes from them is within the bound of a reassociated float reduction."""
+
+    threads: int
+    fill: int
+    reassociates: bool
+
+
+@dataclass(frozen=True, slots=True)
+class InnerLoop:
+    """A loop inside a launch's loop body, and how its warps entry point runs it: `split` over the lanes
+    of a warp, or sequentially in each thread; `detail` says how, or why not."""
+
+    source: str
+    split: bool
+    detail: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,6 +410,7 @@ class EntryPoint:
     private: PrivateCopy | None = None
     l2_adds: L2Footprint | None = None
     proof: ListProof | None = None
+    split: SplitIterations | None = None
 
 
 # ------------------------------------------------------------------ launches and kernels
@@ -409,6 +443,7 @@ class Launch:
     guarded_bounds: tuple[BoundsCheck, ...] = ()
     index_lists: tuple[IndexListWrite, ...] = ()
     uniforms: tuple[Uniform, ...] = ()
+    inner_loops: tuple[InnerLoop, ...] = ()
 
     def entry(self, kind: EntryKind) -> EntryPoint | None:
         """The entry point of `kind`, if the launch has one."""

@@ -158,6 +158,11 @@ ENTRY_KINDS = {
                        "({l2_adds.bytes_per_iteration} B per iteration) fit in the L2",
     EntryKind.VECTOR: "{vector.width} iterations per thread with 16-byte accesses; runs where the slices' first lanes "
                       "are aligned",
+    EntryKind.BLOCKS: "one block per iteration, its inner loops split over its threads; runs where a warp per "
+                      "iteration would leave the GPU partly idle",
+    EntryKind.WARPS: "one warp per iteration, its inner loops split over the lanes; runs on any grid",
+    EntryKind.COLUMNS: "a warp's width of iterations per block, their inner loops split over its warps; runs where "
+                       "the loop has fewer iterations than the GPU holds threads",
     EntryKind.COVERING: "one thread per iteration; runs where a grid covers the nest",
     EntryKind.GENERAL: "each thread strides over the iterations; runs otherwise",
     EntryKind.CHECKED: "the same loop checking its conditional accesses on the device; runs otherwise",
@@ -174,7 +179,10 @@ def _describe_entry(e: EntryPoint, launch: Launch) -> str:
         found = "the host found every conditional access in bounds"
         if e.kind == EntryKind.GENERAL:
             text = text.replace("runs otherwise", f"runs where {found}")
-        elif e.kind in (EntryKind.PROVEN, EntryKind.L2_ADDS, EntryKind.VECTOR, EntryKind.COVERING):
+        elif e.kind == EntryKind.WARPS:
+            text = text.replace("runs on any grid", f"runs where {found}")
+        elif e.kind in (EntryKind.PROVEN, EntryKind.L2_ADDS, EntryKind.VECTOR, EntryKind.BLOCKS, EntryKind.COLUMNS,
+                        EntryKind.COVERING):
             text = text.replace("; runs where ", f"; runs where {found} and ")
     grid = e.grid
     if grid is not None:
@@ -221,6 +229,8 @@ def _describe_abi(name: str, entry: KernelABI) -> str:
         for lists in launch.index_lists:
             lines.append(f"    index list `{lists.list}` (writes `{lists.target}` at {lists.source}): its values "
                          f"must be distinct")
+        for inner in launch.inner_loops:
+            lines.append(f"    inner loop at {inner.source}: {inner.detail}")
         lines += [f"    {_describe_entry(e, launch)}" for e in launch.entry_points]
     if entry.schedule is not None:
         lines += ["", "Schedule (host loops run on the host; the data stays on the device):"]

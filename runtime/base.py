@@ -28,6 +28,8 @@ MAX_GRID_YZ = 65535
 # the 2048 threads one multiprocessor holds (NVIDIA sm_80/sm_90, AMD CDNA), so the grid is one full wave
 # and each block's threads stride over the rest; the blocks' partials stay few for the last block to sum.
 REDUCTION_BLOCKS_PER_MULTIPROCESSOR = 8
+# the threads a multiprocessor holds at once: fewer iterations than the device holds leave it partly idle
+RESIDENT_THREADS_PER_MULTIPROCESSOR = REDUCTION_BLOCKS_PER_MULTIPROCESSOR * BLOCK_SIZE
 _NONE: dict = {}  # shared empty mapping for launches without reductions (never written)
 
 
@@ -272,6 +274,7 @@ class DeviceKernel:
         self._verifiers = [backend.function(self._module, lp.verify.symbol) if lp.verify else None
                            for lp in self.plan.launches]
         self._l2_bytes = backend.l2_adds_bytes()
+        self._resident_threads = backend.multiprocessors() * RESIDENT_THREADS_PER_MULTIPROCESSOR
         self._ordinal = backend.device_ordinal()
         self.last_transfers: list[Transfer] = []
         self.last_variants: list[str] = []  # the entry point each launch of the last call ran
@@ -599,7 +602,7 @@ class DeviceKernel:
         starts, counts = space
         if not all(counts.values()):  # then the results are the seeds
             entry = next(e for e in lp.entry_points if e.kind in BODY_KINDS
-                         and lp.runs(e, conditions, counts, False, self._l2_bytes))
+                         and lp.runs(e, conditions, counts, False, self._l2_bytes, self._resident_threads))
             return (lp.seed_values(bound.env) if lp.reduces else _NONE), False, entry
         seeds = lp.launch_seeds(bound, device_ptrs) if lp.reduces else _NONE
         aligned = lp.vector is not None and lp.vector_fits(starts, device_ptrs)
@@ -641,7 +644,7 @@ class DeviceKernel:
         points, in `EntryKind`'s order, that may run (`LaunchPlan.runs`) and, where it needs a grid that
         covers the loop, has one."""
         for entry in lp.entry_points:
-            if not lp.runs(entry, conditions, counts, aligned, self._l2_bytes):
+            if not lp.runs(entry, conditions, counts, aligned, self._l2_bytes, self._resident_threads):
                 continue
             geometry = self._geometry(lp, entry, counts)
             if geometry is not None:
@@ -662,6 +665,8 @@ class DeviceKernel:
             return covering_launch(entry.grid, groups)  # a nest: one thread per group of a row
         if entry.grid is not None:  # one thread per iteration
             return covering_launch(entry.grid, counts)
+        if entry.split is not None:  # several threads per iteration: one wave of blocks strides over the rest
+            return launch_geometry({"x": counts["x"] * entry.split.threads}, self._one_wave)
         limit = self._one_wave if entry.kind == EntryKind.PRIVATE else self._max_blocks if lp.reduces else None
         return launch_geometry(counts, limit)
 

@@ -454,11 +454,15 @@ class LaunchPlan(PackedArguments):
         return Conditions(in_bounds, private_fits, lists_proven)
 
     def runs(self, entry: EntryPoint, conditions: Conditions, counts: dict[str, int], aligned: bool,
-             l2_bytes: int) -> bool:
+             l2_bytes: int, resident_threads: int) -> bool:
         """Whether `entry` may run where the host found `conditions`, for these counts, with the vector
-        entry point's slices `aligned`, on a device whose L2 takes `l2_bytes` of a loop's data (see
-        `ir.abi.EntryKind`); whether a grid covers the loop is the caller's part."""
+        entry point's slices `aligned`, on a device whose L2 takes `l2_bytes` of a loop's data and which
+        holds `resident_threads` threads at once (see `ir.abi.EntryKind`); whether a grid covers the loop is
+        the caller's part."""
         kind = entry.kind
+        if entry.split is not None:  # where its threads pay: fewer than the device holds, if `fill` says so
+            split = entry.split
+            return conditions.in_bounds and (split.fill == 0 or counts["x"] * split.fill < resident_threads)
         if kind == EntryKind.PRIVATE:
             return conditions.private_fits
         if kind == EntryKind.PROVEN:

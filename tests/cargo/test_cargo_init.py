@@ -121,9 +121,9 @@ def test_build_script_writes_the_module_and_watches_the_sources(tmp_path) -> Non
             "signals_done: false, entries: &[\n"
             "            Entry { kind: EntryKind::Vector, symbol: \"rs2gpu_triad_0_vector\", records_panics: false, "
             "grid: None, lanes: Some(Lanes { width: 2, pointers: &[0, 1, 2], offsets: &[0, 0, 0], start: 4 }), "
-            "bytes_per_iteration: 0 },\n"
+            "bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },\n"
             "            Entry { kind: EntryKind::General, symbol: \"rs2gpu_triad_0\", records_panics: false, "
-            "grid: None, lanes: None, bytes_per_iteration: 0 },\n"
+            "grid: None, lanes: None, bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },\n"
             "        ] }") in module
 
 

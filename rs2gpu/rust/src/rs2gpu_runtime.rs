@@ -456,6 +456,15 @@ pub(super) enum EntryKind {
     /// `width` consecutive iterations per thread with 16-byte accesses: where those accesses are in bounds
     /// and aligned (a nest's groups test their own rows; it also needs a grid that covers its groups).
     Vector,
+    /// One block per iteration, its inner loops split over its threads: where those accesses are in bounds
+    /// and a warp per iteration would leave the device partly idle (`fill`), on any grid.
+    Blocks,
+    /// One warp per iteration, its inner loops split over the warp's lanes: where those accesses are in
+    /// bounds, on any grid.
+    Warps,
+    /// A warp's width of iterations per block, their inner loops split over its warps: where those accesses
+    /// are in bounds and the loop has fewer iterations than the device holds threads (`fill`), on any grid.
+    Columns,
     /// One thread per iteration: where those accesses are in bounds and a grid covers the loop nest.
     Covering,
     /// Each thread strides over the iterations: where those accesses are in bounds, or always when the
@@ -476,6 +485,10 @@ pub(super) struct Entry {
     pub(super) lanes: Option<Lanes>,
     /// An `L2Adds` entry point's bytes of slice elements one iteration touches.
     pub(super) bytes_per_iteration: u64,
+    /// A `Blocks`, `Warps` or `Columns` entry point's threads per iteration (0 for the others), which it
+    /// runs only where the count times `fill` is below the threads the device holds (`fill` 0: always).
+    pub(super) threads_per_iteration: u64,
+    pub(super) fill: u64,
 }
 
 pub(super) struct Grid {
@@ -887,8 +900,10 @@ impl KernelArgs<'_, '_> {
         let max_blocks = (launch.reductions > 0).then_some(kernel.max_blocks);
         let in_bounds = self.conditional_in_bounds || launch.last_resort().kind != EntryKind::Checked;
         let l2_bytes = self.call.gpu.inner.device.l2_bytes;
-        let chosen = choose_entry(launch.entries, counts, in_bounds, l2_bytes, |lanes| self.gathered.vector_fits(lanes),
-                                  max_blocks);
+        // a full wave of reduction blocks is every thread the device holds
+        let resident_threads = kernel.max_blocks * u64::from(BLOCK_SIZE);
+        let chosen = choose_entry(launch.entries, counts, in_bounds, l2_bytes, resident_threads,
+                                  |lanes| self.gathered.vector_fits(lanes), max_blocks);
         let Some((index, (grid, block))) = chosen else {
             return Err(Error::Abi(format!("no entry point of {} runs on the counts {counts:?}",
                                           launch.last_resort().symbol)));
@@ -1185,14 +1200,17 @@ fn launch_geometry(counts: &[u64], max_blocks: Option<u64>) -> Geometry {
 
 /// The entry point a launch of `counts` runs, by its index in `entries`, and its grid and block: the first
 /// whose condition holds (see `EntryKind`; `in_bounds`: every access the loop makes under a condition stays
-/// in bounds, or no entry point checks them; `l2_bytes`: what of a loop's data the L2 takes; `aligned`:
-/// whether a vector entry point's lanes are aligned) and, where it needs a grid that covers the loop, has one.
-fn choose_entry(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u64, aligned: impl Fn(&Lanes) -> bool,
-                max_blocks: Option<u64>) -> Option<(usize, Geometry)> {
+/// in bounds, or no entry point checks them; `l2_bytes`: what of a loop's data the L2 takes;
+/// `resident_threads`: the threads the device holds at once; `aligned`: whether a vector entry point's lanes
+/// are aligned) and, where it needs a grid that covers the loop, has one.
+fn choose_entry(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u64, resident_threads: u64,
+                aligned: impl Fn(&Lanes) -> bool, max_blocks: Option<u64>) -> Option<(usize, Geometry)> {
     entries.iter().enumerate().find_map(|(index, entry)| {
         let runs = match entry.kind {
             EntryKind::Checked => true,
             EntryKind::General | EntryKind::Covering => in_bounds,
+            EntryKind::Blocks | EntryKind::Warps | EntryKind::Columns =>
+                in_bounds && (entry.fill == 0 || counts[0].saturating_mul(entry.fill) < resident_threads),
             EntryKind::Vector => in_bounds && entry.lanes.as_ref().is_some_and(&aligned),
             EntryKind::L2Adds => in_bounds && counts.first().and_then(|&c| c.checked_mul(entry.bytes_per_iteration))
                 .is_some_and(|touched| touched <= l2_bytes),
@@ -1200,6 +1218,9 @@ fn choose_entry(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u6
         if !runs {
             return None;
         }
+        // several threads per iteration: one wave of blocks strides over the rest
+        let max_blocks = if entry.threads_per_iteration > 0 { Some(resident_threads / u64::from(BLOCK_SIZE)) }
+                         else { max_blocks };
         Some((index, entry_geometry(entry, counts, max_blocks)?))
     })
 }
@@ -1207,6 +1228,9 @@ fn choose_entry(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u6
 /// Grid and block of an entry point for `counts`: a grid-stride loop's (over groups of iterations for a
 /// vector entry point of a single loop), or one that covers the counts, None where no grid does.
 fn entry_geometry(entry: &Entry, counts: &[u64], max_blocks: Option<u64>) -> Option<Geometry> {
+    if entry.threads_per_iteration > 0 {  // several threads per iteration of a single loop
+        return Some(launch_geometry(&[counts[0].saturating_mul(entry.threads_per_iteration)], max_blocks));
+    }
     match (&entry.lanes, &entry.grid) {
         (Some(lanes), grid) => {
             let mut groups = [0; 3];

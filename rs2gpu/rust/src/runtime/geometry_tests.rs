@@ -7,6 +7,8 @@ use super::*;
 const BLOCK: u64 = BLOCK_SIZE as u64;
 /// An H200's 132 multiprocessors, each given `REDUCTION_BLOCKS_PER_MULTIPROCESSOR` blocks.
 const H200_REDUCTION_BLOCKS: u64 = 132 * REDUCTION_BLOCKS_PER_MULTIPROCESSOR;
+/// The threads an H200 holds at once.
+const H200_THREADS: u64 = H200_REDUCTION_BLOCKS * BLOCK;
 
 fn product(sizes: [u32; 3]) -> u64 {
     sizes.iter().map(|&size| u64::from(size)).product()
@@ -147,17 +149,17 @@ fn a_vector_launch_groups_the_innermost_loop() {
 /// generated module lists them.
 const STREAM: [Entry; 4] = [
     Entry { kind: EntryKind::L2Adds, symbol: "k_0_l2_adds", records_panics: false, grid: None, lanes: None,
-            bytes_per_iteration: 24 },
+            bytes_per_iteration: 24, threads_per_iteration: 0, fill: 0 },
     Entry { kind: EntryKind::Vector, symbol: "k_0_vector", records_panics: false, grid: None,
-            lanes: Some(Lanes { width: 2, pointers: &[0], offsets: &[0], start: 1 }), bytes_per_iteration: 0 },
+            lanes: Some(Lanes { width: 2, pointers: &[0], offsets: &[0], start: 1 }), bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
     Entry { kind: EntryKind::General, symbol: "k_0", records_panics: false, grid: None, lanes: None,
-            bytes_per_iteration: 0 },
+            bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
     Entry { kind: EntryKind::Checked, symbol: "k_0_checked", records_panics: true, grid: None, lanes: None,
-            bytes_per_iteration: 0 },
+            bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
 ];
 
 fn chosen(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u64, aligned: bool) -> Option<&'static str> {
-    let index = choose_entry(entries, counts, in_bounds, l2_bytes, |_| aligned, None)?.0;
+    let index = choose_entry(entries, counts, in_bounds, l2_bytes, H200_THREADS, |_| aligned, None)?.0;
     Some(["k_0_l2_adds", "k_0_vector", "k_0", "k_0_checked"][index])
 }
 
@@ -182,11 +184,58 @@ fn a_conditional_access_the_host_cannot_clear_runs_the_checked_entry_point() {
 fn a_covering_entry_point_runs_only_where_a_grid_covers_the_nest() {
     let nest = [
         Entry { kind: EntryKind::Covering, symbol: "k_0_covering", records_panics: false,
-                grid: Some(covering([0; 3], 0)), lanes: None, bytes_per_iteration: 0 },
+                grid: Some(covering([0; 3], 0)), lanes: None, bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
         Entry { kind: EntryKind::General, symbol: "k_0", records_panics: false, grid: None, lanes: None,
-                bytes_per_iteration: 0 },
+                bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
     ];
-    assert_eq!(choose_entry(&nest, &[100, 100], true, 0, |_| true, None).map(|c| c.0), Some(0));
+    assert_eq!(choose_entry(&nest, &[100, 100], true, 0, H200_THREADS, |_| true, None).map(|c| c.0), Some(0));
     // a count at the entry point's limit (its thread coordinates are 32-bit): the grid-stride loop
-    assert_eq!(choose_entry(&nest, &[1 << 31, 2], true, 0, |_| true, None).map(|c| c.0), Some(1));
+    assert_eq!(choose_entry(&nest, &[1 << 31, 2], true, 0, H200_THREADS, |_| true, None).map(|c| c.0), Some(1));
+}
+
+#[test]
+fn a_warps_entry_point_runs_a_warp_per_iteration_where_the_conditional_accesses_are_in_bounds() {
+    let rows = [
+        Entry { kind: EntryKind::Warps, symbol: "k_0_warps", records_panics: false, grid: None, lanes: None,
+                bytes_per_iteration: 0, threads_per_iteration: 32, fill: 0 },
+        Entry { kind: EntryKind::General, symbol: "k_0", records_panics: false, grid: None, lanes: None,
+                bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
+        Entry { kind: EntryKind::Checked, symbol: "k_0_checked", records_panics: true, grid: None, lanes: None,
+                bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
+    ];
+    // 1000 rows: 32 threads each, 125 blocks of 256
+    assert_eq!(choose_entry(&rows, &[1000], true, 0, H200_THREADS, |_| true, None), Some((0, ([125, 1, 1], [256, 1, 1]))));
+    // past one wave of blocks the warps stride over the rest
+    assert_eq!(choose_entry(&rows, &[1 << 40], true, 0, H200_THREADS, |_| true, None),
+               Some((0, ([H200_REDUCTION_BLOCKS as u32, 1, 1], [256, 1, 1]))));
+    assert_eq!(choose_entry(&rows, &[1000], false, 0, H200_THREADS, |_| true, None).map(|c| c.0), Some(2));
+}
+
+#[test]
+fn a_columns_entry_point_runs_where_the_loop_has_fewer_iterations_than_the_device_holds_threads() {
+    let columns = [
+        Entry { kind: EntryKind::Columns, symbol: "k_0_columns", records_panics: false, grid: None, lanes: None,
+                bytes_per_iteration: 0, threads_per_iteration: 8, fill: 1 },
+        Entry { kind: EntryKind::General, symbol: "k_0", records_panics: false, grid: None, lanes: None,
+                bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
+    ];
+    // 8192 columns: 8 threads each, 256 blocks of 256 (32 columns a block)
+    assert_eq!(choose_entry(&columns, &[8192], true, 0, H200_THREADS, |_| true, None),
+               Some((0, ([256, 1, 1], [256, 1, 1]))));
+    // as many columns as the device holds threads: one thread per column fills it
+    assert_eq!(choose_entry(&columns, &[H200_THREADS], true, 0, H200_THREADS, |_| true, None).map(|c| c.0), Some(1));
+}
+
+#[test]
+fn a_blocks_entry_point_runs_where_a_warp_per_iteration_would_leave_the_device_partly_idle() {
+    let rows = [
+        Entry { kind: EntryKind::Blocks, symbol: "k_0_blocks", records_panics: false, grid: None, lanes: None,
+                bytes_per_iteration: 0, threads_per_iteration: 256, fill: 32 },
+        Entry { kind: EntryKind::Warps, symbol: "k_0_warps", records_panics: false, grid: None, lanes: None,
+                bytes_per_iteration: 0, threads_per_iteration: 32, fill: 0 },
+    ];
+    // 100 rows: a block each
+    assert_eq!(choose_entry(&rows, &[100], true, 0, H200_THREADS, |_| true, None), Some((0, ([100, 1, 1], [256, 1, 1]))));
+    // as many rows as the device holds warps: a warp each
+    assert_eq!(choose_entry(&rows, &[H200_THREADS / 32], true, 0, H200_THREADS, |_| true, None).map(|c| c.0), Some(1));
 }

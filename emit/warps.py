@@ -1,0 +1,481 @@
+"""The entry points of a loop whose iterations run inner loops that split those inner loops over several
+threads per iteration: a warp (`warps`), a block (`blocks`), or a block's warps for each of a warp's width
+of iterations (`columns`).
+
+    for i in 0..rows {                                  // one warp per i
+        let mut s = 0.0f32;                             // in every lane: pure `let`s and assignments of locals
+        for j in 0..cols { s += a[i * cols + j]; }      // lane l takes j = l, l + W, ...; `s` combined
+        *o = s;                                         // lane 0: writes to slices outside the inner loops
+    }
+
+One thread per iteration reads `a[i * cols + j]` with the stride of a whole row between the threads of a
+warp, and a loop of few iterations leaves most of the GPU idle. The warps entry point gives each iteration
+a warp, whose lanes read consecutive elements of its row. An inner loop whose body only declares `let`s,
+combines locals declared before it (`s += e`, `*=`, `&=`, `|=`, `^=`, `m = m.max(e)`, `.min(e)`, under
+`if`s, with `continue`), and writes slice elements at an index `j + c` (softmax's last pass,
+`out[i * n + j] = ...`), is split: each lane combines its share of the iterations from the operation's
+identity, then the warp combines the lanes' values with shuffles into every lane (`rs2gpu_warp_all`), and
+the variable takes its value before the loop combined with that. Every lane then holds the same values of
+the iteration's locals, so the statements after the loop compute the same in every lane, and a write
+outside the inner loops is lane 0's alone. Where a warp per iteration would leave the device partly idle
+(fewer iterations than it holds warps), the blocks entry point gives each iteration a block instead, its
+threads combined through the block's reduction (`rs2gpu_block_all`), thread 0 writing.
+
+Where the inner loops already read consecutive elements from one iteration to the next (a column sum,
+`a[j * cols + i]`), a warp per iteration would scatter its lanes' reads over the rows; one thread per
+iteration is coalesced, but a loop of fewer iterations than the GPU holds threads leaves it partly idle.
+The columns entry point gives a block a warp's width of iterations, one per lane, and splits each one's
+inner loops over the block's warps instead: the lanes of each warp still read consecutive elements, the
+warps' shares are combined through shared memory (`rs2gpu_lane_all`), and warp 0 writes. The host runs it
+only where the loop has fewer iterations than the device holds threads.
+
+The results are the sequential loop's, bit for bit, except float sums and products, which the threads
+reassociate: the rule of every float reduction (docs/kernels.md states the bound). Integer operations wrap
+and commute; min and max pick the same element in any order. An element one inner loop writes is read and
+written again only by the same thread (the same index in the same position of loops with the same start),
+and a slice written outside the inner loops is touched only there, by the writing thread.
+
+Rust's panics keep their order: the inner loops split here make no check on the device (the host checked
+their accesses before the launch), and a check of the writing thread's statements comes after every check
+the other threads make in the iteration, so the first failure of an iteration in Rust's order is the one
+it records. The host runs these entry points where the covering one could run (every conditional access
+in bounds), on grids of `threads` threads per iteration, striding over the rest (`ir.abi.SplitIterations`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rs2gpu.emit.covering import continues_loop, index_declaration
+from rs2gpu.emit.cxx_stmt import BodyEmitter, iteration_declaration
+from rs2gpu.emit.cxx_types import cxx_type
+from rs2gpu.emit.dialect import DIALECTS
+from rs2gpu.emit.names import LocalNames
+from rs2gpu.ir import nodes as ir
+from rs2gpu.ir.abi import BLOCK_SIZE, EntryKind, InnerLoop
+from rs2gpu.ir.plan import ParallelLoop
+from rs2gpu.ir.types import PrimType, RefType, SliceType
+from rs2gpu.ir.walk import rebuild, same_value, walk
+
+# The threads the host gives each iteration: the narrowest warp of the targets (a wider one strides over
+# more iterations with fewer warps).
+LANES = min(d.warp_size for d in DIALECTS.values())
+LANE = "rs2gpu_lane"
+UNROLL = 4  # iterations of a thread's share of an inner loop per step of its C++ loop
+COMBINING = {"+": "add", "*": "mul", "min": "min", "max": "max", "&": "and", "|": "or", "^": "xor"}
+# the types a warp shuffle moves in one piece
+SHUFFLED = frozenset({"i32", "u32", "i64", "u64", "isize", "usize", "f32", "f64"})
+_EFFECTS = (ir.Assign, ir.For, ir.While, ir.Loop, ir.Break, ir.Continue, ir.Return)
+
+
+@dataclass(frozen=True)
+class _Split:
+    loop: ir.For
+    combined: tuple[tuple[ir.Binding, str], ...]  # (local, operation) in order of first update
+    writes: tuple[str, ...]                       # the slices it writes, by name
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """A loop body as the threads of an iteration run it: each statement in every thread ("all"), in the
+    writing thread ("lane0"), or split over them ("split"). `strided`: an inner loop reads a row apart from
+    one iteration to the next (the blocks and warps forms), else consecutive elements (the columns form)."""
+
+    steps: tuple[tuple[str, object], ...]  # ("all" | "lane0", statement) or ("split", _Split)
+    strided: bool
+
+    @property
+    def reassociates(self) -> bool:
+        """Whether the threads combine a float sum or product (in another order than Rust's)."""
+        return any(op in ("+", "*") and b.ty.is_float for kind, step in self.steps if kind == "split"
+                   for b, op in step.combined)
+
+
+class _Refused(Exception):
+    """The loop body cannot be split; the message says why."""
+
+
+def split_plan(loop: ParallelLoop) -> tuple[SplitPlan | None, tuple[InnerLoop, ...]]:
+    """How the threads of an iteration of `loop` split its inner loops (None where they cannot), and a note on
+    each of its inner loops."""
+    stmts = loop.body.stmts + ((ir.ExprStmt(loop.body.tail, loop.body.tail.span),) if loop.body.tail else ())
+    nested = [n for n in walk(loop.body) if isinstance(n, (ir.For, ir.While, ir.Loop))]
+    if not nested or len(loop.dims) > 1:  # a nest's threads are its iterations (its body may be tiled)
+        return None, ()
+    try:
+        steps = _steps(loop, stmts)
+    except _Refused as why:
+        return None, tuple(InnerLoop(str(n.span), False, f"sequential in each thread: {why}") for n in nested)
+    splits = [step for kind, step in steps if kind == "split"]
+    plan = SplitPlan(steps, any(_strided(s.loop, loop, stmts) for s in splits))
+    return plan, tuple(InnerLoop(str(s.loop.span), True, _describe(s, plan.strided)) for s in splits)
+
+
+def _describe(split: _Split, strided: bool) -> str:
+    """What the blocks and warps (`strided`) or the columns entry point do with a split loop."""
+    parts = [f"combines `{b.name}` ({op})" for b, op in split.combined]
+    parts += [f"writes `{name}` spread over them" for name in split.writes]
+    where = ("a warp's lanes, or a block's threads where a warp per iteration would leave the GPU partly idle"
+             if strided else "the warps of a block, where the loop has fewer iterations than the GPU has threads")
+    return f"split over {where}: " + ", ".join(parts)
+
+
+def _steps(loop: ParallelLoop, stmts: tuple) -> tuple[tuple[str, object], ...]:
+    if loop.reductions or loop.scatters or loop.index_lists or loop.list_reads:
+        raise _Refused("the loop reduces, scatters or writes through an index list")
+    if continues_loop(loop.body):
+        raise _Refused("a `continue` of the parallel loop")
+    jump = next((n for n in walk(loop.body) if isinstance(n, (ir.Break, ir.Return))), None)
+    if jump is not None:
+        raise _Refused(f"the `{'break' if isinstance(jump, ir.Break) else 'return'}` at {jump.span}")
+    steps: list[tuple[str, object]] = []
+    for stmt in stmts:
+        if isinstance(stmt, ir.Let):
+            if stmt.init is None or not _pure(stmt.init):
+                raise _Refused(f"the `let` at {stmt.span} has effects or no value")
+            steps.append(("all", stmt))
+        elif isinstance(stmt, ir.Assign) and isinstance(stmt.target, ir.Var) and stmt.target.binding.kind == "local":
+            if not _pure(stmt.value):
+                raise _Refused(f"the assignment at {stmt.span} has effects")
+            steps.append(("all", stmt))
+        elif isinstance(stmt, ir.Assign) and _written_slice(stmt.target) is not None:
+            if not (_pure(stmt.value) and all(_pure(i.index) for i in _indices(stmt.target))):
+                raise _Refused(f"the assignment at {stmt.span} has effects")
+            steps.append(("lane0", stmt))
+        elif isinstance(stmt, ir.ExprStmt) and isinstance(stmt.expr, ir.For):
+            steps.append(("split", _split(stmt.expr)))
+        else:
+            raise _Refused(f"the statement at {stmt.span} is neither a `let`, an assignment nor a range loop")
+    _check_slices(steps)
+    return tuple(steps)
+
+
+def _split(f: ir.For) -> _Split:
+    """An inner loop's split form: its iterations independent but for the combined locals."""
+    if f.inclusive:
+        raise _Refused(f"the loop at {f.span} is an inclusive range")
+    if not (isinstance(f.var.ty, PrimType) and f.var.ty.is_int) or not (_pure(f.start) and _pure(f.end)):
+        raise _Refused(f"the bounds of the loop at {f.span} have effects")
+    split = _SplitBody(f)
+    split.block(f.body)
+    for b in split.combined:  # each lane's share is combined once, after the loop
+        if sum(_mentions_count(u, b) for u in split.updates) != _mentions_count(f.body, b):
+            raise _Refused(f"the loop at {f.span} reads `{b.name}` besides combining into it")
+    return _Split(f, tuple(split.combined.items()), tuple(split.writes))
+
+
+class _SplitBody:
+    """The statements a split loop's body may hold: `let`s and assignments of its own locals, one combining
+    operation per local declared before it, writes at `j + c`, `if`s of them and `continue` (the lane's next
+    iteration)."""
+
+    def __init__(self, f: ir.For) -> None:
+        self.f = f
+        self.own = {n.binding for n in walk(f.body) if isinstance(n, ir.Let)}
+        self.combined: dict[ir.Binding, str] = {}
+        self.updates: list[ir.Assign] = []
+        self.writes: dict[str, None] = {}
+
+    def block(self, block: ir.Block) -> None:
+        for stmt in block.stmts + ((ir.ExprStmt(block.tail, block.tail.span),) if block.tail else ()):
+            self.statement(stmt)
+
+    def statement(self, stmt) -> None:
+        if isinstance(stmt, ir.Let) and stmt.init is not None and _pure(stmt.init):
+            return
+        if isinstance(stmt, ir.ExprStmt) and isinstance(stmt.expr, ir.Continue):
+            return
+        if isinstance(stmt, ir.ExprStmt) and isinstance(stmt.expr, ir.If) and _pure(stmt.expr.cond):
+            self.block(stmt.expr.then)
+            if stmt.expr.orelse is not None:
+                self.block(stmt.expr.orelse)
+            return
+        if isinstance(stmt, ir.Assign) and isinstance(stmt.target, ir.Var):
+            self.assign_local(stmt, stmt.target.binding)
+            return
+        if isinstance(stmt, ir.Assign) and _written_slice(stmt.target) is not None:
+            if not (_pure(stmt.value) and _unit_step(_indices(stmt.target)[-1].index, self.f.var, self.own)):
+                raise _Refused(f"the write at {stmt.span} is not at `j + c` of the loop variable `j`")
+            self.writes[_written_slice(stmt.target).name] = None
+            return
+        raise _Refused(f"the statement at {stmt.span} is neither a `let`, a combining update, a write, an `if` "
+                       f"of them nor `continue`")
+
+    def assign_local(self, stmt: ir.Assign, b: ir.Binding) -> None:
+        if b in self.own:
+            if not _pure(stmt.value):
+                raise _Refused(f"the assignment at {stmt.span} has effects")
+            return
+        op = _combining(stmt, b)
+        if op is None or self.combined.get(b, op) != op:
+            raise _Refused(f"`{b.name}` is assigned at {stmt.span} other than by one combining operation")
+        if not (isinstance(b.ty, PrimType) and b.ty.name in SHUFFLED):
+            raise _Refused(f"`{b.name}` is a {b.ty}, which a warp shuffle does not move")
+        self.combined[b] = op
+        self.updates.append(stmt)
+
+
+def _combining(stmt: ir.Assign, b: ir.Binding) -> str | None:
+    """The operation of `b op= e` or `b = b.max(e)` (`.min`), where e does not read b; else None."""
+    if stmt.op in ("+", "*", "&", "|", "^") and not _mentions(stmt.value, b) and _pure(stmt.value):
+        return stmt.op
+    value = stmt.value
+    if stmt.op is None and isinstance(value, ir.Intrinsic) and value.name in ("min", "max") and len(value.args) == 2:
+        first, second = value.args
+        other = second if isinstance(first, ir.Var) and first.binding is b else \
+            first if isinstance(second, ir.Var) and second.binding is b else None
+        if other is not None and not _mentions(other, b) and _pure(other):
+            return value.name
+    return None
+
+
+def _check_slices(steps) -> None:
+    """Every slice the body writes is touched either only inside split loops, by the same lane at every
+    access (one index, one loop start), or only outside them, and there only by lane 0."""
+    accesses: dict[ir.Binding, list] = {}
+    written: set[ir.Binding] = set()
+    for kind, step in steps:
+        for node in walk(step.loop if kind == "split" else step):
+            if isinstance(node, ir.Index) and isinstance(node.base, ir.Var) and node.base.binding.kind == "param":
+                accesses.setdefault(node.base.binding, []).append((kind, step, node))
+            if isinstance(node, ir.Assign) and _written_slice(node.target) is not None:
+                written.add(_written_slice(node.target))
+    for kind, step in steps:
+        for call in walk(step.loop if kind == "split" else step):
+            if isinstance(call, ir.Call) and any(_mentions(a, p) for a in call.args for p in written):
+                raise _Refused(f"the call at {call.span} may read a slice the loop writes at any element")
+    for param in sorted(written, key=lambda b: b.name):
+        found = accesses[param]
+        kinds = {kind for kind, _, _ in found}
+        if kinds == {"lane0"}:
+            continue
+        if kinds != {"split"}:
+            raise _Refused(f"`{param.name}` is written and also read outside lane 0's statements")
+        _, first_split, first_node = found[0]
+        canonical = _canonical(first_node.index, first_split.loop.var)
+        for _, split, node in found:
+            if not (same_value(_canonical(node.index, split.loop.var), canonical)
+                    and same_value(split.loop.start, first_split.loop.start)):
+                raise _Refused(f"`{param.name}` is accessed at {node.span} where another lane may have written it")
+
+
+_J = ir.Binding("j", PrimType("usize"), False, "loop", ir.Span("", 0, 0, 0, 0))
+
+
+def _canonical(e: ir.Expr, var: ir.Binding) -> ir.Expr:
+    """`e` with the loop variable `var` renamed to one shared binding, to compare indices across loops."""
+    return rebuild(e, lambda n: ir.Var(_J, n.span) if isinstance(n, ir.Var) and n.binding is var else None)
+
+
+def _strided(f: ir.For, loop: ParallelLoop, stmts) -> bool:
+    """Whether an access of the inner loop at an index made of both loop variables multiplies the outer one
+    (`a[i * cols + j]`): threads of consecutive iterations then read a row apart."""
+    outer = loop.dims[0].index
+    values = {s.binding: s.init for s in stmts if isinstance(s, ir.Let) and s.init is not None}
+
+    def scaled(e, depth: int = 0) -> bool:
+        for node in walk(e):
+            if isinstance(node, ir.Binary) and node.op in ("*", "<<") and _mentions_through(node, outer, values):
+                return True
+            if isinstance(node, ir.Var) and node.binding in values and depth < 8 \
+                    and scaled(values[node.binding], depth + 1):
+                return True
+        return False
+    return any(isinstance(n, ir.Index) and _mentions(n.index, f.var) and scaled(n.index) for n in walk(f.body))
+
+
+def _mentions_through(e, b: ir.Binding, values: dict, depth: int = 0) -> bool:
+    for node in walk(e):
+        if isinstance(node, ir.Var) and (node.binding is b or (node.binding in values and depth < 8
+                                                               and _mentions_through(values[node.binding], b, values,
+                                                                                     depth + 1))):
+            return True
+    return False
+
+
+def _unit_step(index: ir.Expr, var: ir.Binding, own: set) -> bool:
+    """`index` is `j + c`, `c + j` or `j - c` (nested sums) with c free of `j` and of the loop's own
+    `let`s: distinct for distinct j."""
+    if isinstance(index, ir.Var) and index.binding is var:
+        return True
+    if isinstance(index, ir.Binary) and index.op in ("+", "-"):
+        for with_j, other in ((index.lhs, index.rhs), (index.rhs, index.lhs) if index.op == "+" else (None, None)):
+            if with_j is not None and _unit_step(with_j, var, own) and not _mentions(other, var) \
+                    and not any(isinstance(n, ir.Var) and n.binding in own for n in walk(other)):
+                return True
+    return False
+
+
+def _written_slice(target) -> ir.Binding | None:
+    """The `&mut` slice parameter a place `p[e]`, `p[e].f` is an element of, else None."""
+    indices = _indices(target)
+    if not indices:
+        return None
+    base = indices[-1].base
+    if isinstance(base, ir.Var) and base.binding.kind == "param" and isinstance(base.ty, RefType) \
+            and base.ty.mutable and isinstance(base.ty.target, SliceType):
+        return base.binding
+    return None
+
+
+def _indices(place) -> list[ir.Index]:
+    out = []
+    while isinstance(place, (ir.Index, ir.Field)):
+        if isinstance(place, ir.Index):
+            out.append(place)
+        place = place.base
+    return out
+
+
+def _pure(e) -> bool:
+    """Computes a value without writing anything: no assignments, loops or jumps, no `&mut` passed on."""
+    for node in walk(e):
+        if isinstance(node, _EFFECTS):
+            return False
+        if isinstance(node, ir.Call) and any(isinstance(a.ty, RefType) and a.ty.mutable for a in node.args):
+            return False
+    return True
+
+
+def _mentions(e, b: ir.Binding) -> bool:
+    return any(isinstance(n, ir.Var) and n.binding is b for n in walk(e))
+
+
+def _mentions_count(e, b: ir.Binding) -> int:
+    return sum(1 for n in walk(e) if isinstance(n, ir.Var) and n.binding is b)
+
+
+# ------------------------------------------------------------------ rendering
+
+
+@dataclass(frozen=True)
+class _Threads:
+    """How the threads of an entry point share an iteration: `share` is a thread's place among them (C++),
+    `sharers` their number, `combine` the prelude's function that gives every one of them the combination
+    of their shares, `writer` the condition of the one that runs the writes outside the split loops; the
+    host launches `threads` threads per iteration where the count times `fill` is below the threads the
+    device holds (`ir.abi.SplitIterations`)."""
+
+    share: str
+    sharers: str
+    combine: str
+    writer: str
+    opening: tuple[str, ...]  # the loop over iterations, down to `rs2gpu_tx`
+    threads: int
+    fill: int
+
+
+THREAD = "rs2gpu_thread"
+GROUP = "rs2gpu_group"
+FORMS = {
+    EntryKind.BLOCKS: _Threads(
+        THREAD, f"{BLOCK_SIZE}u", f"rs2gpu_block_all<{BLOCK_SIZE}>", f"{THREAD} == 0u",
+        ("    // One block per iteration: its threads split the inner loops and combine what they reduce.",
+         f"    const u32 {THREAD} = RS2GPU_THREAD_IDX.x;",
+         "    for (usize rs2gpu_tx = RS2GPU_BLOCK_IDX.x; rs2gpu_tx < rs2gpu_count_x; rs2gpu_tx += RS2GPU_GRID_DIM.x) {"),
+        BLOCK_SIZE, LANES),
+    EntryKind.WARPS: _Threads(
+        LANE, "RS2GPU_WARP_SIZE", "rs2gpu_warp_all", f"{LANE} == 0u",
+        ("    // One warp per iteration: its lanes split the inner loops and combine what they reduce.",
+         f"    const u32 {LANE} = RS2GPU_THREAD_IDX.x % RS2GPU_WARP_SIZE;",
+         "    for (usize rs2gpu_tx = ((usize)RS2GPU_BLOCK_IDX.x * RS2GPU_BLOCK_DIM.x + RS2GPU_THREAD_IDX.x) "
+         "/ RS2GPU_WARP_SIZE; rs2gpu_tx < rs2gpu_count_x; "
+         "rs2gpu_tx += (usize)RS2GPU_GRID_DIM.x * RS2GPU_BLOCK_DIM.x / RS2GPU_WARP_SIZE) {"),
+        LANES, 0),
+    EntryKind.COLUMNS: _Threads(
+        GROUP, f"({BLOCK_SIZE}u / RS2GPU_WARP_SIZE)", f"rs2gpu_lane_all<{BLOCK_SIZE}>",
+        f"rs2gpu_writes && {GROUP} == 0u",
+        ("    // A warp's width of iterations per block, one per lane: the block's warps split each iteration's",
+         "    // inner loops and combine what they reduce through shared memory.",
+         f"    const u32 {LANE} = RS2GPU_THREAD_IDX.x % RS2GPU_WARP_SIZE, {GROUP} = RS2GPU_THREAD_IDX.x / RS2GPU_WARP_SIZE;",
+         "    for (usize rs2gpu_first = (usize)RS2GPU_BLOCK_IDX.x * RS2GPU_WARP_SIZE; rs2gpu_first < rs2gpu_count_x; "
+         "rs2gpu_first += (usize)RS2GPU_GRID_DIM.x * RS2GPU_WARP_SIZE) {",
+         "        // a lane past the last iteration runs the last one again without writing, to meet the barriers",
+         f"        const bool rs2gpu_writes = rs2gpu_first + {LANE} < rs2gpu_count_x;",
+         f"        const usize rs2gpu_tx = rs2gpu_writes ? rs2gpu_first + {LANE} : rs2gpu_count_x - 1;"),
+        BLOCK_SIZE // LANES, 1),
+}
+
+
+def split_kinds(plan: SplitPlan) -> tuple[EntryKind, ...]:
+    """The entry points of a loop of `plan`'s form, in the order the host tries them."""
+    return (EntryKind.BLOCKS, EntryKind.WARPS) if plan.strided else (EntryKind.COLUMNS,)
+
+
+def split_context(loop: ParallelLoop, plan: SplitPlan, kind: EntryKind, names: LocalNames, sites,
+                  hoisted: frozenset, symbol: str, identity) -> tuple[dict | None, str | None]:
+    """The lines of the `kind` entry point (`FORMS`) after the preamble, or None and why not: where a split
+    loop would check something on the device, or a check of the writing thread's statements would come
+    before one that every thread makes (which may then be recorded first). `identity(b, op)` is the value a
+    thread's share of the combined local `b` starts from."""
+    threads = FORMS[kind]
+    body = BodyEmitter(names, indent=2, sites=sites, hoisted=hoisted)
+    writer_checked = False
+    for kind, step in plan.steps:
+        before = set(body.used_sites)
+        if kind == "all":
+            body.statement(step)
+        elif kind == "lane0":
+            body.hoist_brace(f"if ({threads.writer}) {{")
+            body.indent += 1
+            body.statement(step)
+            body.indent -= 1
+            body.hoist_brace("}")
+        elif not _render_split(body, step, names, identity, threads):
+            return None, f"the loop at {step.loop.span} checks an access or a division on the device"
+        checked = body.used_sites != before or _calls_checking_helper(step.loop if kind == "split" else step, sites)
+        if checked and kind != "lane0" and writer_checked:
+            where = step.span if kind == "all" else step.loop.span
+            return None, f"a check before the one at {where} is the writing thread's alone"
+        writer_checked |= checked and kind == "lane0"
+    lines = [*threads.opening, f"        {index_declaration(loop.dims[0], 'x', names)}"]
+    if body.used_sites or body.passes_iteration:
+        lines.append(f"        {iteration_declaration(1)}")
+    lines += body.lines + ["    }"]
+    return {"symbol": symbol, "lines": lines, "checks": sorted(body.used_sites),
+            "split": {"threads": threads.threads, "fill": threads.fill, "reassociates": plan.reassociates}}, None
+
+
+def _render_split(body: BodyEmitter, split: _Split, names: LocalNames, identity, threads: _Threads) -> bool:
+    """Emit one split loop into `body`; False where its body checks something on the device."""
+    f = split.loop
+    body.locate(f.span)
+    var, ty = names.name(f.var), cxx_type(f.var.ty)
+    shares = {b: ir.Binding(f"{b.name}_share", b.ty, True, "local", b.span) for b, _ in split.combined}
+    first, end = names.fresh(f"{var}_first"), names.fresh(f"{var}_end")
+    k, count = names.fresh(f"{var}_k"), names.fresh(f"{var}_count")
+    start_text = body.expr(f.start)
+    end_text = body.expr(f.end)  # Rust evaluates the end once, after the start
+    body.hoist_brace("{")
+    body.indent += 1
+    for b, op in split.combined:
+        body.hoist(f"{cxx_type(b.ty)} {names.name(shares[b])} = {identity(b, op)};  // this thread's share")
+    # thread t of the iteration's runs j = start + t, start + t + T, ...: a warp's lanes read consecutive
+    # elements (or, in the columns form, the lanes' iterations do); unrolled, each thread has several loads
+    # in flight (its operations stay in order)
+    body.hoist_brace(f"const {ty} {first} = {start_text}, {end} = {end_text};")
+    body.hoist_raw((f"#pragma unroll {UNROLL}", None))
+    body.hoist_brace(f"for (u64 {k} = {threads.share}, {count} = {first} < {end} ? (u64){end} - (u64){first} : 0ULL; "
+                     f"{k} < {count}; {k} += {threads.sharers}) {{")
+    body.indent += 1
+    body.hoist_brace(f"const {ty} {var} = ({ty})((u64){first} + {k});")
+    renamed = rebuild(f.body, lambda n: ir.Var(shares[n.binding], n.span)
+                      if isinstance(n, ir.Var) and n.binding in shares else None)
+    checked = set(body.used_sites)
+    body.block(renamed)
+    if body.used_sites != checked or _calls_checking_helper(f.body, body.sites):
+        return False
+    body.indent -= 1
+    body.hoist_brace("}")
+    body.locate(f.span)
+    for b, op in split.combined:
+        combine = f"rs2gpu_op_{COMBINING[op]}()"
+        body.hoist(f"{names.name(b)} = {combine}({names.name(b)}, {threads.combine}({names.name(shares[b])}, "
+                   f"{combine}));")
+    body.indent -= 1
+    body.hoist_brace("}")
+    return True
+
+
+def _calls_checking_helper(node, sites) -> bool:
+    """Whether `node` calls a helper that checks something on the device (`sites.checked_helpers`)."""
+    return sites is not None and any(isinstance(n, ir.Call) and n.func in sites.checked_helpers for n in walk(node))
