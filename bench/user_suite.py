@@ -18,6 +18,7 @@ history.csv (bench "user_suite.py": hand_us is the fastest alternative's time, g
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -113,10 +114,25 @@ def blocks(case: Case, host: dict, d: dict) -> list[tuple[dict, dict, slice]]:
              d, slice(None))]
 
 
-def _alt_bound(case: Case, sub: dict, d: dict):
+def _alt_bound(case: Case, sub: dict, d: dict, ours: np.ndarray):
+    """How far an alternative's result may lie from rs2gpu's. Where rs2gpu must match rustc bitwise, a
+    library that orders the same float operations otherwise (a stencil's terms) still counts as agreeing
+    within a few rounding steps of the result's magnitude."""
     if case.alt_bound is not None:
         return case.alt_bound(sub, d)
-    return case.bound(sub, d) if case.bound is not None else None
+    if case.bound is not None:
+        return case.bound(sub, d)
+    if ours.dtype.kind != "f" or not np.isfinite(ours).any():
+        return None
+    return 8 * float(np.finfo(ours.dtype).eps) * float(np.nanmax(np.abs(ours[np.isfinite(ours)])))
+
+
+def kernel_call(kernels, case: Case, arrays: dict, d: dict, verified: tuple = ()):
+    """A call of the case's kernel from `kernels` (an rs2gpu module) on `arrays`, bound by parameter name
+    (the lists named in `verified` as `rs2gpu.IndexList`s); the call returns the result array."""
+    function = getattr(kernels, case.kernel)
+    args = generated_arguments(kernels.abi.kernels[case.kernel], arrays, d, verified)
+    return lambda: (function(*args), arrays[case.result])[1]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -175,8 +191,8 @@ class Runner:
         self.kernels = rs2gpu.load(CRATE, backend="cuda")
         from bench import timing
 
+        # cupy's calls and rs2gpu's go to cupy's current stream: this one, while `main` runs the rows
         self.stream = cp.cuda.Stream(non_blocking=True)
-        self.stream.use()   # cupy's calls and rs2gpu's go to cupy's current stream
         self.timer = timing.Timer(cp, self.stream, "sm_" + cp.cuda.Device(0).compute_capability)
         torch = self.libraries.get("torch")
         self.torch_stream = torch.cuda.ExternalStream(self.stream.ptr) if torch is not None else None
@@ -186,27 +202,25 @@ class Runner:
     def device(self, host: dict) -> dict:
         if self.small:
             return {n: v.copy() if isinstance(v, np.ndarray) else v for n, v in host.items()}
-        return {n: self.cp.asarray(v) if isinstance(v, np.ndarray) else v for n, v in host.items()}
+        return {n: self.cp.array(v) if isinstance(v, np.ndarray) else v for n, v in host.items()}
 
     def to_host(self, array) -> np.ndarray:
+        """A host copy (later calls write the array again)."""
         if hasattr(array, "get"):
             return array.get()
         if hasattr(array, "detach"):
             return array.detach().cpu().numpy()
-        return np.asarray(array)
+        return np.array(array)
 
     def rs2gpu_call(self, case: Case, arrays: dict, d: dict):
-        entry = self.kernels.abi.kernels[case.kernel]
-        verified = ("idx",) if "verified_idx" in case.tags else ()
-        args = generated_arguments(entry, arrays, d, verified)
-        function = getattr(self.kernels, case.kernel)
-        zeroed = arrays[case.before_call] if case.before_call else None
+        kernel = kernel_call(self.kernels, case, arrays, d, ("idx",) if "verified_idx" in case.tags else ())
+        if not case.before_call:
+            return kernel
+        zeroed = arrays[case.before_call]
 
         def call():
-            if zeroed is not None:   # a fresh histogram each call, as the libraries' calls make
-                zeroed.fill(0)
-            function(*args)
-            return arrays[case.result]
+            zeroed.fill(0)   # a fresh histogram each call, as the libraries' calls make
+            return kernel()
         return call
 
     def alternative_call(self, alternative, arrays: dict, d: dict):
@@ -265,7 +279,7 @@ class Runner:
             if self.small:   # the cpu backend is the side under test: numpy's reference, computed independently
                 want, against = case.reference(sub, sub_d), "numpy"
             else:
-                want, against = self.to_host(self.reference_call(case, sub, sub_d)()), "rustc"
+                want, against = self.to_host(kernel_call(self.reference, case, sub, sub_d)()), "rustc"
             exact = case.bound is None or ("exact_gpu" in case.tags and not self.small)
             agree, how, share = compare(result[part], want, None if exact else case.bound(sub, sub_d))
             if not agree:
@@ -281,12 +295,11 @@ class Runner:
             name = alternative.name
             try:
                 call = self.alternative_call(alternative, arrays, d)
-                theirs = self.to_host(call()).ravel()
-                self.sync()
+                returned = call()
+                self.sync()   # before the copy, which torch makes on its own stream
+                theirs = self.to_host(returned).ravel()
                 for sub, sub_d, part, _ in checks:
-                    agree, how, _ = compare(theirs[part].astype(result.dtype) if case.bound is None and
-                                         case.alt_bound is None else theirs[part], result[part],
-                                         _alt_bound(case, sub, sub_d))
+                    agree, how, _ = compare(theirs[part], result[part], _alt_bound(case, sub, sub_d, result[part]))
                     if not agree:
                         row.alternatives[name] = f"disagrees: {how}"
                         break
@@ -306,12 +319,6 @@ class Runner:
             row.best_us = medians[row.best]
         row.status = "ok"
         return row
-
-    def reference_call(self, case: Case, sub: dict, d: dict):
-        entry = self.reference.abi.kernels[case.kernel]
-        function = getattr(self.reference, case.kernel)
-        args = generated_arguments(entry, sub, d)
-        return lambda: (function(*args), sub[case.result])[1]
 
     def healthy(self) -> bool:
         if self.cp is None:
@@ -485,9 +492,9 @@ def sanitize(args, cases: list[Case]) -> int:
         arrays = {n: cp.asarray(v) if isinstance(v, np.ndarray) else v for n, v in host.items()}
         verified = ("idx",) if "verified_idx" in case.tags else ()
         try:
-            getattr(kernels, case.kernel)(*generated_arguments(kernels.abi.kernels[case.kernel], arrays, d, verified))
+            result = kernel_call(kernels, case, arrays, d, verified)()
             kernels.synchronize()
-            agree, how, _ = compare(arrays[case.result].get(), case.reference(host, d),
+            agree, how, _ = compare(result.get(), case.reference(host, d),
                                  case.bound(host, d) if case.bound is not None else None)
             status = how if agree else f"FAILED: {how}"
             failures += not agree
@@ -501,10 +508,13 @@ def sanitize(args, cases: list[Case]) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=None,
-                        help="results folder (default bench/results; with --small build/user-suite-small)")
+                        help="results folder (default bench/results; with --small or --quick build/user-suite-small "
+                             "or build/user-suite-quick)")
     parser.add_argument("--cases", default=None, help="comma list of case names (default: all)")
     parser.add_argument("--small", action="store_true",
                         help="tiny sizes on the cpu backend against numpy: no GPU, no history rows")
+    parser.add_argument("--quick", action="store_true",
+                        help="the GPU path at the small sizes (a smoke run): no history rows")
     parser.add_argument("--sanitize", action="store_true",
                         help="run each kernel once at its small size on the GPU, for compute-sanitizer")
     parser.add_argument("--budget-s", type=float, default=400.0,
@@ -519,22 +529,37 @@ def main(argv: list[str] | None = None) -> int:
     if args.sanitize:
         return sanitize(args, cases)
     os.environ.setdefault("CUPY_TF32", "0")   # before cupy is imported: cuBLAS's f32 products stay f32
-    out = args.out or (ROOT / ("build/user-suite-small" if args.small else "bench/results"))
+    out = args.out or ROOT / ("build/user-suite-small" if args.small else "build/user-suite-quick" if args.quick
+                              else "bench/results")
     runner = Runner(args)
     info = machine(runner, args)
+    # size by size, every case at one size before any at the next: a run cut short loses the largest sizes
     pairs = [(case, size) for index in range(3) for case in cases
-             for size in ((case.small,) if args.small else case.sizes)[index:index + 1]]
+             for size in ((case.small,) if args.small or args.quick else case.sizes)[index:index + 1]]
     log(f"user suite: {len(pairs)} rows, {'--small (cpu backend, numpy)' if args.small else info.get('gpu')}; "
         f"setup {time.perf_counter() - started:.1f} s; absent: "
         + (", ".join(f"{n} ({why})" for n, why in runner.missing.items()) or "nothing"))
     rows: list[Row] = []
+    with runner.stream if runner.stream is not None else contextlib.nullcontext():
+        run_rows(runner, args, pairs, rows, info, cases, out, started)
+    log(f"wrote {out / 'user-suite.md'} and user-suite.json" + ("" if args.small or args.quick else ", history.csv"))
+    for line in goals(rows):
+        log(line)
+    return 0
+
+
+def run_rows(runner: Runner, args, pairs: list, rows: list[Row], info: dict, cases: list[Case], out: Path,
+             started: float) -> None:
+    """Each row in turn, the outputs written after every one."""
+    broken = ""
     for index, (case, size) in enumerate(pairs):
         elapsed = time.perf_counter() - started
         if elapsed > args.budget_s:
             rows.append(Row(case.name, size.label, size.elements,
                             status=f"skipped: the run's budget ({args.budget_s:.0f} s) was spent"))
-        elif rows and rows[-1].status.startswith("error") and not runner.healthy():
-            rows.append(Row(case.name, size.label, size.elements, status="skipped: the CUDA context failed"))
+        elif broken:
+            rows.append(Row(case.name, size.label, size.elements,
+                            status=f"skipped: the CUDA context failed in {broken}"))
         else:
             t_row = time.perf_counter()
             try:
@@ -546,16 +571,14 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 runner.release()
             rows.append(row)
+            if row.status.startswith("error") and not runner.healthy():
+                broken = f"{case.name} {size.label}"
             ratio = f"{row.ratio:6.2f}" if row.ratio else "     –"
             log(f"[{elapsed:6.1f} s] {case.name:<24} {size.label:>20}  rs2gpu {_us(row.rs2gpu_us):>12} µs  "
                 f"{row.best or '-':>14} {_us(row.best_us):>12} µs  ratio {ratio}  "
                 f"({time.perf_counter() - t_row:4.1f} s)  {row.check if row.status == 'ok' else row.status[:120]}")
         info["wall time"] = f"{time.perf_counter() - started:.0f} s"
-        write_outputs(out, rows, info, cases, runner.missing, history=not args.small)
-    log(f"wrote {out / 'user-suite.md'} and user-suite.json" + ("" if args.small else ", history.csv"))
-    for line in goals(rows):
-        log(line)
-    return 0
+        write_outputs(out, rows, info, cases, runner.missing, history=not (args.small or args.quick))
 
 
 if __name__ == "__main__":
