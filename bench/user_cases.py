@@ -33,7 +33,8 @@ class Alternative:
     its result (where it writes into a preallocated `alt_*` array, that array)."""
 
     name: str           # as the table names it: "cupy", "torch", "numpy", ...
-    library: str        # what must import for it to run: "cupy", "cupyx", "torch", "numpy"
+    library: str        # what must import for it to run: "cupy", "cupyx", "torch", "triton" (on torch's
+    #                     tensors and stream), "numpy"
     make: Callable
     note: str = ""
 
@@ -427,6 +428,15 @@ def _stencil3d_xp(lib, v, d):
     return lambda: _stencil3d_into(out, u, d["w"])
 
 
+def _stencil_triton(kernel: str):
+    """A Triton kernel of bench/user_triton.py (no library routine computes a stencil in one pass)."""
+    def make(triton, v, d):
+        from bench import user_triton
+
+        return getattr(user_triton, f"{kernel}_call")(v, d)
+    return make
+
+
 def _grid_data(rng, d):
     n = d["rows"] * d["cols"] if "rows" in d else d["nz"] * d["ny"] * d["nx"]
     return {"u": uniform(rng, n), "out": poison(n), "alt_out": poison(n)}
@@ -442,6 +452,8 @@ def stencil_cases() -> list[Case]:
              work=lambda d: (8 * d["rows"] * d["cols"], 7 * d["rows"] * d["cols"]),
              alternatives=(Alternative("cupy", "cupy", _stencil2d_xp, "slice expressions, cupy"),
                            Alternative("torch", "torch", _stencil2d_xp, "slice expressions, torch"),
+                           Alternative("triton", "triton", _stencil_triton("stencil_2d"),
+                                       "a Triton kernel, one program per 512 points of a row"),
                            Alternative("numpy", "numpy", _stencil2d_xp, "slice expressions, numpy"))),
         Case("stencil_3d_f32", "stencil_3d_f32", "out",
              (_grid3("48³", 48, 48, 48), _grid3("256³", 256, 256, 256), _grid3("464³", 464, 464, 464)),
@@ -452,6 +464,8 @@ def stencil_cases() -> list[Case]:
              work=lambda d: (8 * d["nz"] * d["ny"] * d["nx"], 9 * d["nz"] * d["ny"] * d["nx"]),
              alternatives=(Alternative("cupy", "cupy", _stencil3d_xp, "slice expressions, cupy"),
                            Alternative("torch", "torch", _stencil3d_xp, "slice expressions, torch"),
+                           Alternative("triton", "triton", _stencil_triton("stencil_3d"),
+                                       "a Triton kernel, one program per 512 points of a row"),
                            Alternative("numpy", "numpy", _stencil3d_xp, "slice expressions, numpy"))),
     ]
 

@@ -45,7 +45,8 @@ from bench.harness import generated_arguments  # noqa: E402
 from bench.user_cases import BY_NAME, CASES, Case, Size  # noqa: E402
 
 CRATE = ROOT / "bench" / "user-suite"
-GPU_LIBRARIES = ("cupy", "cupyx", "torch")
+GPU_LIBRARIES = ("cupy", "cupyx", "torch", "triton")
+ON_TORCH = ("torch", "triton")   # libraries that take torch tensors and launch on torch's current stream
 SEED = 20261205
 
 
@@ -114,14 +115,14 @@ def blocks(case: Case, host: dict, d: dict) -> list[tuple[dict, dict, slice]]:
              d, slice(None))]
 
 
-def _alt_bound(case: Case, sub: dict, d: dict, ours: np.ndarray):
+def _alt_bound(case: Case, sub: dict, d: dict, bound, ours: np.ndarray):
     """How far an alternative's result may lie from rs2gpu's. Where rs2gpu must match rustc bitwise, a
     library that orders the same float operations otherwise (a stencil's terms) still counts as agreeing
     within a few rounding steps of the result's magnitude."""
     if case.alt_bound is not None:
         return case.alt_bound(sub, d)
-    if case.bound is not None:
-        return case.bound(sub, d)
+    if bound is not None:
+        return bound
     if ours.dtype.kind != "f" or not np.isfinite(ours).any():
         return None
     return 8 * float(np.finfo(ours.dtype).eps) * float(np.nanmax(np.abs(ours[np.isfinite(ours)])))
@@ -158,6 +159,11 @@ def import_libraries(small: bool) -> tuple[dict, dict]:
                 if not torch.cuda.is_available():
                     raise RuntimeError("torch.cuda.is_available() is False")
                 found[name] = torch
+            elif name == "triton":
+                if "torch" not in found:
+                    raise RuntimeError("the Triton kernels run on torch tensors, and torch is absent")
+                import triton
+                found[name] = triton
             else:
                 found[name] = __import__(name)
         except Exception as e:  # noqa: BLE001 - a missing library is a row's note, never a failure
@@ -225,14 +231,15 @@ class Runner:
 
     def alternative_call(self, alternative, arrays: dict, d: dict):
         lib = self.libraries[alternative.library]
-        if alternative.library != "torch":
+        if alternative.library not in ON_TORCH:
             return alternative.make(lib, arrays, d)
-        tensors = {n: lib.from_dlpack(v) if hasattr(v, "__dlpack__") else v for n, v in arrays.items()}
+        torch = self.libraries["torch"]
+        tensors = {n: torch.from_dlpack(v) if hasattr(v, "__dlpack__") else v for n, v in arrays.items()}
         call = alternative.make(lib, tensors, d)
         stream = self.torch_stream
 
         def on_our_stream():
-            with lib.cuda.stream(stream):
+            with torch.cuda.stream(stream):
                 return call()
         return on_our_stream
 
@@ -280,12 +287,13 @@ class Runner:
                 want, against = case.reference(sub, sub_d), "numpy"
             else:
                 want, against = self.to_host(kernel_call(self.reference, case, sub, sub_d)()), "rustc"
-            exact = case.bound is None or ("exact_gpu" in case.tags and not self.small)
-            agree, how, share = compare(result[part], want, None if exact else case.bound(sub, sub_d))
+            bound = case.bound(sub, sub_d) if case.bound is not None else None
+            exact = "exact_gpu" in case.tags and not self.small
+            agree, how, share = compare(result[part], want, None if exact else bound)
             if not agree:
                 row.status = f"MISMATCH: {case.kernel} against {against}: {how}"
                 return row
-            checks.append((sub, sub_d, part, share))
+            checks.append((sub, sub_d, part, share, bound))
         worst = max(c[3] for c in checks)
         row.check = "bitwise" if worst == 0 else f"bound (largest Δ {worst:.2g} of it)"
         calls = {"rs2gpu": ours}
@@ -298,8 +306,9 @@ class Runner:
                 returned = call()
                 self.sync()   # before the copy, which torch makes on its own stream
                 theirs = self.to_host(returned).ravel()
-                for sub, sub_d, part, _ in checks:
-                    agree, how, _ = compare(theirs[part], result[part], _alt_bound(case, sub, sub_d, result[part]))
+                for sub, sub_d, part, _, bound in checks:
+                    agree, how, _ = compare(theirs[part], result[part], _alt_bound(case, sub, sub_d, bound,
+                                                                                   result[part]))
                     if not agree:
                         row.alternatives[name] = f"disagrees: {how}"
                         break
