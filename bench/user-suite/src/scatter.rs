@@ -8,8 +8,8 @@ use rs2gpu::kernel;
 pub fn histogram_f32(counts: &mut [u32], x: &[f32], lo: f32, hi: f32) {
     let bins = counts.len();
     let scale = bins as f32 / (hi - lo);
-    for i in 0..x.len() {
-        let bin = (((x[i] - lo) * scale) as usize).min(bins - 1);
+    for &value in x {
+        let bin = (((value - lo) * scale) as usize).min(bins - 1);
         counts[bin] += 1;
     }
 }
