@@ -143,6 +143,9 @@ def import_libraries(small: bool) -> tuple[dict, dict]:
     """(modules by library name, why each missing one is missing). --small uses numpy alone."""
     if small:
         return {"numpy": np}, {name: "not used by --small" for name in GPU_LIBRARIES}
+    # before cupy and torch are imported: their f32 products stay f32 (the issue's comparison is with TF32 off)
+    os.environ["CUPY_TF32"] = "0"
+    os.environ["NVIDIA_TF32_OVERRIDE"] = "0"
     found, missing = {}, {}
     for name in GPU_LIBRARIES:
         try:
@@ -537,7 +540,6 @@ def main(argv: list[str] | None = None) -> int:
     cases = select(args.cases)
     if args.sanitize:
         return sanitize(args, cases)
-    os.environ.setdefault("CUPY_TF32", "0")   # before cupy is imported: cuBLAS's f32 products stay f32
     out = args.out or ROOT / ("build/user-suite-small" if args.small else "build/user-suite-quick" if args.quick
                               else "bench/results")
     runner = Runner(args)

@@ -148,6 +148,8 @@ def test_compare_tells_bitwise_from_bound_and_nan_from_number() -> None:
 
 def test_gpu_path_runs_end_to_end_on_a_stand_in_and_names_absent_libraries(cpu, monkeypatch, tmp_path) -> None:
     fake_cupy.install(monkeypatch, tmp_path)
+    for name in ("CUPY_TF32", "NVIDIA_TF32_OVERRIDE"):   # the run sets them; the test's end restores them
+        monkeypatch.setenv(name, "")
     out = tmp_path / "out"
     cases = "matmul_fma_f32,softmax_f32,histogram_f32,scatter_f32 (IndexList)"
     assert user_suite.main(["--quick", "--out", str(out), "--cases", cases, "--row-seconds", "0.01",
