@@ -177,3 +177,24 @@ def test_history_rows_name_the_suite_and_keep_the_files_columns(tmp_path) -> Non
     assert list(records[0]) == report.HISTORY_COLUMNS
     assert (records[0]["bench"], records[0]["kernel"], records[0]["check"]) == ("user_suite.py", "matmul_f32", "bitwise")
     assert (float(records[0]["hand_us"]), float(records[0]["gen_us"]), float(records[0]["ratio"])) == (150.0, 300.0, 2.0)
+
+
+def test_without_the_cpu_library_rows_are_timed_and_marked_unchecked(cpu, monkeypatch, tmp_path) -> None:
+    import rs2gpu
+
+    fake_cupy.install(monkeypatch, tmp_path)
+    for name in ("CUPY_TF32", "NVIDIA_TF32_OVERRIDE"):
+        monkeypatch.setenv(name, "")
+    device_load = rs2gpu.load
+
+    def load(path, backend="auto", *args, **kwargs):
+        if backend == "cpu":   # a GPU machine without rustc, where gpu_prepare.sh's cache was not carried
+            raise RuntimeError("cargo is not installed")
+        return device_load(path, backend, *args, **kwargs)
+    monkeypatch.setattr(rs2gpu, "load", load)
+    out = tmp_path / "out"
+    assert user_suite.main(["--quick", "--out", str(out), "--cases", "transpose_f32", "--row-seconds", "0.01",
+                            "--reps", "3"]) == 0
+    (row,) = json.loads((out / "user-suite.json").read_text(encoding="utf-8"))["rows"]
+    assert row["status"].startswith("unchecked: the cpu backend did not load (RuntimeError: cargo is not installed")
+    assert row["rs2gpu_us"] > 0 and row["best"] == "cupy"
