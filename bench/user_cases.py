@@ -200,7 +200,7 @@ def _transpose_torch(torch, v, d):
     return lambda: out.copy_(a.t())
 
 
-def _sums_alt(axis, dim_name):
+def _sums_alt(axis: int):
     def xp_call(lib, v, d):
         a, out = v["a"].reshape(d["rows"], d["cols"]), v["alt_sums"]
         return lambda: lib.sum(a, axis=axis, out=out)
@@ -237,7 +237,7 @@ def matrix_cases() -> list[Case]:
                              "alt_sums": poison(d["rows"])},
              reference=lambda v, d: v["a"].astype(np.float64).reshape(d["rows"], d["cols"]).sum(axis=1),
              work=lambda d: (f4 * (d["rows"] * d["cols"] + d["rows"]), d["rows"] * d["cols"]),
-             alternatives=_sums_alt(1, "rows"),
+             alternatives=_sums_alt(1),
              bound=lambda v, d: _sum_bound(v["a"].reshape(d["rows"], d["cols"])),
              bound_reason="(cols+1)·eps·Σ|a| per row: the row's sum may be reassociated"),
         Case("col_sums_f32", "col_sums_f32", "sums", MATRIX_SIZES, SMALL_MATRIX,
@@ -245,7 +245,7 @@ def matrix_cases() -> list[Case]:
                              "alt_sums": poison(d["cols"])},
              reference=lambda v, d: v["a"].astype(np.float64).reshape(d["rows"], d["cols"]).sum(axis=0),
              work=lambda d: (f4 * (d["rows"] * d["cols"] + d["cols"]), d["rows"] * d["cols"]),
-             alternatives=_sums_alt(0, "cols"),
+             alternatives=_sums_alt(0),
              bound=lambda v, d: _sum_bound(v["a"].reshape(d["rows"], d["cols"]).T),
              bound_reason="(rows+1)·eps·Σ|a| per column: the column's sum may be reassociated"),
     ]
@@ -374,7 +374,8 @@ def norm_cases() -> list[Case]:
                                       + v["beta"].astype(np.float64))(*_layer_norm_parts(v, d))).ravel(),
              work=_norm_work(2),
              alternatives=(Alternative("torch", "torch", _layer_norm_torch, "torch.nn.functional.layer_norm"),
-                           Alternative("cupy expr", "cupy", _layer_norm_xp, "mean, variance, scale as cupy expressions"),
+                           Alternative("cupy expr", "cupy", _layer_norm_xp,
+                                       "mean, variance, scale as cupy expressions"),
                            Alternative("numpy", "numpy", _layer_norm_xp, "numpy expressions")),
              bound=_layer_norm_bound,
              bound_reason="(cols+8)·eps·(|γ|·inv·(|x-mean|+mean|x|)+|β|): the row's sums may be reassociated"),
@@ -555,7 +556,8 @@ def index_cases() -> list[Case]:
     cases = [Case("histogram_f32", "histogram_f32", "counts",
                   tuple(_size_n(_n_label(n), n, bins=256) for n in N_SIZES), _size_n("small", 1000, bins=16),
                   _histogram_data,
-                  reference=lambda v, d: np.bincount(_bins_of(np, v["x"], d["bins"]), minlength=d["bins"]).astype(np.uint32),
+                  reference=lambda v, d: np.bincount(_bins_of(np, v["x"], d["bins"]),
+                                                     minlength=d["bins"]).astype(np.uint32),
                   work=lambda d: (4 * d["n"] + 4 * d["bins"], 0),
                   alternatives=(Alternative("torch", "torch", _histogram_torch, "torch.histc"),
                                 Alternative("cupy", "cupy", _histogram_cupy, "cupy.histogram"),

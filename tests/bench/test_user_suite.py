@@ -11,7 +11,7 @@ import shutil
 import numpy as np
 import pytest
 
-from bench import user_suite
+from bench import user_report, user_suite
 from bench.user_cases import BY_NAME, CASES, EPS32
 
 from tests.support import fake_cupy
@@ -168,15 +168,16 @@ def test_gpu_path_runs_end_to_end_on_a_stand_in_and_names_absent_libraries(cpu, 
 def test_history_rows_name_the_suite_and_keep_the_files_columns(tmp_path) -> None:
     from bench import report
 
-    row = user_suite.Row("matmul_f32", "1024²", 1 << 20, status="ok", check="bitwise", rs2gpu_us=300.0,
+    row = user_report.Row("matmul_f32", "1024²", 1 << 20, status="ok", check="bitwise", rs2gpu_us=300.0,
                          best="torch", best_us=150.0)
     info = {"date": "2026-12-05T12:00:00+00:00", "commit": "0000000"}
-    user_suite.write_outputs(tmp_path, [row], info, [BY_NAME["matmul_f32"]], {}, history=True)
+    user_report.write_outputs(tmp_path, [row], info, [BY_NAME["matmul_f32"]], {}, history=True)
     with (tmp_path / "history.csv").open(encoding="utf-8") as f:
         records = list(csv.DictReader(f))
     assert list(records[0]) == report.HISTORY_COLUMNS
-    assert (records[0]["bench"], records[0]["kernel"], records[0]["check"]) == ("user_suite.py", "matmul_f32", "bitwise")
-    assert (float(records[0]["hand_us"]), float(records[0]["gen_us"]), float(records[0]["ratio"])) == (150.0, 300.0, 2.0)
+    record = records[0]
+    assert (record["bench"], record["kernel"], record["check"]) == ("user_suite.py", "matmul_f32", "bitwise")
+    assert (float(record["hand_us"]), float(record["gen_us"]), float(record["ratio"])) == (150.0, 300.0, 2.0)
 
 
 def test_without_the_cpu_library_rows_are_timed_and_marked_unchecked(cpu, monkeypatch, tmp_path) -> None:
