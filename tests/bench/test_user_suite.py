@@ -199,3 +199,24 @@ def test_without_the_cpu_library_rows_are_timed_and_marked_unchecked(cpu, monkey
     (row,) = json.loads((out / "user-suite.json").read_text(encoding="utf-8"))["rows"]
     assert row["status"].startswith("unchecked: the cpu backend did not load (RuntimeError: cargo is not installed")
     assert row["rs2gpu_us"] > 0 and row["best"] == "cupy"
+
+
+@pytest.mark.gpu
+def test_on_the_gpu_every_kernel_matches_rustc_and_every_library_agrees(cpu, monkeypatch, tmp_path) -> None:
+    """The GPU path at the small sizes on a real device: rs2gpu against rustc, then every library that
+    imports (cupy, cupyx, torch, the Triton kernels) against rs2gpu."""
+    for name in ("CUPY_TF32", "NVIDIA_TF32_OVERRIDE"):
+        monkeypatch.setenv(name, "")
+    out = tmp_path / "out"
+    assert user_suite.main(["--quick", "--out", str(out), "--row-seconds", "0.01", "--reps", "3"]) == 0
+    rows = json.loads((out / "user-suite.json").read_text(encoding="utf-8"))["rows"]
+    assert [r["case"] for r in rows] == [c.name for c in CASES]
+    for r in rows:
+        assert r["status"] == "ok", f"{r['case']}: {r['status']}"
+        case = BY_NAME[r["case"]]
+        if case.bound is None or "exact_gpu" in case.tags:   # no reassociable sum: rustc's bits
+            assert r["check"] == "bitwise", r
+        failed = {name: value for name, value in r["alternatives"].items()
+                  if isinstance(value, str) and not value.startswith("absent")}
+        assert not failed, f"{r['case']}: {failed}"
+        assert r["best"] and r["rs2gpu_us"] > 0
