@@ -527,8 +527,7 @@ def _gather_xp(lib, v, d):
 
 
 def _gather_torch(torch, v, d):
-    idx = v["idx"].view(torch.int32)   # the same bits: torch indexes with signed integers
-    return lambda: torch.index_select(v["src"], 0, idx, out=v["alt_out"])
+    return lambda: torch.index_select(v["src"], 0, v["idx"], out=v["alt_out"])
 
 
 def _scatter_xp(lib, v, d):
@@ -541,7 +540,7 @@ def _scatter_xp(lib, v, d):
 
 
 def _scatter_torch(torch, v, d):
-    idx = v["idx"].view(torch.int32).long()   # index_copy_ takes int64 indices; converted once, untimed
+    idx = v["idx"].long()   # index_copy_ takes int64 indices: converted once, untimed
     return lambda: v["alt_out"].index_copy_(0, idx, v["src"])
 
 

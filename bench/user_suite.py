@@ -104,6 +104,14 @@ def _alt_bound(case: Case, sub: dict, d: dict, bound, ours: np.ndarray):
     return 8 * float(np.finfo(ours.dtype).eps) * float(np.nanmax(np.abs(ours[np.isfinite(ours)])))
 
 
+def _signed(array):
+    """An unsigned integer array as the signed one of its width, the same bits: torch indexes with signed
+    integers and supports few operations on unsigned ones (the suite's indices are below 2^31)."""
+    if array.dtype.kind == "u" and array.dtype.itemsize > 1:
+        return array.view(f"i{array.dtype.itemsize}")
+    return array
+
+
 def kernel_call(kernels, case: Case, arrays: dict, d: dict, verified: tuple = ()):
     """A call of the case's kernel from `kernels` (an rs2gpu module) on `arrays`, bound by parameter name
     (the lists named in `verified` as `rs2gpu.IndexList`s); the call returns the result array."""
@@ -222,7 +230,7 @@ class Runner:
         if alternative.library not in ON_TORCH:
             return alternative.make(lib, arrays, d)
         torch = self.libraries["torch"]
-        tensors = {n: torch.from_dlpack(v) if hasattr(v, "__dlpack__") else v for n, v in arrays.items()}
+        tensors = {n: torch.from_dlpack(_signed(v)) if hasattr(v, "__dlpack__") else v for n, v in arrays.items()}
         call = alternative.make(lib, tensors, d)
         stream = self.torch_stream
 
