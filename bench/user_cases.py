@@ -9,7 +9,7 @@ GPU against rustc, rustc against numpy's reference, and every alternative agains
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -57,7 +57,9 @@ class Case:
     #                                     of the result it computes)]; None: the whole problem
     before_call: str | None = None      # an output the timed call zeroes first (a histogram's counts)
     flops_rate: bool = False            # report TFLOP/s rather than GB/s
-    tags: tuple = field(default_factory=tuple)
+    # "exact_gpu": the device must match rustc bitwise, the bound serving numpy and the libraries only;
+    # "verified_idx": rs2gpu gets the index list `idx` as an rs2gpu.IndexList, verified once
+    tags: tuple = ()
 
 
 def poison(n: int) -> np.ndarray:
