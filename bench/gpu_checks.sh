@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Everything that needs an NVIDIA GPU, in one run: the GPU tests, compute-sanitizer over the corpus, the
 # call-overhead and transfer bench, the cargo-hook example binary and the Rust API's back-to-back bench (if
-# built; beside RAJAPerf's own executable where bench/build_rajaperf.sh built it), and the benchmark suite.
+# built; beside RAJAPerf's own executable where bench/build_rajaperf.sh built it), the user-style suite against
+# the libraries (bench/user_suite.py) and the benchmark suite.
 #   bench/gpu_checks.sh OUT_DIR [extra bench/run.py options]
 # OUT_DIR gets the log, gpu-checks.log. The benchmark's tables and the Rust API's (rust-reps.md) go to
 # bench/results, whose history.csv gains their rows; a copy of the tree on a GPU machine brings them back.
-# GPU_CHECKS chooses the steps (default: all, in this order): tests,memcheck,racecheck,overhead,cargo,reps,dask,bench.
+# GPU_CHECKS chooses the steps (default: all, in this order): tests,memcheck,racecheck,overhead,cargo,reps,dask,suite,
+# bench. memcheck and racecheck watch the corpus and the user-style suite's kernels (bench/user_suite.py --sanitize).
+# The suite step writes $results/user-suite.md and user-suite.json and adds its rows to $results/history.csv.
 # The dask step (bench/dask_heat.py, the Dask path against one plain call) runs where dask-cuda is installed
 # (bench/gpu_prepare.sh --dask brings its wheels) and writes $results/dask-heat.json.
 # bench/gpu_prepare.sh builds, on a machine with rustc, what a GPU machine without it needs.
@@ -14,7 +17,7 @@ set -uo pipefail
 out=${1:?usage: bench/gpu_checks.sh OUT_DIR [extra bench/run.py options]}
 shift
 results=bench/results
-steps=",${GPU_CHECKS:-tests,memcheck,racecheck,overhead,cargo,reps,dask,bench},"
+steps=",${GPU_CHECKS:-tests,memcheck,racecheck,overhead,cargo,reps,dask,suite,bench},"
 mkdir -p "$out"
 # the commit the installed rs2gpu was built from (bench/gpu_prepare.sh), for the benchmark tables
 [ -z "${RS2GPU_BENCH_COMMIT:-}" ] && [ -f .whl/COMMIT ] && export RS2GPU_BENCH_COMMIT="$(cat .whl/COMMIT)"
@@ -36,6 +39,10 @@ for tool in memcheck racecheck; do
     step "compute-sanitizer --tool $tool python3 bench/sanitize.py --size $size"
     timeout 300 compute-sanitizer --tool "$tool" --print-limit 20 python3 -P bench/sanitize.py --size "$size" 2>&1 \
         | tee -a "$log" | grep -E "SUMMARY|FAILED|Error|RACE" || status=1
+    step "compute-sanitizer --tool $tool python3 bench/user_suite.py --sanitize"
+    timeout 300 compute-sanitizer --tool "$tool" --print-limit 20 --error-exitcode 1 python3 -P bench/user_suite.py \
+        --sanitize 2>&1 | tee -a "$log" | grep -E "SUMMARY|FAILED|Error|RACE"
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
 done
 
 if wanted overhead; then
@@ -63,6 +70,13 @@ fi
 if wanted dask && python3 -c 'import dask_cuda' 2>/dev/null; then
     step "python3 bench/dask_heat.py --out $results/dask-heat.json"
     python3 -P bench/dask_heat.py --out "$results/dask-heat.json" 2>&1 | tee -a "$log" | tail -5 || status=1
+fi
+
+if wanted suite; then
+    # the run stops starting rows after 400 s, so that it ends within 9 minutes with its table written
+    step "python3 bench/user_suite.py --out $results"
+    timeout 540 python3 -P bench/user_suite.py --out "$results" 2>&1 | tee -a "$log" | tail -62
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
 fi
 
 if wanted bench; then

@@ -57,10 +57,10 @@ import rs2gpu
 sys.path.append(".")
 from tests.gpu import test_reductions, test_scatter  # noqa: E402  (the sources some GPU tests write)
 
-# The crates the GPU tests compare against: the corpora (the idiomatic one module by module, as its tests
-# build it), the case and kernel files, and the sources the tests write (the library's cache key is the
-# file's name and text, not its folder).
-crates = [Path("examples/rajaperf"), *sorted(Path("tests/cases").glob("*.rs")),
+# The crates the GPU tests and bench/user_suite.py compare against: the corpora (the idiomatic one module by
+# module, as its tests build it), the user-style suite's kernels, the case and kernel files, and the sources the
+# tests write (the library's cache key is the file's name and text, not its folder).
+crates = [Path("examples/rajaperf"), Path("bench/user-suite"), *sorted(Path("tests/cases").glob("*.rs")),
           *sorted(Path("tests/gpu/kernels").glob("*.rs")), *sorted(Path("tests/runtime/data").glob("*.rs")),
           *sorted(Path("tests/api/data").glob("*.rs")),
           *sorted(p for p in Path("examples/corpus/src").glob("*.rs") if p.name != "lib.rs")]
