@@ -124,7 +124,7 @@ def kernel_context(shared: CrateContext, plan: KernelPlan, sites: PanicSites | N
     for i, loop in enumerate(plan.loops):
         called = reachable_helpers(crate, loop.body, *(let.init for let in plan.preamble if let.init is not None))
         helper_sites.append({site for f in called for site in rendered[f.name]["sites"]})
-        launches.append(launch_context(plan, i, loop, sites, helper_sites[i], shared.reserved))
+        launches.append(launch_context(plan, i, loop, sites, helper_sites[i], shared.reserved, shared.const_defs))
     # a launch in a host loop also runs after the launches of the loop's earlier steps, itself included
     for step in plan.schedule:
         inside = launches_in(step) if isinstance(step, HostLoop) else []
@@ -132,7 +132,7 @@ def kernel_context(shared: CrateContext, plan: KernelPlan, sites: PanicSites | N
             for i in inside:
                 if not launches[i]["stops"]:
                     launches[i] = launch_context(plan, i, plan.loops[i], sites, helper_sites[i], shared.reserved,
-                                                 repeated=True)
+                                                 shared.const_defs, repeated=True)
     return {
         "block_size": BLOCK_SIZE,
         "crate_structs": shared.structs,

@@ -14,7 +14,7 @@ from rs2gpu.emit.names import LocalNames, cxx_name
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.half import f32_value, half_bits, half_value
 from rs2gpu.ir.intrinsics import HALF_CONSTRUCTORS
-from rs2gpu.ir.types import PrimType
+from rs2gpu.ir.types import ArrayType, PrimType, RefType
 
 
 def const_context(const: ir.ConstDef, crate: ir.Crate) -> dict:
@@ -40,6 +40,13 @@ def _value(const: ir.ConstDef, crate: ir.Crate) -> str:
     return emitter.expr(const.value)
 
 
+def integer_value(expr, consts: dict[str, ir.ConstDef]) -> int | None:
+    """The value of an integer expression that is the same wherever it runs (literals, consts, the length of
+    an array), or None."""
+    value = _fold(expr, consts)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _fold(expr, consts):
     """Integer, bool and f64 constants folded exactly as rustc does; None when that is not certain here
     (f32 and half arithmetic, which are rendered as C++ operators instead, and anything that would panic)."""
@@ -48,6 +55,10 @@ def _fold(expr, consts):
         return None
     if isinstance(expr, ir.Lit):
         return expr.value
+    if isinstance(expr, ir.Intrinsic) and expr.name == "len":
+        receiver = expr.args[0].ty
+        receiver = receiver.target if isinstance(receiver, RefType) else receiver
+        return receiver.length if isinstance(receiver, ArrayType) else None
     if isinstance(expr, ir.ConstRef):
         return _fold(consts[expr.name].value, consts)
     if isinstance(expr, ir.Unary):

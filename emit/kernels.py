@@ -284,7 +284,8 @@ def grid_loop(loop: ParallelLoop, names: LocalNames, stopped: bool = False,
 
 
 def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: PanicSites | None,
-                   helper_sites: set[int], reserved=frozenset(), repeated: bool = False) -> dict:
+                   helper_sites: set[int], reserved: frozenset[str], consts: dict[str, ir.ConstDef],
+                   repeated: bool = False) -> dict:
     """One launch's template context: its entry points (`variants`) and the kernel that verifies its index
     lists (`verify`). A loop with conditional accesses that the host may find out of bounds has two
     entry points rendered from the same body: `symbol`, without checks of those accesses, and
@@ -299,7 +300,7 @@ def launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pani
     panic, is numbered: it takes its number in the call, which the panics it records carry, so that no
     block of it stops on a panic of its own."""
     stops = sites is not None and bool(sites.sites or repeated)
-    context = _launch_context(plan, index, loop, sites, helper_sites, reserved, stops, stops)
+    context = _launch_context(plan, index, loop, sites, helper_sites, reserved, consts, stops, stops)
     if not stops and records_panics(context):
         context = _numbered(context, loop)
     return context
@@ -321,7 +322,7 @@ def _numbered(context: dict, loop: ParallelLoop) -> dict:
 
 
 def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: PanicSites | None,
-                    helper_sites: set[int], reserved, stops: bool, numbered: bool) -> dict:
+                    helper_sites: set[int], reserved, consts, stops: bool, numbered: bool) -> dict:
     name = symbol(plan.name, index)
     fast = loop.hoisted | loop.optional
     variants = [_variant(plan, index, loop, name, fast, sites, helper_sites, reserved, stops, numbered)]
@@ -369,7 +370,7 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
         covering["lengths_read"] = names.lengths_read
     splits: list[tuple[EntryKind, dict]] = []
-    shape, inner_loops = split_plan(loop)
+    shape, inner_loops = split_plan(loop, consts)
     for kind in split_kinds(shape) if shape is not None else ():
         names = parameter_names(plan.function, reserved)
         _preamble(plan, loop, names, sites)  # the same names as the variants', given out in the same order

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rs2gpu.emit.consts import integer_value
 from rs2gpu.emit.covering import continues_loop, index_declaration
 from rs2gpu.emit.cxx_stmt import BodyEmitter, iteration_declaration
 from rs2gpu.emit.cxx_types import cxx_type
@@ -94,15 +95,15 @@ class _Refused(Exception):
     """The loop body cannot be split; the message says why."""
 
 
-def split_plan(loop: ParallelLoop) -> tuple[SplitPlan | None, tuple[InnerLoop, ...]]:
+def split_plan(loop: ParallelLoop, consts: dict[str, ir.ConstDef]) -> tuple[SplitPlan | None, tuple[InnerLoop, ...]]:
     """How the threads of an iteration of `loop` split its inner loops (None where they cannot), and a note on
-    each of its inner loops."""
+    each of its inner loops; `consts` are the crate's, by name."""
     stmts = loop.body.stmts + ((ir.ExprStmt(loop.body.tail, loop.body.tail.span),) if loop.body.tail else ())
     nested = [n for n in walk(loop.body) if isinstance(n, (ir.For, ir.While, ir.Loop))]
     if not nested or len(loop.dims) > 1:  # a nest's threads are its iterations (its body may be tiled)
         return None, ()
     try:
-        steps = _steps(loop, stmts)
+        steps = _steps(loop, stmts, consts)
     except _Refused as why:
         return None, tuple(InnerLoop(str(n.span), False, f"sequential in each thread: {why}") for n in nested)
     splits = [step for kind, step in steps if kind == "split"]
@@ -119,7 +120,7 @@ def _describe(split: _Split, strided: bool) -> str:
     return f"split over {where}: " + ", ".join(parts)
 
 
-def _steps(loop: ParallelLoop, stmts: tuple) -> tuple[tuple[str, object], ...]:
+def _steps(loop: ParallelLoop, stmts: tuple, consts: dict) -> tuple[tuple[str, object], ...]:
     if loop.reductions or loop.scatters or loop.index_lists or loop.list_reads:
         raise _Refused("the loop reduces, scatters or writes through an index list")
     if continues_loop(loop.body):
@@ -142,19 +143,24 @@ def _steps(loop: ParallelLoop, stmts: tuple) -> tuple[tuple[str, object], ...]:
                 raise _Refused(f"the assignment at {stmt.span} has effects")
             steps.append(("lane0", stmt))
         elif isinstance(stmt, ir.ExprStmt) and isinstance(stmt.expr, ir.For):
-            steps.append(("split", _split(stmt.expr)))
+            steps.append(("split", _split(stmt.expr, consts)))
         else:
             raise _Refused(f"the statement at {stmt.span} is neither a `let`, an assignment nor a range loop")
     _check_slices(steps)
     return tuple(steps)
 
 
-def _split(f: ir.For) -> _Split:
+def _split(f: ir.For, consts: dict) -> _Split:
     """An inner loop's split form: its iterations independent but for the combined locals."""
     if f.inclusive:
         raise _Refused(f"the loop at {f.span} is an inclusive range")
     if not (isinstance(f.var.ty, PrimType) and f.var.ty.is_int) or not (_pure(f.start) and _pure(f.end)):
         raise _Refused(f"the bounds of the loop at {f.span} have effects")
+    start, end = integer_value(f.start, consts), integer_value(f.end, consts)
+    # A fixed window of a few taps (a filter, a stencil) is no inner loop worth a warp: the outer loop has
+    # the parallelism, and its float sums keep Rust's order.
+    if start is not None and end is not None and end - start <= LANES:
+        raise _Refused(f"the loop at {f.span} always has {max(end - start, 0)} iterations, too few to share")
     split = _SplitBody(f)
     split.block(f.body)
     for b in split.combined:  # each lane's share is combined once, after the loop

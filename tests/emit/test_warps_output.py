@@ -101,6 +101,30 @@ pub fn divide_then_read(a: &[i32], d: &[i32], out: &mut [i32], cols: usize) {
         out[i] = k;
     }
 }
+
+const TAPS: usize = 16;
+
+#[kernel]
+pub fn filter(out: &mut [f64], input: &[f64], coeff: &[f64; TAPS]) {
+    for i in 0..out.len() {
+        let mut s = 0.0;
+        for j in 0..TAPS {
+            s += coeff[j] * input[i + j];
+        }
+        out[i] = s;
+    }
+}
+
+#[kernel]
+pub fn weighted(out: &mut [f64], x: &[f64], w: &[f64; 32]) {
+    for i in 0..out.len() {
+        let mut s = 0.0;
+        for t in 0..w.len() {
+            s += w[t] * x[i * 32 + t];
+        }
+        out[i] = s;
+    }
+}
 """
 
 
@@ -141,8 +165,11 @@ def test_inspect_says_what_each_inner_loop_of_softmax_combines_and_writes(transl
     ("stop_at_negative", "the `break` at"),
     ("prefix", "`last` is assigned"),
     ("divide_then_read", "a check before the one at"),
+    # a warp's width of iterations or fewer, known before the launch: the outer loop has the parallelism
+    ("filter", "always has 16 iterations, too few to share"),
+    ("weighted", "always has 32 iterations, too few to share"),
 ], ids=["device checks", "a helper's checks", "a stride of 2", "a while loop", "a break", "a running value",
-        "lane 0 checks first"])
+        "lane 0 checks first", "a const trip count", "an array's length"])
 def test_a_loop_without_a_warps_form_says_why(translation, kernel, reason) -> None:
     found = launch(translation, kernel)
     assert EntryKind.WARPS not in [e.kind for e in found.entry_points]
