@@ -47,18 +47,19 @@ def launch_floors(cp):
     """An empty kernel's launch, back to back, three ways: what Python costs before any argument is checked."""
     module = cp.RawModule(code='extern "C" __global__ void empty() {}')
     empty = module.get_function("empty")
+    empty_function = empty.kernel.ptr  # the CUfunction
     stream = cp.cuda.get_current_stream().ptr
     launch_kernel = cp.cuda.driver.launchKernel
     floors = [
         ("empty kernel, cupy RawKernel", lambda: empty((1,), (1,), ())),
-        ("empty kernel, cupy launchKernel", lambda: launch_kernel(empty.ptr, 1, 1, 1, 1, 1, 1, 0, stream, 0, 0)),
+        ("empty kernel, cupy launchKernel", lambda: launch_kernel(empty_function, 1, 1, 1, 1, 1, 1, 0, stream, 0, 0)),
     ]
     try:
         from cuda.bindings import driver
     except ImportError:
         print("cuda.bindings is not installed: its launch is left out of the floor")
         return floors
-    function, cu_stream = driver.CUfunction(empty.ptr), driver.CUstream(stream)
+    function, cu_stream = driver.CUfunction(empty_function), driver.CUstream(stream)
     status, = driver.cuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, cu_stream, 0, 0)
     if status != driver.CUresult.CUDA_SUCCESS:
         print(f"cuda.bindings cuLaunchKernel returned {status}: its launch is left out of the floor")
@@ -106,9 +107,10 @@ def main() -> int:
               for arg in raw_args]
     pointers = (ctypes.c_void_p * len(values))(*[ctypes.addressof(value) for value in values])
     launch_kernel, stream = cp.cuda.driver.launchKernel, cp.cuda.get_current_stream().ptr
+    raw_function = raw.kernel.ptr
 
     def prepacked_launch():
-        launch_kernel(raw.ptr, grid, 1, 1, 256, 1, 1, 0, stream, ctypes.addressof(pointers), 0)
+        launch_kernel(raw_function, grid, 1, 1, 256, 1, 1, 0, stream, ctypes.addressof(pointers), 0)
 
     def generated_call():
         triad(a, b, c, 2.0)

@@ -99,7 +99,7 @@ def test_elementwise_kernel_matches_rustc_bitwise(cuda_kernels, cpu_kernels, nam
         if p.name in bounds:
             assert np.all(np.abs(got - want) <= bounds[p.name]), f"{name}: `{p.name}` beyond the bound"
         else:
-            assert got.tobytes() == want.tobytes(), f"{name}: `{p['name']}` differs from rustc at n={n}"
+            assert got.tobytes() == want.tobytes(), f"{name}: `{p.name}` differs from rustc at n={n}"
 
 
 @pytest.mark.parametrize("n", SIZES)

@@ -18,10 +18,10 @@ DATA = Path(__file__).parent / "data"
 HALF_STAND_IN = DATA / "half_stand_in"
 
 
-@pytest.fixture(scope="module")
-def half_crate(tmp_path_factory) -> Path:
-    """A crate whose kernels `use half::f16`, depending on the stand-in by path."""
-    root = tmp_path_factory.mktemp("half-crate") / "uses_half"
+def write_half_crate(folder: Path) -> Path:
+    """A crate in `folder` whose kernels `use half::f16`, depending on the stand-in by path (bench/gpu_prepare.sh
+    builds its cpu library too)."""
+    root = folder / "uses_half"
     (root / "src").mkdir(parents=True)
     support = support_crate_path()
     (root / "Cargo.toml").write_text(
@@ -30,6 +30,11 @@ def half_crate(tmp_path_factory) -> Path:
         "[workspace]\n")
     (root / "src" / "lib.rs").write_text((DATA / "half_crate_kernels.rs").read_text())
     return root
+
+
+@pytest.fixture(scope="module")
+def half_crate(tmp_path_factory) -> Path:
+    return write_half_crate(tmp_path_factory.mktemp("half-crate"))
 
 
 @pytest.mark.parametrize("device", [on(EMULATED, id="half-crate"), on(CUDA, id="half-crate")], indirect=["device"])
