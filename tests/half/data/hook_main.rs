@@ -29,8 +29,10 @@ fn run(gpu: &Gpu) -> Result<bool, kernels::Error> {
     let (mut want_wide, mut got_wide) = (vec![0.0f32; n], vec![0.0f32; n]);
     mixed_bf16(&mut want, &mut want_wide, &x, s);
     kernels::mixed_bf16(gpu, &mut got, &mut got_wide, &x, s)?;
+    // The half operations give NVIDIA's one NaN whatever the operands; f32 arithmetic on a NaN keeps its
+    // payload on the CPU and not on the GPU (Rust leaves NaN payloads unspecified): any NaN matches any NaN.
     let bf16_match = want.iter().zip(&got).all(|(w, g)| w.to_bits() == g.to_bits())
-        && want_wide.iter().zip(&got_wide).all(|(w, g)| w.to_bits() == g.to_bits());
+        && want_wide.iter().zip(&got_wide).all(|(w, g)| w.to_bits() == g.to_bits() || (w.is_nan() && g.is_nan()));
     println!("f16 axpy: {}, bf16 expression: {}", halves_match, bf16_match);
     Ok(halves_match && bf16_match)
 }
