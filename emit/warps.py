@@ -85,6 +85,11 @@ class SplitPlan:
     strided: bool
 
     @property
+    def passes(self) -> int:
+        """The split loops, one after another: each reads the iteration's row once more."""
+        return sum(1 for kind, _ in self.steps if kind == "split")
+
+    @property
     def reassociates(self) -> bool:
         """Whether the threads combine a float sum or product (in another order than Rust's)."""
         return any(op in ("+", "*") and b.ty.is_float for kind, step in self.steps if kind == "split"
@@ -108,15 +113,19 @@ def split_plan(loop: ParallelLoop, consts: dict[str, ir.ConstDef]) -> tuple[Spli
         return None, tuple(InnerLoop(str(n.span), False, f"sequential in each thread: {why}") for n in nested)
     splits = [step for kind, step in steps if kind == "split"]
     plan = SplitPlan(steps, any(_strided(s.loop, loop, stmts) for s in splits))
-    return plan, tuple(InnerLoop(str(s.loop.span), True, _describe(s, plan.strided)) for s in splits)
+    return plan, tuple(InnerLoop(str(s.loop.span), True, _describe(s, plan)) for s in splits)
 
 
-def _describe(split: _Split, strided: bool) -> str:
-    """What the blocks and warps (`strided`) or the columns entry point do with a split loop."""
+def _describe(split: _Split, plan: SplitPlan) -> str:
+    """What the blocks and warps (`plan.strided`) or the columns entry point do with a split loop."""
     parts = [f"combines `{b.name}` ({op})" for b, op in split.combined]
     parts += [f"writes `{name}` spread over them" for name in split.writes]
-    where = ("a warp's lanes, or a block's threads where a warp per iteration would leave the GPU partly idle"
-             if strided else "the warps of a block, where the loop has fewer iterations than the GPU has threads")
+    if not plan.strided:
+        where = "the warps of a block, where the loop has fewer iterations than the GPU has threads"
+    elif plan.passes > 1:
+        where = "a block's threads, the row staying in the L1 from one of the loops reading it to the next"
+    else:
+        where = "a warp's lanes, or a block's threads where a warp per iteration would leave the GPU partly idle"
     return f"split over {where}: " + ", ".join(parts)
 
 
@@ -403,8 +412,13 @@ FORMS = {
 
 
 def split_kinds(plan: SplitPlan) -> tuple[EntryKind, ...]:
-    """The entry points of a loop of `plan`'s form, in the order the host tries them."""
-    return (EntryKind.BLOCKS, EntryKind.WARPS) if plan.strided else (EntryKind.COLUMNS,)
+    """The entry points of a loop of `plan`'s form, in the order the host tries them. A row that several
+    split loops read in turn (a softmax, a norm) gets a block per row however many rows there are: the 8 rows
+    a multiprocessor then has in flight stay in its L1 from one pass to the next, where the 64 of a warp per
+    row would not, and every pass would read them from memory again."""
+    if not plan.strided:
+        return (EntryKind.COLUMNS,)
+    return (EntryKind.BLOCKS,) if plan.passes > 1 else (EntryKind.BLOCKS, EntryKind.WARPS)
 
 
 def split_context(loop: ParallelLoop, plan: SplitPlan, kind: EntryKind, names: LocalNames, sites,
@@ -416,11 +430,11 @@ def split_context(loop: ParallelLoop, plan: SplitPlan, kind: EntryKind, names: L
     threads = FORMS[kind]
     body = BodyEmitter(names, indent=2, sites=sites, hoisted=hoisted)
     writer_checked = False
-    for kind, step in plan.steps:
+    for role, step in plan.steps:
         before = set(body.used_sites)
-        if kind == "all":
+        if role == "all":
             body.statement(step)
-        elif kind == "lane0":
+        elif role == "lane0":
             body.hoist_brace(f"if ({threads.writer}) {{")
             body.indent += 1
             body.statement(step)
@@ -428,17 +442,18 @@ def split_context(loop: ParallelLoop, plan: SplitPlan, kind: EntryKind, names: L
             body.hoist_brace("}")
         elif not _render_split(body, step, names, identity, threads):
             return None, f"the loop at {step.loop.span} checks an access or a division on the device"
-        checked = body.used_sites != before or _calls_checking_helper(step.loop if kind == "split" else step, sites)
-        if checked and kind != "lane0" and writer_checked:
-            where = step.span if kind == "all" else step.loop.span
+        checked = body.used_sites != before or _calls_checking_helper(step.loop if role == "split" else step, sites)
+        if checked and role != "lane0" and writer_checked:
+            where = step.span if role == "all" else step.loop.span
             return None, f"a check before the one at {where} is the writing thread's alone"
-        writer_checked |= checked and kind == "lane0"
+        writer_checked |= checked and role == "lane0"
     lines = [*threads.opening, f"        {index_declaration(loop.dims[0], 'x', names)}"]
     if body.used_sites or body.passes_iteration:
         lines.append(f"        {iteration_declaration(1)}")
     lines += body.lines + ["    }"]
+    fill = 0 if kind == EntryKind.BLOCKS and plan.passes > 1 else threads.fill  # see `split_kinds`
     return {"symbol": symbol, "lines": lines, "checks": sorted(body.used_sites),
-            "split": {"threads": threads.threads, "fill": threads.fill, "reassociates": plan.reassociates}}, None
+            "split": {"threads": threads.threads, "fill": fill, "reassociates": plan.reassociates}}, None
 
 
 def _render_split(body: BodyEmitter, split: _Split, names: LocalNames, identity, threads: _Threads) -> bool:

@@ -175,11 +175,13 @@ def _describe_entry(e: EntryPoint, launch: Launch) -> str:
     if e.kind == EntryKind.VECTOR and e.grid is not None:  # a nest's: the host tests no slice
         text = text.replace("where the slices' first lanes are aligned",
                             "where a grid covers its groups (each row tests its own alignment)")
+    if e.kind == EntryKind.BLOCKS and e.split.fill == 0:  # its loops read the row in turn (emit.warps.split_kinds)
+        text = text.replace("runs where a warp per iteration would leave the GPU partly idle", "runs on any grid")
     if launch.entry(EntryKind.CHECKED):  # only the checked entry point runs with a conditional access out of bounds
         found = "the host found every conditional access in bounds"
         if e.kind == EntryKind.GENERAL:
             text = text.replace("runs otherwise", f"runs where {found}")
-        elif e.kind == EntryKind.WARPS:
+        elif "runs on any grid" in text:
             text = text.replace("runs on any grid", f"runs where {found}")
         elif e.kind in (EntryKind.PROVEN, EntryKind.L2_ADDS, EntryKind.VECTOR, EntryKind.BLOCKS, EntryKind.COLUMNS,
                         EntryKind.COVERING):

@@ -305,14 +305,12 @@ def test_inspect_says_how_each_inner_loop_of_a_row_softmax_runs() -> None:
     result = rs2gpu("inspect", REPO / "tests" / "runtime" / "data" / "warps.rs", "--kernel", "softmax")
     assert result.returncode == 0, result.stderr
     inner = [line.strip() for line in result.stdout.splitlines() if line.strip().startswith("inner loop at ")]
-    where = "split over a warp's lanes, or a block's threads where a warp per iteration would leave the GPU partly idle"
+    where = "split over a block's threads, the row staying in the L1 from one of the loops reading it to the next"
     assert [line.split(": ", 1)[1] for line in inner] == [
         f"{where}: combines `m` (max)", f"{where}: combines `s` (+)", f"{where}: writes `out` spread over them"]
-    assert entry_lines(result.stdout)[:2] == [
+    assert entry_lines(result.stdout)[:1] == [
         "rs2gpu_softmax_0_blocks (blocks): one block per iteration, its inner loops split over its threads; runs "
-        "where a warp per iteration would leave the GPU partly idle; 0 device checks",
-        "rs2gpu_softmax_0_warps (warps): one warp per iteration, its inner loops split over the lanes; runs on any "
-        "grid; 0 device checks"]
+        "on any grid; 0 device checks"]
 
 
 def test_inspect_names_the_slice_lengths_each_launch_takes() -> None:

@@ -138,23 +138,39 @@ def launch(translation, kernel: str):
     return only
 
 
-@pytest.mark.parametrize("kernel, loops, reassociates", [
-    ("row_sum", 1, True), ("row_bits", 1, False), ("row_filtered", 1, False), ("row_extremes", 1, False),
-    ("softmax", 3, True), ("layer_norm", 3, True), ("row_lookup", 1, False)])
-def test_a_loop_whose_inner_loops_read_rows_gets_a_block_and_a_warp_per_iteration_first(translation, kernel, loops,
-                                                                                        reassociates) -> None:
+@pytest.mark.parametrize("kernel, reassociates", [
+    ("row_sum", True), ("row_bits", False), ("row_filtered", False), ("row_extremes", False), ("row_lookup", False)])
+def test_a_loop_whose_inner_loop_reads_rows_gets_a_block_and_a_warp_per_iteration_first(translation, kernel,
+                                                                                       reassociates) -> None:
     found = launch(translation, kernel)
     # a block per row where warps would leave the device partly idle: fewer rows than it holds warps of 32
     # (NVIDIA's warp, the narrowest of the targets); then a warp per row
     assert [(e.kind, e.split) for e in found.entry_points[:2]] == [
         (EntryKind.BLOCKS, SplitIterations(256, 32, reassociates)), (EntryKind.WARPS, SplitIterations(32, 0, reassociates))]
-    assert [inner.split for inner in found.inner_loops] == [True] * loops
+    assert [inner.split for inner in found.inner_loops] == [True]
+
+
+@pytest.mark.parametrize("kernel", ["softmax", "layer_norm"])
+def test_a_loop_whose_inner_loops_read_its_row_in_turn_gets_a_block_per_iteration_whatever_the_count(
+        translation, kernel) -> None:
+    found = launch(translation, kernel)
+    # three passes over each row: the block's row stays in the multiprocessor's L1 from one to the next
+    assert (found.entry_points[0].kind, found.entry_points[0].split) == (EntryKind.BLOCKS,
+                                                                         SplitIterations(256, 0, True))
+    assert EntryKind.WARPS not in [e.kind for e in found.entry_points]
+    assert [inner.split for inner in found.inner_loops] == [True] * 3
 
 
 def test_inspect_says_what_each_inner_loop_of_softmax_combines_and_writes(translation) -> None:
     details = [inner.detail for inner in launch(translation, "softmax").inner_loops]
-    where = "split over a warp's lanes, or a block's threads where a warp per iteration would leave the GPU partly idle"
+    where = "split over a block's threads, the row staying in the L1 from one of the loops reading it to the next"
     assert details == [f"{where}: combines `m` (max)", f"{where}: combines `s` (+)", f"{where}: writes `out` spread over them"]
+
+
+def test_inspect_says_what_a_row_sum_combines(translation) -> None:
+    (detail,) = [inner.detail for inner in launch(translation, "row_sum").inner_loops]
+    assert detail == ("split over a warp's lanes, or a block's threads where a warp per iteration would leave the "
+                      "GPU partly idle: combines `s` (+)")
 
 
 @pytest.mark.parametrize("kernel, reason", [

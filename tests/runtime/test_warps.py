@@ -34,13 +34,17 @@ def kernels(device):
     return device.load(SOURCE)
 
 
+# kernels whose inner loops read each row in turn: a block per row for any number of rows (emit.warps.split_kinds)
+PASSES = {"softmax", "layer_norm"}
+
+
 def ran_split(device, kernel, name: str, rows: int) -> bool:
-    """Whether the call ran one block per row where a warp per row would leave the device partly idle, one
-    warp per row elsewhere (a launch of no iteration runs neither)."""
+    """Whether the call ran one block per row where a warp per row would leave the device partly idle or the
+    row is read more than once, one warp per row elsewhere (a launch of no iteration runs neither)."""
     if not rows:
         return kernel.last_variants == [f"rs2gpu_{name}_0"]
-    few = rows * 32 < device.grid_threads()
-    return kernel.last_variants == [f"rs2gpu_{name}_0_{'blocks' if few else 'warps'}"]
+    blocks = rows * 32 < device.grid_threads() or name in PASSES
+    return kernel.last_variants == [f"rs2gpu_{name}_0_{'blocks' if blocks else 'warps'}"]
 
 
 def integers(dtype, size: int, seed: int) -> np.ndarray:
