@@ -23,6 +23,9 @@ IDIOMATIC_CORPUS = Path(__file__).resolve().parents[2] / "examples" / "corpus"
 # The half types' methods, conversions and constants: the default run compiles their operators' file with the
 # vendors' compilers (the same prelude code), and runs this one with g++.
 HALF_METHODS = Path(__file__).resolve().parents[2] / "tests" / "half" / "kernels" / "methods.rs"
+# clang compiles for RDNA (gfx1030, wave32) in the default run: the wave32 path, which hiprtc's gfx90a compiles
+# do not take. Its gfx90a compiles repeat hiprtc's arch through the same LLVM backend: the `slow` tier.
+CLANG_ARCHS = [pytest.param("gfx90a", marks=pytest.mark.slow, id="gfx90a"), "gfx1030"]
 
 
 def vendor_compile_marks(source: Path) -> list:
