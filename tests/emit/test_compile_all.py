@@ -3,7 +3,8 @@
 Inputs are found by glob: each example crate under `examples/` and each kernel file under `tests/cases/`,
 `tests/runtime/data/`, `tests/half/kernels/` and `tests/gpu/kernels/`.
 Each generated `.cu` file goes through NVRTC for sm_90, each `.hip.cpp` through hiprtc for gfx90a and
-through clang for gfx1030 (RDNA, wave32) and, in the `slow` tier, gfx90a (CDNA, wave64). A file that does not compile is a
+through clang for gfx1030 (RDNA, wave32) and, in the `slow` tier, gfx90a (CDNA, wave64); clang's compiles of
+the files beside the example crates and tests/cases are `slow` too. A file that does not compile is a
 failed test, never a skip, and the binary must hold exactly the entry points the ABI lists.
 """
 from __future__ import annotations
@@ -58,6 +59,15 @@ def generated_files(suffix: str) -> list:
     return out
 
 
+def clang_files() -> list:
+    """The HIP files clang compiles: in the default run, those of the example crates and tests/cases, which
+    tests/hip/test_hip_compile_corpus.py compiles as well; the others in the `slow` tier (hiprtc compiles
+    every file in the default run)."""
+    corpus = {*CRATES, *CASES}
+    return [pytest.param(*p.values, id=p.id, marks=[*p.marks, *([] if p.values[0] in corpus else [pytest.mark.slow])])
+            for p in generated_files(".hip.cpp")]
+
+
 def generated(source: Path, name: str) -> tuple[str, list[str]]:
     """The text of one generated file and the entry points of the launches it defines, from the ABI."""
     try:
@@ -110,7 +120,7 @@ def test_hip_file_compiles_with_hiprtc_for_gfx90a(source: Path, name: str, code_
 
 @pytest.mark.xdist_group(CLANG_GROUP)
 @pytest.mark.parametrize("arch", CLANG_ARCHS)
-@pytest.mark.parametrize(("source", "name"), generated_files(".hip.cpp"))
+@pytest.mark.parametrize(("source", "name"), clang_files())
 def test_hip_file_compiles_with_clang(source: Path, name: str, arch: str, code_objects) -> None:
     from rs2gpu.runtime.hipclang import code_object_symbols
 
