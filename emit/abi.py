@@ -77,7 +77,7 @@ def _entry_point(entry: dict, loop: ParallelLoop, consts) -> abi.EntryPoint:
     fields: dict = {}
     if kind in (EntryKind.COVERING, EntryKind.PROVEN):
         block = tuple(entry["block"]) if entry["block"] else None
-        fields["grid"] = abi.CoveringGrid(block, COVERING_LIMIT, entry["lead"])
+        fields["grid"] = abi.CoveringGrid(block, COVERING_LIMIT, entry["lead"], tuple(entry["tile"]), entry["staging"])
     if kind == EntryKind.PROVEN:
         lists = [c.list_param.name for c in loop.index_lists] + [r.list_param.name for r in loop.list_reads]
         fields["proof"] = abi.ListProof(tuple(dict.fromkeys(lists)), tuple(

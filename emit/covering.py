@@ -31,6 +31,7 @@ from rs2gpu.emit.cxx_stmt import BodyEmitter, iteration_declaration
 from rs2gpu.emit.cxx_types import cxx_type
 from rs2gpu.emit.names import LocalNames
 from rs2gpu.emit.tiling import tiled_product
+from rs2gpu.emit.transpose import staged_transpose
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.plan import ParallelLoop
 from rs2gpu.ir.types import PrimType
@@ -63,9 +64,10 @@ def covering_context(loop: ParallelLoop, axes: list[str], names: LocalNames, sit
     """The lines after the preamble and the block shape (None: the runtime chooses) of the covering entry
     point; `uniform` holds the parameters and preamble values, `hoisted` the accesses checked on the host;
     a single loop runs on rows of `block_size` threads, as the general entry point does."""
-    tiled = tiled_product(loop, axes, names, sites, uniform, hoisted)
-    if tiled is not None:
-        return {"symbol": symbol, "lines": tiled.lines, "block": list(tiled.block), "lead": 0}
+    shaped = tiled_product(loop, axes, names, sites, uniform, hoisted) or staged_transpose(loop, names, sites)
+    if shaped is not None:
+        return {"symbol": symbol, "lines": shaped.lines, "block": list(shaped.block), "lead": 0,
+                "tile": list(shaped.tile), "staging": shaped.staging}
     lines = ["    // One thread per iteration: this entry point runs only on a grid that covers the loop nest."]
     lead = warp_lead(loop)
     if lead:
@@ -92,7 +94,7 @@ def covering_context(loop: ParallelLoop, axes: list[str], names: LocalNames, sit
         lines += body.lines
     lines.append("    }")
     return {"symbol": symbol, "lines": lines, "block": [block_size, 1, 1] if len(axes) == 1 else None,
-            "checks": sorted(body.used_sites), "lead": lead}
+            "checks": sorted(body.used_sites), "lead": lead, "tile": [1, 1, 1], "staging": ""}
 
 
 def warp_lead(loop: ParallelLoop) -> int:

@@ -546,7 +546,9 @@ def entry_source(entry: KernelABI, point: EntryPoint, launch: Launch) -> str:
     grid = "None"
     if point.grid is not None:
         block = ", ".join(str(b) for b in point.grid.block or (0, 0, 0))
-        grid = f"Some(Grid {{ block: [{block}], count_limit: {point.grid.count_limit}, lead: {point.grid.lead} }})"
+        tile = ", ".join(str(t) for t in point.grid.tile)
+        grid = (f"Some(Grid {{ block: [{block}], count_limit: {point.grid.count_limit}, lead: {point.grid.lead}, "
+                f"tile: [{tile}] }})")
     lanes = "None"
     if point.vector is not None:
         positions, pointers, offsets = 0, [], []

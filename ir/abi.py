@@ -323,12 +323,23 @@ class EntryKind(str, enum.Enum):
 @dataclass(frozen=True, slots=True)
 class CoveringGrid:
     """One thread per iteration (or group of iterations) on a grid that covers the loop: `block` is the
-    block shape its body needs (None: any), every axis's count must stay below `count_limit`, and the grid
-    starts with `lead` idle threads along x (aligning warps to the stores)."""
+    block shape its body needs (None: any), every axis's count must stay below `count_limit`, the grid
+    starts with `lead` idle threads along x (aligning warps to the stores), and each thread runs `tile`
+    iterations along x, y and z (1 each: one iteration); `staging` names how a block shares its tile of
+    iterations through shared memory (`PRODUCT_STAGING`, `TRANSPOSE_STAGING`; empty: it does not)."""
 
     block: tuple[int, ...] | None
     count_limit: int
     lead: int = 0
+    tile: tuple[int, int, int] = (1, 1, 1)
+    staging: str = ""
+
+
+# A matrix product (emit/tiling.py): each thread sums a tile of iterations in registers, the block's
+# operands staged slice by slice of `k` in shared memory.
+PRODUCT_STAGING = "register tiles"
+# A transpose (emit/transpose.py): the block reads a tile by rows into shared memory and writes it by columns.
+TRANSPOSE_STAGING = "transposed tile"
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,8 @@ import traceback
 from pathlib import Path
 
 from rs2gpu import __version__, incremental, pipeline, support_crate_path
-from rs2gpu.ir.abi import BLOCK_SIZE, EntryKind, EntryPoint, KernelABI, Launch, ParamKind, to_json
+from rs2gpu.ir.abi import (BLOCK_SIZE, PRODUCT_STAGING, TRANSPOSE_STAGING, EntryKind, EntryPoint, KernelABI, Launch,
+                           ParamKind, to_json)
 from rs2gpu.ir.codes import CODES, explain
 from rs2gpu.ir.diagnostics import CompileFailed, render
 from rs2gpu.runtime.options import DEFAULT_ARCH
@@ -170,6 +171,15 @@ ENTRY_KINDS = {
 }
 
 
+# What a covering entry point whose block shares its iterations does instead of one thread per iteration.
+STAGINGS = {
+    PRODUCT_STAGING: "a matrix product on register tiles, {tile[1]} x {tile[0]} iterations per thread (rows x columns), "
+                     "each adding its terms in k order, the operands staged in shared memory slice by slice of k",
+    TRANSPOSE_STAGING: "a transpose staged through shared memory, {tile[1]} iterations per thread, read by "
+                       "rows and written by columns",
+}
+
+
 def _describe_entry(e: EntryPoint, launch: Launch) -> str:
     text = ENTRY_KINDS[e.kind].format(private=e.private, l2_adds=e.l2_adds, vector=e.vector)
     if e.kind == EntryKind.VECTOR and e.grid is not None:  # a nest's: the host tests no slice
@@ -187,6 +197,8 @@ def _describe_entry(e: EntryPoint, launch: Launch) -> str:
                         EntryKind.COVERING):
             text = text.replace("; runs where ", f"; runs where {found} and ")
     grid = e.grid
+    if grid is not None and grid.staging:
+        text = text.replace("one thread per iteration", STAGINGS[grid.staging].format(tile=grid.tile))
     if grid is not None:
         text += f", blocks of {' x '.join(map(str, grid.block))}" if grid.block else ""
         text += f", after {grid.lead} idle thread{'s' if grid.lead > 1 else ''} (warps from multiples of 32)" \

@@ -76,10 +76,13 @@ def launch_geometry(counts: dict[str, int],
 
 
 def covering_launch(grid: CoveringGrid, counts: dict[str, int]):
-    """(grid, block) of an entry point that runs one thread per iteration on a grid that covers `counts`
-    (after the grid's lead of idle threads along x), or None when no grid does."""
-    return covering_geometry((counts["x"] + grid.lead, counts.get("y", 1), counts.get("z", 1)), len(counts),
-                             grid.block, grid.count_limit, (MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ))
+    """(grid, block) of an entry point that runs one thread per iteration (or per tile of iterations) on a
+    grid that covers `counts` (after the grid's lead of idle threads along x), or None when no grid does."""
+    extents = (counts["x"] + grid.lead, counts.get("y", 1), counts.get("z", 1))
+    if any(e >= grid.count_limit for e in extents):
+        return None
+    threads = tuple(-(-e // t) for e, t in zip(extents, grid.tile))
+    return covering_geometry(threads, len(counts), grid.block, grid.count_limit, (MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ))
 
 
 def _next_pow2(n: int) -> int:

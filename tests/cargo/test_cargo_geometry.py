@@ -20,8 +20,9 @@ from tests.support.paths import RAJAPERF
 
 LIMIT = 2**31
 ROW = (256, 1, 1)  # a single loop's block
-# (counts outermost first, the entry point's block or None, the idle threads before x's first iteration);
-# the three nests after (1, 1) are the groups of nests' vector forms
+# (counts outermost first, the entry point's block or None, the idle threads before x's first iteration,
+# and the iterations of a thread along x, y, z when not one); the three nests after (1, 1) are the groups of
+# nests' vector forms
 CASES = [
     ((100, 100, 100), None, 0), ((464, 464, 464), None, 0), ((1000, 1000), None, 0), ((3, 1_000_000), None, 0),
     ((70_000, 1), None, 0), ((600_000, 2), None, 0), ((4, 32, 25), None, 0), ((70_000, 1, 3), None, 0),
@@ -32,11 +33,15 @@ CASES = [
     # past a block's end (255 + 1), none where they do not (254 + 1), and none where no grid covers the count
     ((999_999,), ROW, 1), ((255,), ROW, 1), ((256,), ROW, 1), ((254,), ROW, 1), ((224,), ROW, 31),
     ((LIMIT - 1,), ROW, 1), ((1_000_000,), ROW, 0),
+    # matrix products' micro-tiles: each thread 8 x 8 or 4 x 4 iterations of a 16 x 16 block
+    ((4096, 4096), (16, 16, 1), 0, (8, 8, 1)), ((1000, 1003), (16, 16, 1), 0, (4, 4, 1)),
+    ((262_144, 128), (16, 16, 1), 0, (8, 8, 1)), ((1, 1), (16, 16, 1), 0, (8, 8, 1)),
+    ((LIMIT, 1), (16, 16, 1), 0, (8, 8, 1)),
 ]
 
 
-def python_answer(counts: tuple, block, lead: int) -> str:
-    found = covering_launch(CoveringGrid(block, LIMIT, lead), dict(zip("xyz", reversed(counts))))
+def python_answer(counts: tuple, block, lead: int, tile=(1, 1, 1)) -> str:
+    found = covering_launch(CoveringGrid(block, LIMIT, lead, tile), dict(zip("xyz", reversed(counts))))
     return "None" if found is None else f"Some(({list(found[0])}, {list(found[1])}))"
 
 
@@ -52,8 +57,8 @@ def test_rust_covering_geometry_is_the_python_runtimes(tmp_path) -> None:
     block_size = re.search(r"^ *const BLOCK_SIZE: u32 = \d+;$", (out_dir / MODULE_FILE).read_text(), re.M).group(0)
     calls = "\n".join(
         f"    println!(\"{{:?}}\", covering_geometry(&{list(counts)}, &Grid {{ "
-        f"block: {list(block or (0, 0, 0))}, count_limit: {LIMIT}, lead: {lead} }}));"
-        for counts, block, lead in CASES)
+        f"block: {list(block or (0, 0, 0))}, count_limit: {LIMIT}, lead: {lead}, tile: {list(tile)} }}));"
+        for counts, block, lead, *rest in CASES for tile in [rest[0] if rest else (1, 1, 1)])
     program = (f"#[allow(dead_code, unsafe_code)]\nmod runtime {{\n{block_size}\n"
                f"include!(concat!(env!(\"OUT_DIR\"), \"/rs2gpu_runtime.rs\"));\n"
                f"pub fn probe() {{\n{calls}\n}}\n}}\nfn main() {{ runtime::probe(); }}\n")
@@ -62,4 +67,4 @@ def test_rust_covering_geometry_is_the_python_runtimes(tmp_path) -> None:
                            env={**os.environ, "OUT_DIR": str(out_dir)}, capture_output=True, text=True)
     assert built.returncode == 0, built.stderr
     printed = subprocess.run([str(tmp_path / "probe")], capture_output=True, text=True, check=True).stdout.splitlines()
-    assert printed == [python_answer(counts, block, lead) for counts, block, lead in CASES]
+    assert printed == [python_answer(*case) for case in CASES]

@@ -57,6 +57,30 @@ pub fn matmul_from_bias(c: &mut [f32], a: &[f32], b: &[f32], m: usize, n: usize,
     }
 }
 
+/// A product with one fused multiply-add per term (one rounding each), over the rows from `first`.
+#[kernel]
+pub fn matmul_fused(c: &mut [f64], a: &[f64], b: &[f64], first: usize, m: usize, n: usize, p: usize) {
+    for row in first..m {
+        for col in 0..p {
+            let mut acc = 0.0f64;
+            for k in 0..n {
+                acc = a[row * n + k].mul_add(b[k * p + col], acc);
+            }
+            c[row * p + col] = acc;
+        }
+    }
+}
+
+/// `out = aᵀ` for a row-major `a` of `rows × cols`, from row `first`.
+#[kernel]
+pub fn transpose(out: &mut [u32], a: &[u32], first: usize, rows: usize, cols: usize) {
+    for i in first..rows {
+        for j in 0..cols {
+            out[j * rows + i] = a[i * cols + j];
+        }
+    }
+}
+
 /// `y += a * x`, in place.
 #[kernel]
 pub fn add_scaled(y: &mut [f64], x: &[f64], a: f64) {

@@ -329,6 +329,20 @@ def test_inspect_names_the_idle_threads_that_align_a_covering_grid() -> None:
             "blocks of 256 x 1 x 1, after 1 idle thread (warps from multiples of 32); 0 device checks") in result.stdout
 
 
+def test_inspect_says_a_product_runs_on_register_tiles_and_a_transpose_through_shared_memory() -> None:
+    shapes = REPO / "tests" / "cases" / "shapes.rs"
+    result = rs2gpu("inspect", shapes, "--kernel", "matmul_fused")
+    assert result.returncode == 0, result.stderr
+    assert ("rs2gpu_matmul_fused_0_covering (covering): a matrix product on register tiles, 8 x 4 iterations per "
+            "thread (rows x columns), each adding its terms in k order, the operands staged in shared memory slice "
+            "by slice of k; runs where a grid covers the nest, blocks of 16 x 16 x 1; 0 device checks") in result.stdout
+    result = rs2gpu("inspect", shapes, "--kernel", "transpose")
+    assert result.returncode == 0, result.stderr
+    assert ("rs2gpu_transpose_0_covering (covering): a transpose staged through shared memory, 4 iterations per "
+            "thread, read by rows and written by columns; runs where a grid covers the nest, blocks of 32 x 8 x 1; "
+            "0 device checks") in result.stdout
+
+
 def test_inspect_defaults_to_cuda() -> None:
     result = rs2gpu("inspect", STREAM, "--kernel", "dot")
     assert result.returncode == 0, result.stderr

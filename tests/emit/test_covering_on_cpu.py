@@ -62,8 +62,9 @@ def run_covering(library, entry: KernelABI, args: list, bounds: list[tuple[int, 
     return block
 
 
+# f64 products run on tiles of 128 x 64 iterations: (130, 9, 70) takes 2 x 2 blocks, k in two slices
 @pytest.mark.parametrize("m,n,p", [(1, 1, 1), (15, 15, 15), (16, 16, 16), (17, 17, 17), (33, 20, 18), (3, 40, 2),
-                                   (20, 0, 5)])
+                                   (20, 0, 5), (130, 9, 70)])
 def test_tiled_matrix_product_is_rustcs_bit_for_bit(translated, cpu, library, m, n, p) -> None:
     rng = np.random.default_rng([m, n, p])
     a, b = rng.standard_normal(m * n), rng.standard_normal(n * p)
@@ -75,7 +76,8 @@ def test_tiled_matrix_product_is_rustcs_bit_for_bit(translated, cpu, library, m,
     assert got.tobytes() == want.tobytes()
 
 
-@pytest.mark.parametrize("m,n,p", [(17, 33, 5), (16, 1, 16)])
+# f32 products run on tiles of 128 x 64 iterations: (130, 17, 129) takes 2 x 3 blocks
+@pytest.mark.parametrize("m,n,p", [(17, 33, 5), (16, 1, 16), (130, 17, 129)])
 def test_tiled_product_from_an_initial_value_and_a_later_first_k_is_rustcs(translated, cpu, library, m, n, p) -> None:
     rng = np.random.default_rng([m, n, p, 1])
     a, b = rng.standard_normal(m * n).astype(np.float32), rng.standard_normal(n * p).astype(np.float32)
@@ -84,6 +86,29 @@ def test_tiled_product_from_an_initial_value_and_a_later_first_k_is_rustcs(trans
     run_covering(library["matmul_from_bias"], translated.emitted.abi.kernels["matmul_from_bias"],
                  [got, a, b, m, n, p, 0.1], [(0, m), (0, p)])
     assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("first,m,n,p", [(0, 5, 3, 7), (3, 70, 17, 65)])
+def test_fused_product_from_a_later_first_row_is_rustcs_bit_for_bit(translated, cpu, library, first, m, n, p) -> None:
+    # each term one fused multiply-add, as Rust's `mul_add` is: no other rounding order gives these bits
+    rng = np.random.default_rng([first, m, n, p])
+    a, b = rng.standard_normal(m * n), rng.standard_normal(n * p)
+    want, got = np.full(m * p, np.nan), np.full(m * p, np.nan)
+    cpu.matmul_fused(want, a, b, first, m, n, p)
+    run_covering(library["matmul_fused"], translated.emitted.abi.kernels["matmul_fused"],
+                 [got, a, b, first, m, n, p], [(first, m), (0, p)])
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("first,rows,cols", [(0, 1, 1), (0, 32, 33), (3, 70, 45)])
+def test_staged_transpose_is_rustcs(translated, cpu, library, first, rows, cols) -> None:
+    a = np.arange(rows * cols, dtype=np.uint32)
+    want, got = np.full(rows * cols, 7, dtype=np.uint32), np.full(rows * cols, 7, dtype=np.uint32)
+    cpu.transpose(want, a, first, rows, cols)
+    block = run_covering(library["transpose"], translated.emitted.abi.kernels["transpose"],
+                         [got, a, first, rows, cols], [(first, rows), (0, cols)])
+    assert block == (32, 8, 1)
+    assert np.array_equal(got, want)
 
 
 def test_covering_2d_nest_from_a_later_first_row(translated, cpu, library) -> None:

@@ -794,11 +794,15 @@ def test_a_product_is_tiled_only_when_each_operand_misses_one_thread_variable(tm
     assert kernels["product_plus_one"].launches[0].entry(EntryKind.COVERING).grid.block is None
 
 
-def test_the_corpus_matrix_product_is_tiled_through_shared_memory(corpus) -> None:
+def test_the_corpus_matrix_product_runs_on_register_tiles_through_double_buffered_shared_memory(corpus) -> None:
     text = corpus["rajaperf/mat_mat_shared.cu"]
-    assert "RS2GPU_SHARED f64 rs2gpu_row_tile[16][16];" in text
-    assert "RS2GPU_SHARED f64 rs2gpu_col_tile[16][16];" in text
     covering = text[text.index("rs2gpu_mat_mat_shared_0_covering("):]
-    assert covering.count("RS2GPU_SYNC_THREADS();") == 2
-    product = "rs2gpu_row_tile[RS2GPU_THREAD_IDX.y][rs2gpu_kk] * rs2gpu_col_tile[rs2gpu_kk][RS2GPU_THREAD_IDX.x]"
-    assert f"sum += ({product});" in covering
+    covering = covering[:covering.index("\n}\n")]
+    # f64: tiles of 128 x 64 iterations, 8 values of k a slice, two buffers, rows padded by 16 bytes
+    assert "alignas(16) RS2GPU_SHARED f64 rs2gpu_row_tile[2][8][130];" in covering
+    assert "alignas(16) RS2GPU_SHARED f64 rs2gpu_col_tile[2][8][66];" in covering
+    assert "f64 rs2gpu_sums[8][4];" in covering  # each thread's 8 x 4 iterations
+    assert covering.count("RS2GPU_SYNC_THREADS();") == 1  # one barrier a slice
+    # each sum adds one rounded product at a time, the row operand first as the source writes it
+    assert "rs2gpu_sums[rs2gpu_r][rs2gpu_c] += rs2gpu_row_values[rs2gpu_r] * rs2gpu_col_values[rs2gpu_c];" in covering
+    assert "fma(" not in covering

@@ -104,6 +104,27 @@ def test_f32_product_from_an_initial_value_is_rustcs_bit_for_bit(shapes, m, n, p
     assert got.tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize(("first", "m", "n", "p"), [(0, 1, 1, 1), (0, 130, 17, 129), (5, 1000, 999, 1001)])
+def test_fused_product_is_rustcs_bit_for_bit(shapes, first, m, n, p) -> None:
+    cpu, cuda = shapes
+    rng = np.random.default_rng([first, m, n, p])
+    a, b = rng.standard_normal(m * n), rng.standard_normal(n * p)
+    want, got = np.full(m * p, np.nan), np.full(m * p, np.nan)
+    cpu.matmul_fused(want, a, b, first, m, n, p)
+    cuda.matmul_fused(got, a, b, first, m, n, p)
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize(("first", "rows", "cols"), [(0, 1, 1), (0, 32, 32), (2, 33, 31), (0, 1000, 3), (7, 4097, 1023)])
+def test_transpose_matches_rustc(shapes, first, rows, cols) -> None:
+    cpu, cuda = shapes
+    a = np.arange(rows * cols, dtype=np.uint32)
+    want, got = np.full(rows * cols, 7, dtype=np.uint32), np.full(rows * cols, 7, dtype=np.uint32)
+    cpu.transpose(want, a, first, rows, cols)
+    cuda.transpose(got, a, first, rows, cols)
+    assert np.array_equal(got, want)
+
+
 @pytest.mark.parametrize("n", [2, 33, 256, 257, 1_000_003])
 def test_a_loop_from_one_on_warps_aligned_to_its_stores_matches_rustc(shapes, n) -> None:
     import cupy as cp

@@ -498,6 +498,8 @@ pub(super) struct Grid {
     pub(super) count_limit: u64,
     /// The idle threads its grid starts with along x, so that its warps run iterations from multiples of 32.
     pub(super) lead: u64,
+    /// The iterations each thread runs along x, y and z (a matrix product's micro-tile; ones: one).
+    pub(super) tile: [u64; 3],
 }
 
 pub(super) struct Lanes {
@@ -1251,13 +1253,21 @@ fn entry_geometry(entry: &Entry, counts: &[u64], max_blocks: Option<u64>) -> Opt
 /// Grid and block for a launch's covering entry point, as rs2gpu's Python runtime (runtime/covering.py)
 /// chooses them: the entry point's own block, or the shape that launches the fewest idle threads (blocks of
 /// `BLOCK_SIZE` threads where the extents allow, x a multiple of a warp; then the narrowest x, the tallest
-/// y); None when no grid covers the counts (x's with the entry point's idle threads before it).
+/// y), for one thread per tile of iterations; None when no grid covers the counts (x's with the entry
+/// point's idle threads before it).
 fn covering_geometry(counts: &[u64], covering: &Grid) -> Option<Geometry> {
     let mut threads = [0; 3];
     let threads = &mut threads[..counts.len()];
     threads.copy_from_slice(counts);
     let x = threads.last_mut()?;
     *x = x.saturating_add(covering.lead);
+    if threads.iter().any(|&count| count >= covering.count_limit) {
+        return None;
+    }
+    // outermost first: the last count is along x
+    for (count, tile) in threads.iter_mut().rev().zip(covering.tile) {
+        *count = count.div_ceil(tile);
+    }
     covering_grid(threads, covering.block, covering.count_limit)
 }
 

@@ -78,7 +78,7 @@ fn every_launch_has_full_blocks_and_covers_its_loops_or_strides() {
 }
 
 fn covering(block: [u32; 3], lead: u64) -> Grid {
-    Grid { block, count_limit: 1 << 31, lead }
+    Grid { block, count_limit: 1 << 31, lead, tile: [1, 1, 1] }
 }
 
 #[test]
@@ -86,6 +86,16 @@ fn a_covering_grid_uses_the_entry_points_own_block() {
     // a tiled product's 16 x 16 block over a 1000 x 1000 nest: ceil(1000 / 16) = 63 blocks each way
     assert_eq!(covering_geometry(&[1000, 1000], &covering([16, 16, 1], 0)), Some(([63, 63, 1], [16, 16, 1])));
     assert_eq!(covering_geometry(&[17, 15], &covering([16, 16, 1], 0)), Some(([1, 2, 1], [16, 16, 1])));
+}
+
+#[test]
+fn a_thread_of_a_tiled_grid_covers_its_tile_of_iterations() {
+    // 8 x 4 iterations a thread (x, y), 16 x 16 threads a block: blocks of 128 x 64 iterations
+    let tiled = Grid { block: [16, 16, 1], count_limit: 1 << 31, lead: 0, tile: [8, 4, 1] };
+    assert_eq!(covering_geometry(&[1000, 1000], &tiled), Some(([8, 16, 1], [16, 16, 1])));
+    assert_eq!(covering_geometry(&[64, 129], &tiled), Some(([2, 1, 1], [16, 16, 1])));
+    // the limit is on the iterations, not the threads
+    assert_eq!(covering_geometry(&[1 << 31, 1], &tiled), None);
 }
 
 #[test]
