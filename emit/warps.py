@@ -24,10 +24,10 @@ threads combined through the block's reduction (`rs2gpu_block_all`), thread 0 wr
 Where the inner loops already read consecutive elements from one iteration to the next (a column sum,
 `a[j * cols + i]`), a warp per iteration would scatter its lanes' reads over the rows; one thread per
 iteration is coalesced, but a loop of fewer iterations than the GPU holds threads leaves it partly idle.
-The columns entry point gives a block a warp's width of iterations, one per lane, and splits each one's
-inner loops over the block's warps instead: the lanes of each warp still read consecutive elements, the
-warps' shares are combined through shared memory (`rs2gpu_lane_all`), and warp 0 writes. The host runs it
-only where the loop has fewer iterations than the device holds threads.
+The columns entry point gives a block `COLUMN_WIDTH` iterations, one per lane of each group of that many
+threads, and splits each one's inner loops over the block's groups instead: the lanes of each group still
+read consecutive elements, the groups' shares are combined through shared memory (`rs2gpu_lane_all`), and
+group 0 writes. The host runs it only where the loop has fewer iterations than the device holds threads.
 
 The results are the sequential loop's, bit for bit, except float sums and products, which the threads
 reassociate: the rule of every float reduction (docs/kernels.md states the bound). Integer operations wrap
@@ -62,6 +62,10 @@ from rs2gpu.ir.walk import rebuild, same_value, walk
 LANES = min(d.warp_size for d in DIALECTS.values())
 LANE = "rs2gpu_lane"
 UNROLL = 4  # iterations of a thread's share of an inner loop per step of its C++ loop
+# The iterations a block of the columns form runs: 8 four-byte elements fill a 32-byte memory sector, so a
+# warp's reads of a row are as few sectors as they can be, and a loop of a few thousand iterations gets
+# several blocks per multiprocessor (a warp's width per block left most of an H100 idle on 4096 columns).
+COLUMN_WIDTH = 8
 COMBINING = {"+": "add", "*": "mul", "min": "min", "max": "max", "&": "and", "|": "or", "^": "xor"}
 # the types a warp shuffle moves in one piece
 SHUFFLED = frozenset({"i32", "u32", "i64", "u64", "isize", "usize", "f32", "f64"})
@@ -121,7 +125,8 @@ def _describe(split: _Split, plan: SplitPlan) -> str:
     parts = [f"combines `{b.name}` ({op})" for b, op in split.combined]
     parts += [f"writes `{name}` spread over them" for name in split.writes]
     if not plan.strided:
-        where = "the warps of a block, where the loop has fewer iterations than the GPU has threads"
+        where = (f"the groups of {COLUMN_WIDTH} threads of a block, where the loop has fewer iterations than the GPU "
+                 "has threads")
     elif plan.passes > 1:
         where = "a block's threads, the row staying in the L1 from one of the loops reading it to the next"
     else:
@@ -397,17 +402,18 @@ FORMS = {
          "rs2gpu_tx += (usize)RS2GPU_GRID_DIM.x * RS2GPU_BLOCK_DIM.x / RS2GPU_WARP_SIZE) {"),
         LANES, 0),
     EntryKind.COLUMNS: _Threads(
-        GROUP, f"({BLOCK_SIZE}u / RS2GPU_WARP_SIZE)", f"rs2gpu_lane_all<{BLOCK_SIZE}>",
+        GROUP, f"{BLOCK_SIZE // COLUMN_WIDTH}u", f"rs2gpu_lane_all<{BLOCK_SIZE}, {COLUMN_WIDTH}>",
         f"rs2gpu_writes && {GROUP} == 0u",
-        ("    // A warp's width of iterations per block, one per lane: the block's warps split each iteration's",
-         "    // inner loops and combine what they reduce through shared memory.",
-         f"    const u32 {LANE} = RS2GPU_THREAD_IDX.x % RS2GPU_WARP_SIZE, {GROUP} = RS2GPU_THREAD_IDX.x / RS2GPU_WARP_SIZE;",
-         "    for (usize rs2gpu_first = (usize)RS2GPU_BLOCK_IDX.x * RS2GPU_WARP_SIZE; rs2gpu_first < rs2gpu_count_x; "
-         "rs2gpu_first += (usize)RS2GPU_GRID_DIM.x * RS2GPU_WARP_SIZE) {",
+        (f"    // {COLUMN_WIDTH} iterations per block, one per lane of each group of {COLUMN_WIDTH} threads: the "
+         f"block's {BLOCK_SIZE // COLUMN_WIDTH} groups",
+         "    // split each iteration's inner loops and combine what they reduce through shared memory.",
+         f"    const u32 {LANE} = RS2GPU_THREAD_IDX.x % {COLUMN_WIDTH}u, {GROUP} = RS2GPU_THREAD_IDX.x / {COLUMN_WIDTH}u;",
+         f"    for (usize rs2gpu_first = (usize)RS2GPU_BLOCK_IDX.x * {COLUMN_WIDTH}u; rs2gpu_first < rs2gpu_count_x; "
+         f"rs2gpu_first += (usize)RS2GPU_GRID_DIM.x * {COLUMN_WIDTH}u) {{",
          "        // a lane past the last iteration runs the last one again without writing, to meet the barriers",
          f"        const bool rs2gpu_writes = rs2gpu_first + {LANE} < rs2gpu_count_x;",
          f"        const usize rs2gpu_tx = rs2gpu_writes ? rs2gpu_first + {LANE} : rs2gpu_count_x - 1;"),
-        BLOCK_SIZE // LANES, 1),
+        BLOCK_SIZE // COLUMN_WIDTH, 1),
 }
 
 

@@ -162,7 +162,7 @@ ENTRY_KINDS = {
     EntryKind.BLOCKS: "one block per iteration, its inner loops split over its threads; runs where a warp per "
                       "iteration would leave the GPU partly idle",
     EntryKind.WARPS: "one warp per iteration, its inner loops split over the lanes; runs on any grid",
-    EntryKind.COLUMNS: "a warp's width of iterations per block, their inner loops split over its warps; runs where "
+    EntryKind.COLUMNS: "8 iterations per block, their inner loops split over its groups of 8 threads; runs where "
                        "the loop has fewer iterations than the GPU holds threads",
     EntryKind.COVERING: "one thread per iteration; runs where a grid covers the nest",
     EntryKind.GENERAL: "each thread strides over the iterations; runs otherwise",

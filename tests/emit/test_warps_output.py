@@ -197,11 +197,12 @@ def test_a_loop_without_a_warps_form_says_why(translation, kernel, reason) -> No
 def test_a_loop_whose_inner_loops_read_columns_gets_a_columns_entry_point_first(translation, kernel,
                                                                                reassociates) -> None:
     found = launch(translation, kernel)
-    # 8 warps of 32 share 32 columns, where there are fewer columns than the device holds threads
+    # 32 groups of 8 threads share 8 columns (a 32-byte sector of a row), where there are fewer columns than
+    # the device holds threads
     assert (found.entry_points[0].kind, found.entry_points[0].split) == (EntryKind.COLUMNS,
-                                                                         SplitIterations(8, 1, reassociates))
-    assert found.inner_loops[0].detail.startswith("split over the warps of a block, where the loop has fewer "
-                                                  "iterations than the GPU has threads: combines `s` (+)")
+                                                                         SplitIterations(32, 1, reassociates))
+    assert found.inner_loops[0].detail.startswith("split over the groups of 8 threads of a block, where the loop has "
+                                                  "fewer iterations than the GPU has threads: combines `s` (+)")
 
 
 def test_the_lanes_combine_with_butterfly_shuffles(translation) -> None:

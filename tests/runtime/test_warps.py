@@ -1,5 +1,5 @@
-"""The entry points that split a loop's inner loops (`emit.warps`): one block or one warp per row, and a
-warp's width of columns per block whose warps split each column, compute what rustc's build of the same
+"""The entry points that split a loop's inner loops (`emit.warps`): one block or one warp per row, and
+8 columns per block whose groups of 8 threads split each column, compute what rustc's build of the same
 kernels computes (tests/runtime/data/warps.rs): integer sums, bitwise operations, min and
 max bit for bit; float sums within the bound of every reassociated float reduction, n·ε·Σ|aᵢ| over the n
 terms (the value before the loop one of them); and they raise the panic Rust raises first. Rows shorter
