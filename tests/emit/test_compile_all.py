@@ -3,8 +3,8 @@
 Inputs are found by glob: each example crate under `examples/` and each kernel file under `tests/cases/`,
 `tests/runtime/data/`, `tests/half/kernels/` and `tests/gpu/kernels/`.
 Each generated `.cu` file goes through NVRTC for sm_90, each `.hip.cpp` through hiprtc for gfx90a and
-through clang for gfx1030 (RDNA, wave32) and, in the `slow` tier, gfx90a (CDNA, wave64); clang's compiles of
-the files beside the example crates and tests/cases are `slow` too. A file that does not compile is a
+through clang for gfx1030 (RDNA, wave32) and, in the `slow` tier, gfx90a (CDNA, wave64); the HIP compiles of
+the kernel files outside `HIP_DEFAULT` are `slow` too. A file that does not compile is a
 failed test, never a skip, and the binary must hold exactly the entry points the ABI lists.
 """
 from __future__ import annotations
@@ -34,6 +34,11 @@ KERNEL_FILES = [*CASES, *sorted((REPO / "tests" / "runtime" / "data").glob("*.rs
 GPU_KERNELS = sorted((REPO / "tests" / "gpu" / "kernels").glob("*.rs"))  # the GPU tests' own kernel files
 SOURCES = [*CRATES, *KERNEL_FILES, *GPU_KERNELS]
 PRELUDE = REPO / "templates" / "prelude_common.j2"
+# The sources whose HIP files hiprtc and clang compile in the default run: the example crates, the cases
+# (which use every helper of the prelude), the half types' operators (the half prelude) and the split inner
+# loops (whose combinations depend on the wave's width).
+HIP_DEFAULT = {*CRATES, *CASES, REPO / "tests" / "half" / "kernels" / "operators.rs",
+               REPO / "tests" / "runtime" / "data" / "warps.rs"}
 
 
 def source_id(path: Path) -> str:
@@ -59,12 +64,11 @@ def generated_files(suffix: str) -> list:
     return out
 
 
-def clang_files() -> list:
-    """The HIP files clang compiles: in the default run, those of the example crates and tests/cases, which
-    tests/hip/test_hip_compile_corpus.py compiles as well; the others in the `slow` tier (hiprtc compiles
-    every file in the default run)."""
-    corpus = {*CRATES, *CASES}
-    return [pytest.param(*p.values, id=p.id, marks=[*p.marks, *([] if p.values[0] in corpus else [pytest.mark.slow])])
+def hip_files() -> list:
+    """The HIP files hiprtc and clang compile: in the default run, those of `HIP_DEFAULT`; the others, whose
+    kernels NVRTC compiles in the default run and the emulated device runs, in the `slow` tier."""
+    return [pytest.param(*p.values, id=p.id,
+                         marks=[*p.marks, *([] if p.values[0] in HIP_DEFAULT else [pytest.mark.slow])])
             for p in generated_files(".hip.cpp")]
 
 
@@ -110,7 +114,7 @@ def test_cuda_file_compiles_with_nvrtc_for_sm_90(source: Path, name: str) -> Non
 
 
 @pytest.mark.xdist_group(HIPRTC_GROUP)
-@pytest.mark.parametrize(("source", "name"), generated_files(".hip.cpp"))
+@pytest.mark.parametrize(("source", "name"), hip_files())
 def test_hip_file_compiles_with_hiprtc_for_gfx90a(source: Path, name: str, code_objects) -> None:
     from rs2gpu.runtime.hipclang import code_object_symbols
 
@@ -120,7 +124,7 @@ def test_hip_file_compiles_with_hiprtc_for_gfx90a(source: Path, name: str, code_
 
 @pytest.mark.xdist_group(CLANG_GROUP)
 @pytest.mark.parametrize("arch", CLANG_ARCHS)
-@pytest.mark.parametrize(("source", "name"), clang_files())
+@pytest.mark.parametrize(("source", "name"), hip_files())
 def test_hip_file_compiles_with_clang(source: Path, name: str, arch: str, code_objects) -> None:
     from rs2gpu.runtime.hipclang import code_object_symbols
 
