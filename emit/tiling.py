@@ -75,11 +75,14 @@ ELEMENT_BYTES = {"f32": 4, "f64": 8}
 
 
 @dataclass(frozen=True)
-class TiledProduct:
+class StagedBody:
+    """A covering entry point's lines whose block shares its iterations through shared memory: its block
+    shape, the iterations each thread runs along x, y and z, and how it stages them (`ir.abi.CoveringGrid`)."""
+
     lines: list[str]
     block: tuple[int, int, int]
-    tile: tuple[int, int, int]   # the iterations each thread runs along x, y and z
-    staging: str = PRODUCT_STAGING
+    tile: tuple[int, int, int]
+    staging: str
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,7 @@ class _Pattern:
 
 
 def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
-                  uniform: frozenset[ir.Binding], hoisted: frozenset) -> TiledProduct | None:
+                  uniform: frozenset[ir.Binding], hoisted: frozenset) -> StagedBody | None:
     """The covering entry point's lines for a 2-D nest whose body is a product like the one above (None
     for any other body)."""
     pattern = _match(loop, uniform)
@@ -191,7 +194,7 @@ def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
         finish.append(f"                {iteration_declaration(len(loop.dims))}")
     out += ["    // the iterations of the space: the rest of the body, from each one's sum",
             *_each_iteration(tiles, [*finish, *rest.lines, "            }"])]
-    return TiledProduct(out, (SIDE, SIDE, 1), (tiles.thread_cols, tiles.thread_rows, 1))
+    return StagedBody(out, (SIDE, SIDE, 1), (tiles.thread_cols, tiles.thread_rows, 1), PRODUCT_STAGING)
 
 
 def _indented(lines: list[str]) -> list[str]:

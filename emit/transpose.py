@@ -20,11 +20,9 @@ checker has proven that no two iterations write the same element.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rs2gpu.emit.cxx_types import cxx_type
 from rs2gpu.emit.names import LocalNames
-from rs2gpu.emit.tiling import mentions, render_access
+from rs2gpu.emit.tiling import StagedBody, mentions, render_access
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.abi import BLOCK_SIZE, TRANSPOSE_STAGING
 from rs2gpu.ir.plan import ParallelLoop
@@ -36,15 +34,7 @@ ROWS_PER_PASS = BLOCK_SIZE // WARP  # the tile's rows a block's threads read (an
 USIZE = PrimType("usize")
 
 
-@dataclass(frozen=True)
-class StagedTranspose:
-    lines: list[str]
-    block: tuple[int, int, int]
-    tile: tuple[int, int, int]   # the iterations each thread runs along x, y and z
-    staging: str = TRANSPOSE_STAGING
-
-
-def staged_transpose(loop: ParallelLoop, names: LocalNames, sites) -> StagedTranspose | None:
+def staged_transpose(loop: ParallelLoop, names: LocalNames, sites) -> StagedBody | None:
     """The covering entry point's lines for a 2-D nest whose body is one copy like the one above (None for
     any other body)."""
     copy = _match(loop)
@@ -81,7 +71,7 @@ def staged_transpose(loop: ParallelLoop, names: LocalNames, sites) -> StagedTran
              "    RS2GPU_SYNC_THREADS();",
              *each("RS2GPU_THREAD_IDX.x", "RS2GPU_THREAD_IDX.y + rs2gpu_r",
                    f"{store} = rs2gpu_stage[RS2GPU_THREAD_IDX.x][RS2GPU_THREAD_IDX.y + rs2gpu_r];")]
-    return StagedTranspose(lines, (WARP, ROWS_PER_PASS, 1), (1, passes, 1))
+    return StagedBody(lines, (WARP, ROWS_PER_PASS, 1), (1, passes, 1), TRANSPOSE_STAGING)
 
 
 def _match(loop: ParallelLoop) -> tuple[ir.Index, ir.Index] | None:
