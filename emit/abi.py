@@ -75,9 +75,10 @@ def _entry_point(entry: dict, loop: ParallelLoop, consts) -> abi.EntryPoint:
     """What the host needs of one entry point, by its kind (see `ir.abi.EntryKind`)."""
     kind = entry["kind"]
     fields: dict = {}
-    if kind in (EntryKind.COVERING, EntryKind.PROVEN):
+    if kind in (EntryKind.TILES, EntryKind.COVERING, EntryKind.PROVEN):
         block = tuple(entry["block"]) if entry["block"] else None
-        fields["grid"] = abi.CoveringGrid(block, COVERING_LIMIT, entry["lead"], tuple(entry["tile"]), entry["staging"])
+        fields["grid"] = abi.CoveringGrid(block, COVERING_LIMIT, entry["lead"], tuple(entry["tile"]), entry["staging"],
+                                          entry["fill"])
     if kind == EntryKind.PROVEN:
         lists = [c.list_param.name for c in loop.index_lists] + [r.list_param.name for r in loop.list_reads]
         fields["proof"] = abi.ListProof(tuple(dict.fromkeys(lists)), tuple(

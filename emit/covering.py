@@ -30,7 +30,7 @@ from __future__ import annotations
 from rs2gpu.emit.cxx_stmt import BodyEmitter, iteration_declaration
 from rs2gpu.emit.cxx_types import cxx_type
 from rs2gpu.emit.names import LocalNames
-from rs2gpu.emit.tiling import tiled_product
+from rs2gpu.emit.tiling import StagedBody, tiled_product
 from rs2gpu.emit.transpose import staged_transpose
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.plan import ParallelLoop
@@ -66,8 +66,7 @@ def covering_context(loop: ParallelLoop, axes: list[str], names: LocalNames, sit
     a single loop runs on rows of `block_size` threads, as the general entry point does."""
     shaped = tiled_product(loop, axes, names, sites, uniform, hoisted) or staged_transpose(loop, names, sites)
     if shaped is not None:
-        return {"symbol": symbol, "lines": shaped.lines, "block": list(shaped.block), "lead": 0,
-                "tile": list(shaped.tile), "staging": shaped.staging}
+        return staged_context(symbol, shaped)
     lines = ["    // One thread per iteration: this entry point runs only on a grid that covers the loop nest."]
     lead = warp_lead(loop)
     if lead:
@@ -94,7 +93,20 @@ def covering_context(loop: ParallelLoop, axes: list[str], names: LocalNames, sit
         lines += body.lines
     lines.append("    }")
     return {"symbol": symbol, "lines": lines, "block": [block_size, 1, 1] if len(axes) == 1 else None,
-            "checks": sorted(body.used_sites), "lead": lead, "tile": [1, 1, 1], "staging": ""}
+            "checks": sorted(body.used_sites), "lead": lead, "tile": [1, 1, 1], "staging": "", "fill": 0}
+
+
+def tiles_context(loop: ParallelLoop, axes: list[str], names: LocalNames, sites, symbol: str,
+                  uniform: frozenset[ir.Binding], hoisted: frozenset) -> dict | None:
+    """The tiles entry point of a matrix product (`emit.tiling`, its larger tiles), as `covering_context`
+    gives the covering one; None for any other loop."""
+    shaped = tiled_product(loop, axes, names, sites, uniform, hoisted, large=True)
+    return None if shaped is None else staged_context(symbol, shaped)
+
+
+def staged_context(symbol: str, shaped: StagedBody) -> dict:
+    return {"symbol": symbol, "lines": shaped.lines, "block": list(shaped.block), "lead": 0,
+            "tile": list(shaped.tile), "staging": shaped.staging, "fill": shaped.fill}
 
 
 def warp_lead(loop: ParallelLoop) -> int:

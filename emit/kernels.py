@@ -9,8 +9,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from rs2gpu.emit.covering import (covering_context, covering_pays, has_covering_form,
-                                  index_declaration)
+from rs2gpu.emit.covering import (covering_context, covering_pays, has_covering_form, index_declaration,
+                                  tiles_context)
 from rs2gpu.emit.cxx_stmt import (BEFORE_LOOP, ITERATION, LAUNCH_NUMBER, BodyEmitter, iteration_declaration,
                                   needed_preamble)
 from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_struct_name
@@ -23,7 +23,7 @@ from rs2gpu.emit.vector import (VectorPlan, head_end, nest_vector_lines, tail_st
 from rs2gpu.emit.verify import check_lists_in_loop, verify_context
 from rs2gpu.emit.warps import split_context, split_kinds, split_plan
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.abi import BLOCK_SIZE, EntryKind
+from rs2gpu.ir.abi import BLOCK_SIZE, PRODUCT_STAGING, EntryKind
 from rs2gpu.ir.plan import HostLoop, KernelPlan, ParallelLoop, Reduction, Scatter
 from rs2gpu.ir.types import ArrayType, PrimType, RefType, SliceType, StructType, TupleType, align_of, size_of
 from rs2gpu.ir.walk import walk
@@ -369,6 +369,14 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
                                     uniform_values(plan), fast, BLOCK_SIZE)
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
         covering["lengths_read"] = names.lengths_read
+    tiles = None
+    if covering is not None and covering["staging"] == PRODUCT_STAGING:
+        names = parameter_names(plan.function, reserved)
+        _preamble(plan, loop, names, sites)  # the same names as the variants', given out in the same order
+        tiles = tiles_context(loop, launch_axes(loop), names, sites, f"{name}_{EntryKind.TILES.value}",
+                              uniform_values(plan), fast)
+        tiles["checks"] = covering["checks"]
+        tiles["lengths_read"] = names.lengths_read
     splits: list[tuple[EntryKind, dict]] = []
     shape, inner_loops = split_plan(loop, consts)
     for kind in split_kinds(shape) if shape is not None else ():
@@ -384,7 +392,7 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
         split["lengths_read"] = names.lengths_read
         splits.append((kind, split))
     # the entry points share one argument buffer: it holds the lengths that any of them reads
-    read = set().union(*(c["lengths_read"] for c in [*variants, private, proven, covering, vector, l2_adds, verify,
+    read = set().union(*(c["lengths_read"] for c in [*variants, private, proven, tiles, covering, vector, l2_adds, verify,
                                                       *(split for _, split in splits)] if c is not None))
     for c in [*variants, private, vector, l2_adds, verify]:
         if c is not None:
@@ -396,7 +404,8 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
     for kind, context in ((EntryKind.PRIVATE, private), (EntryKind.VECTOR, vector), (EntryKind.L2_ADDS, l2_adds)):
         if context is not None:
             entries.append(entry_context(kind, context))
-    for kind, shaped in ((EntryKind.COVERING, covering), (EntryKind.PROVEN, proven), *splits):
+    for kind, shaped in ((EntryKind.TILES, tiles), (EntryKind.COVERING, covering), (EntryKind.PROVEN, proven),
+                         *splits):
         if shaped is not None:  # the first variant's arguments and preamble, on a grid that covers the loop
             entries.append(entry_context(kind, shaped, params=general["params"], guard=general["guard"],
                                          preamble=general["preamble"], body=shaped["lines"]))

@@ -533,7 +533,8 @@ class KernelModule:
 # The entry points the Rust runtime launches (its `EntryKind`), by their kind in the ABI; it runs the others'
 # loops on the general one.
 RUST_ENTRY_KINDS = {EntryKind.L2_ADDS: "L2Adds", EntryKind.VECTOR: "Vector", EntryKind.BLOCKS: "Blocks",
-                    EntryKind.WARPS: "Warps", EntryKind.COLUMNS: "Columns", EntryKind.COVERING: "Covering",
+                    EntryKind.WARPS: "Warps", EntryKind.COLUMNS: "Columns", EntryKind.TILES: "Tiles",
+                    EntryKind.COVERING: "Covering",
                     EntryKind.GENERAL: "General", EntryKind.CHECKED: "Checked"}
 
 
@@ -548,7 +549,7 @@ def entry_source(entry: KernelABI, point: EntryPoint, launch: Launch) -> str:
         block = ", ".join(str(b) for b in point.grid.block or (0, 0, 0))
         tile = ", ".join(str(t) for t in point.grid.tile)
         grid = (f"Some(Grid {{ block: [{block}], count_limit: {point.grid.count_limit}, lead: {point.grid.lead}, "
-                f"tile: [{tile}] }})")
+                f"tile: [{tile}], fill: {point.grid.fill} }})")
     lanes = "None"
     if point.vector is not None:
         positions, pointers, offsets = 0, [], []

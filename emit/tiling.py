@@ -48,25 +48,46 @@ _PURE = (ir.Lit, ir.ConstRef, ir.Var, ir.Unary, ir.Cast, ir.Field)
 
 @dataclass(frozen=True)
 class ProductTiles:
-    """The shape of a block's tile of iterations and of each thread's part of it, for one element size."""
+    """The shape of a block's tile of iterations and of each thread's part of it, for one element size.
+    With `halves`, a thread's rows are two runs of `thread_rows / 2`, half a tile apart (and so its
+    columns), so that the threads of a warp read shared memory in fewer, wider steps."""
 
     rows: int          # the block's rows of the iteration space (y)
     cols: int          # its columns (x)
     depth: int         # the k values in shared memory at once
     thread_rows: int   # each thread's rows: SIDE * thread_rows == rows
     thread_cols: int   # each thread's columns: SIDE * thread_cols == cols
+    halves: bool = False
 
     @property
     def share(self) -> tuple[int, int]:
         """The elements of `a` and of `b` each thread loads per slice of k."""
         return self.rows * self.depth // BLOCK_SIZE, self.depth * self.cols // BLOCK_SIZE
 
+    def position(self, axis: str) -> str:
+        """The tile's row (`y`, of the thread's row `rs2gpu_r`) or column (`x`, of `rs2gpu_c`) that the thread
+        computes, as C++."""
+        own, extent, index = ((self.thread_rows, self.rows, "rs2gpu_r") if axis == "y" else
+                              (self.thread_cols, self.cols, "rs2gpu_c"))
+        if not self.halves:
+            return f"RS2GPU_THREAD_IDX.{axis} * {own}u + {index}"
+        half = own // 2
+        return (f"({index} < {half}u ? RS2GPU_THREAD_IDX.{axis} * {half}u + {index} : "
+                f"{extent // 2}u + RS2GPU_THREAD_IDX.{axis} * {half}u + {index} - {half}u)")
 
-# By the element's bytes. Taller tiles reuse more of each value a thread reads from shared memory, and fewer
-# blocks fill less of the device on small products: this shape is the compromise bench/results/NOTES.md
-# measures against the others, over products of 1024², 4096² and 2^18 x 128 x 128.
+
+# By the element's bytes, two shapes: the covering entry point's, for any product, and the tiles entry
+# point's, which the host runs where its larger tiles still give every multiprocessor one
+# (`TILES_PER_MULTIPROCESSOR`): larger tiles reuse more of each value a thread reads from shared memory,
+# and fewer blocks fill less of the device on small products. bench/results/NOTES.md measures them against
+# others over products of 1024², 4096² and 2^18 x 128 x 128.
 PRODUCT_TILES = {4: ProductTiles(rows=128, cols=64, depth=8, thread_rows=8, thread_cols=4),
                  8: ProductTiles(rows=128, cols=64, depth=8, thread_rows=8, thread_cols=4)}
+LARGE_PRODUCT_TILES = {4: ProductTiles(rows=128, cols=128, depth=16, thread_rows=8, thread_cols=8, halves=True),
+                       8: ProductTiles(rows=128, cols=128, depth=8, thread_rows=8, thread_cols=8, halves=True)}
+# The threads a multiprocessor holds at once (2048 on NVIDIA's since Volta): the tiles entry point runs where
+# the loop has at least this many iterations per thread the device holds, one large tile a multiprocessor.
+THREADS_PER_MULTIPROCESSOR = 2048
 # A thread reads its rows and columns of a slice 16 bytes a load (`rs2gpu_load_lanes`): its counts of rows
 # and columns are multiples of the lanes of that many bytes, and the tiles' rows, padded by 16 bytes (the
 # transposed stores of `a`'s slice then fall in distinct banks), keep every such group 16-byte aligned.
@@ -83,6 +104,7 @@ class StagedBody:
     block: tuple[int, int, int]
     tile: tuple[int, int, int]
     staging: str
+    fill: int = 0   # see `ir.abi.CoveringGrid`
 
 
 @dataclass(frozen=True)
@@ -98,14 +120,14 @@ class _Pattern:
 
 
 def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
-                  uniform: frozenset[ir.Binding], hoisted: frozenset) -> StagedBody | None:
-    """The covering entry point's lines for a 2-D nest whose body is a product like the one above (None
-    for any other body)."""
+                  uniform: frozenset[ir.Binding], hoisted: frozenset, large: bool = False) -> StagedBody | None:
+    """The covering entry point's lines for a 2-D nest whose body is a product like the one above, or with
+    `large` the tiles entry point's (None for any other body)."""
     pattern = _match(loop, uniform)
     if pattern is None:
         return None
     elem = pattern.accumulator.ty
-    tiles = PRODUCT_TILES[ELEMENT_BYTES[elem.name]]
+    tiles = (LARGE_PRODUCT_TILES if large else PRODUCT_TILES)[ELEMENT_BYTES[elem.name]]
     t = cxx_type(elem)
     row_dim, col_dim = loop.dims
     row, col, k = names.name(row_dim.index), names.name(col_dim.index), names.name(pattern.k_loop.var)
@@ -119,8 +141,7 @@ def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
     col_load = render_access(names, sites, loop, pattern.col_read)
     row_read = row if mentions(pattern.row_read.index, row_dim.index) else None
     col_read = col if mentions(pattern.col_read.index, col_dim.index) else None
-    thread_row = f"RS2GPU_THREAD_IDX.y * {tiles.thread_rows}u + rs2gpu_r"
-    thread_col = f"RS2GPU_THREAD_IDX.x * {tiles.thread_cols}u + rs2gpu_c"
+    thread_row, thread_col = tiles.position("y"), tiles.position("x")
     a_value, b_value = "rs2gpu_row_values[rs2gpu_r]", "rs2gpu_col_values[rs2gpu_c]"
     x, y = (a_value, b_value) if pattern.row_first else (b_value, a_value)
     update = (f"rs2gpu_sums[rs2gpu_r][rs2gpu_c] = {_fma(elem).format(x, y, 'rs2gpu_sums[rs2gpu_r][rs2gpu_c]')};"
@@ -194,7 +215,8 @@ def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
         finish.append(f"                {iteration_declaration(len(loop.dims))}")
     out += ["    // the iterations of the space: the rest of the body, from each one's sum",
             *_each_iteration(tiles, [*finish, *rest.lines, "            }"])]
-    return StagedBody(out, (SIDE, SIDE, 1), (tiles.thread_cols, tiles.thread_rows, 1), PRODUCT_STAGING)
+    fill = tiles.rows * tiles.cols // THREADS_PER_MULTIPROCESSOR if large else 0
+    return StagedBody(out, (SIDE, SIDE, 1), (tiles.thread_cols, tiles.thread_rows, 1), PRODUCT_STAGING, fill)
 
 
 def _indented(lines: list[str]) -> list[str]:

@@ -29,7 +29,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any, Union
 
-ABI_VERSION = 7
+ABI_VERSION = 8
 BLOCK_SIZE = 256  # threads per block of every launch: the kernels' block reductions are written for it
 
 HostExpr = dict  # a tree of the host expression language (see the module docstring)
@@ -299,8 +299,10 @@ class EntryKind(str, enum.Enum):
     WARPS     the other accesses are in bounds (`split`): one warp per iteration, its inner loops split
               over the lanes, for a loop whose inner loops read a row apart from thread to thread
     COLUMNS   the other accesses are in bounds and the loop has fewer iterations than the device holds
-              threads (`split`): a warp's width of iterations per block, their inner loops split over its
-              warps, for a loop whose inner loops read consecutive elements from thread to thread
+              threads (`split`): a few iterations per block, their inner loops split over its groups of
+              threads, for a loop whose inner loops read consecutive elements from thread to thread
+    TILES     the other accesses are in bounds, a grid covers the loop and the loop has at least `fill`
+              iterations per thread the device holds (`grid`): a matrix product on larger tiles
     COVERING  the other accesses are in bounds and a grid covers the loop (`grid`)
     GENERAL   every access the loop makes only under a condition is in bounds (always, without CHECKED)
     CHECKED   always: the loop checking those conditional accesses on the device too
@@ -314,6 +316,7 @@ class EntryKind(str, enum.Enum):
     BLOCKS = "blocks"
     WARPS = "warps"
     COLUMNS = "columns"
+    TILES = "tiles"
     COVERING = "covering"
     GENERAL = "general"
     CHECKED = "checked"
@@ -326,13 +329,16 @@ class CoveringGrid:
     block shape its body needs (None: any), every axis's count must stay below `count_limit`, the grid
     starts with `lead` idle threads along x (aligning warps to the stores), and each thread runs `tile`
     iterations along x, y and z (1 each: one iteration); `staging` names how a block shares its tile of
-    iterations through shared memory (`PRODUCT_STAGING`, `TRANSPOSE_STAGING`; empty: it does not)."""
+    iterations through shared memory (`PRODUCT_STAGING`, `TRANSPOSE_STAGING`; empty: it does not). With
+    `fill`, it runs only where the loop's iterations (all axes) are at least `fill` times the threads the
+    device holds at once."""
 
     block: tuple[int, ...] | None
     count_limit: int
     lead: int = 0
     tile: tuple[int, int, int] = (1, 1, 1)
     staging: str = ""
+    fill: int = 0
 
 
 # A matrix product (emit/tiling.py): each thread sums a tile of iterations in registers, the block's

@@ -164,6 +164,8 @@ ENTRY_KINDS = {
     EntryKind.WARPS: "one warp per iteration, its inner loops split over the lanes; runs on any grid",
     EntryKind.COLUMNS: "8 iterations per block, their inner loops split over its groups of 8 threads; runs where "
                        "the loop has fewer iterations than the GPU holds threads",
+    EntryKind.TILES: "one thread per iteration; runs where the nest has at least {grid.fill} iterations per thread "
+                     "the GPU holds and a grid covers it",
     EntryKind.COVERING: "one thread per iteration; runs where a grid covers the nest",
     EntryKind.GENERAL: "each thread strides over the iterations; runs otherwise",
     EntryKind.CHECKED: "the same loop checking its conditional accesses on the device; runs otherwise",
@@ -181,7 +183,7 @@ STAGINGS = {
 
 
 def _describe_entry(e: EntryPoint, launch: Launch) -> str:
-    text = ENTRY_KINDS[e.kind].format(private=e.private, l2_adds=e.l2_adds, vector=e.vector)
+    text = ENTRY_KINDS[e.kind].format(private=e.private, l2_adds=e.l2_adds, vector=e.vector, grid=e.grid)
     if e.kind == EntryKind.VECTOR and e.grid is not None:  # a nest's: the host tests no slice
         text = text.replace("where the slices' first lanes are aligned",
                             "where a grid covers its groups (each row tests its own alignment)")
@@ -194,7 +196,7 @@ def _describe_entry(e: EntryPoint, launch: Launch) -> str:
         elif "runs on any grid" in text:
             text = text.replace("runs on any grid", f"runs where {found}")
         elif e.kind in (EntryKind.PROVEN, EntryKind.L2_ADDS, EntryKind.VECTOR, EntryKind.BLOCKS, EntryKind.COLUMNS,
-                        EntryKind.COVERING):
+                        EntryKind.TILES, EntryKind.COVERING):
             text = text.replace("; runs where ", f"; runs where {found} and ")
     grid = e.grid
     if grid is not None and grid.staging:

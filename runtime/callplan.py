@@ -7,6 +7,8 @@ fast path does not recognise (torch tensors, DLPack objects, structured dtypes, 
 """
 from __future__ import annotations
 
+import math
+
 import ctypes
 import struct
 import sys
@@ -471,6 +473,8 @@ class LaunchPlan(PackedArguments):
             return conditions.in_bounds and self.l2_adds_fit(counts, l2_bytes)
         if kind == EntryKind.VECTOR:
             return conditions.in_bounds and aligned
+        if kind == EntryKind.TILES:  # where its larger tiles still fill the device
+            return conditions.in_bounds and math.prod(counts.values()) >= entry.grid.fill * resident_threads
         if kind == EntryKind.COVERING:
             return conditions.in_bounds
         if kind == EntryKind.GENERAL:

@@ -57,7 +57,7 @@ def test_rust_covering_geometry_is_the_python_runtimes(tmp_path) -> None:
     block_size = re.search(r"^ *const BLOCK_SIZE: u32 = \d+;$", (out_dir / MODULE_FILE).read_text(), re.M).group(0)
     calls = "\n".join(
         f"    println!(\"{{:?}}\", covering_geometry(&{list(counts)}, &Grid {{ "
-        f"block: {list(block or (0, 0, 0))}, count_limit: {LIMIT}, lead: {lead}, tile: {list(tile)} }}));"
+        f"block: {list(block or (0, 0, 0))}, count_limit: {LIMIT}, lead: {lead}, tile: {list(tile)}, fill: 0 }}));"
         for counts, block, lead, *rest in CASES for tile in [rest[0] if rest else (1, 1, 1)])
     program = (f"#[allow(dead_code, unsafe_code)]\nmod runtime {{\n{block_size}\n"
                f"include!(concat!(env!(\"OUT_DIR\"), \"/rs2gpu_runtime.rs\"));\n"

@@ -41,11 +41,13 @@ def library(translated, tmp_path_factory):
     return libraries
 
 
-def run_covering(library, entry: KernelABI, args: list, bounds: list[tuple[int, int]]) -> tuple:
-    """Launch the covering entry point of the kernel's only loop nest; `bounds` are the (start, end) of its
-    loops, outermost first. Returns the block it ran with."""
+def run_covering(library, entry: KernelABI, args: list, bounds: list[tuple[int, int]],
+                 kind: EntryKind = EntryKind.COVERING) -> tuple:
+    """Launch the covering entry point (or another of `kind` on a grid that covers the loop) of the kernel's
+    only loop nest; `bounds` are the (start, end) of its loops, outermost first. Returns the block it ran
+    with."""
     (launch,) = entry.launches
-    covering = launch.entry(EntryKind.COVERING)
+    covering = launch.entry(kind)
     counts = [end - start for start, end in bounds]
     grid, block = covering_launch(covering.grid, dict(zip("xyz", reversed(counts))))
     values = []
@@ -109,6 +111,27 @@ def test_staged_transpose_is_rustcs(translated, cpu, library, first, rows, cols)
                          [got, a, first, rows, cols], [(first, rows), (0, cols)])
     assert block == (32, 8, 1)
     assert np.array_equal(got, want)
+
+
+# The tiles entry point's larger tiles (128 x 128 iterations, 8 x 8 a thread, its rows and columns in two
+# halves), which the host runs on large products: at sizes across their edges, every form of the product.
+@pytest.mark.parametrize("m,n,p", [(1, 1, 1), (129, 9, 200), (64, 17, 64)])
+def test_large_tiles_of_a_product_are_rustcs_bit_for_bit(translated, cpu, library, m, n, p) -> None:
+    rng = np.random.default_rng([m, n, p, 2])
+    a, b = rng.standard_normal(m * n), rng.standard_normal(n * p)
+    for kernel, extra, bounds in (("matmul", [], [(0, m), (0, p)]), ("matmul_fused", [1], [(1, m), (0, p)])):
+        want, got = np.full(m * p, np.nan), np.full(m * p, np.nan)
+        getattr(cpu, kernel)(want, a, b, *extra, m, n, p)
+        block = run_covering(library[kernel], translated.emitted.abi.kernels[kernel], [got, a, b, *extra, m, n, p],
+                             bounds, EntryKind.TILES)
+        assert block == (16, 16, 1)
+        assert got.tobytes() == want.tobytes(), kernel
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    want, got = np.zeros(m * p, dtype=np.float32), np.zeros(m * p, dtype=np.float32)
+    cpu.matmul_from_bias(want, a32, b32, m, n, p, 0.1)
+    run_covering(library["matmul_from_bias"], translated.emitted.abi.kernels["matmul_from_bias"],
+                 [got, a32, b32, m, n, p, 0.1], [(0, m), (0, p)], EntryKind.TILES)
+    assert got.tobytes() == want.tobytes()
 
 
 def test_covering_2d_nest_from_a_later_first_row(translated, cpu, library) -> None:

@@ -462,9 +462,12 @@ pub(super) enum EntryKind {
     /// One warp per iteration, its inner loops split over the warp's lanes: where those accesses are in
     /// bounds, on any grid.
     Warps,
-    /// A warp's width of iterations per block, their inner loops split over its warps: where those accesses
+    /// A few iterations per block, their inner loops split over its groups of threads: where those accesses
     /// are in bounds and the loop has fewer iterations than the device holds threads (`fill`), on any grid.
     Columns,
+    /// A matrix product on larger tiles: where those accesses are in bounds, a grid covers the loop nest and
+    /// it has at least the grid's `fill` iterations per thread the device holds.
+    Tiles,
     /// One thread per iteration: where those accesses are in bounds and a grid covers the loop nest.
     Covering,
     /// Each thread strides over the iterations: where those accesses are in bounds, or always when the
@@ -500,6 +503,8 @@ pub(super) struct Grid {
     pub(super) lead: u64,
     /// The iterations each thread runs along x, y and z (a matrix product's micro-tile; ones: one).
     pub(super) tile: [u64; 3],
+    /// A `Tiles` entry point's least iterations per thread the device holds (0 for the others).
+    pub(super) fill: u64,
 }
 
 pub(super) struct Lanes {
@@ -1211,6 +1216,10 @@ fn choose_entry(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u6
         let runs = match entry.kind {
             EntryKind::Checked => true,
             EntryKind::General | EntryKind::Covering => in_bounds,
+            EntryKind::Tiles => in_bounds && entry.grid.as_ref().is_some_and(|grid| {
+                let iterations = counts.iter().try_fold(1u64, |product, &count| product.checked_mul(count));
+                iterations.is_none_or(|iterations| iterations >= grid.fill.saturating_mul(resident_threads))
+            }),
             EntryKind::Blocks | EntryKind::Warps | EntryKind::Columns =>
                 in_bounds && (entry.fill == 0 || counts[0].saturating_mul(entry.fill) < resident_threads),
             EntryKind::Vector => in_bounds && entry.lanes.as_ref().is_some_and(&aligned),

@@ -78,7 +78,7 @@ fn every_launch_has_full_blocks_and_covers_its_loops_or_strides() {
 }
 
 fn covering(block: [u32; 3], lead: u64) -> Grid {
-    Grid { block, count_limit: 1 << 31, lead, tile: [1, 1, 1] }
+    Grid { block, count_limit: 1 << 31, lead, tile: [1, 1, 1], fill: 0 }
 }
 
 #[test]
@@ -91,7 +91,7 @@ fn a_covering_grid_uses_the_entry_points_own_block() {
 #[test]
 fn a_thread_of_a_tiled_grid_covers_its_tile_of_iterations() {
     // 8 x 4 iterations a thread (x, y), 16 x 16 threads a block: blocks of 128 x 64 iterations
-    let tiled = Grid { block: [16, 16, 1], count_limit: 1 << 31, lead: 0, tile: [8, 4, 1] };
+    let tiled = Grid { block: [16, 16, 1], count_limit: 1 << 31, lead: 0, tile: [8, 4, 1], fill: 0 };
     assert_eq!(covering_geometry(&[1000, 1000], &tiled), Some(([8, 16, 1], [16, 16, 1])));
     assert_eq!(covering_geometry(&[64, 129], &tiled), Some(([2, 1, 1], [16, 16, 1])));
     // the limit is on the iterations, not the threads
@@ -201,6 +201,27 @@ fn a_covering_entry_point_runs_only_where_a_grid_covers_the_nest() {
     assert_eq!(choose_entry(&nest, &[100, 100], true, 0, H200_THREADS, |_| true, None).map(|c| c.0), Some(0));
     // a count at the entry point's limit (its thread coordinates are 32-bit): the grid-stride loop
     assert_eq!(choose_entry(&nest, &[1 << 31, 2], true, 0, H200_THREADS, |_| true, None).map(|c| c.0), Some(1));
+}
+
+#[test]
+fn a_tiles_entry_point_runs_where_its_tiles_give_every_multiprocessor_one() {
+    // 128 x 128 iterations a block (8 x 8 a thread of 16 x 16): 8 iterations per thread the device holds
+    let large = Grid { block: [16, 16, 1], count_limit: 1 << 31, lead: 0, tile: [8, 8, 1], fill: 8 };
+    let product = [
+        Entry { kind: EntryKind::Tiles, symbol: "k_0_tiles", records_panics: false, grid: Some(large), lanes: None,
+                bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
+        Entry { kind: EntryKind::Covering, symbol: "k_0_covering", records_panics: false,
+                grid: Some(covering([16, 16, 1], 0)), lanes: None, bytes_per_iteration: 0, threads_per_iteration: 0,
+                fill: 0 },
+    ];
+    let at = |counts: &[u64]| choose_entry(&product, counts, true, 0, H200_THREADS, |_| true, None);
+    // 4096 x 4096 = 16.8 M iterations, at least 8 x 270,336: 32 x 32 blocks of 16 x 16
+    assert_eq!(at(&[4096, 4096]), Some((0, ([32, 32, 1], [16, 16, 1]))));
+    // 1024 x 1024 = 1 M, fewer: the covering entry point's smaller tiles
+    assert_eq!(at(&[1024, 1024]).map(|c| c.0), Some(1));
+    // one row as long as that, and one element shorter
+    assert_eq!(at(&[1, 8 * H200_THREADS]).map(|c| c.0), Some(0));
+    assert_eq!(at(&[1, 8 * H200_THREADS - 1]).map(|c| c.0), Some(1));
 }
 
 #[test]
