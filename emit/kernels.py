@@ -392,8 +392,8 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
         split["lengths_read"] = names.lengths_read
         splits.append((kind, split))
     # the entry points share one argument buffer: it holds the lengths that any of them reads
-    read = set().union(*(c["lengths_read"] for c in [*variants, private, proven, tiles, covering, vector, l2_adds, verify,
-                                                      *(split for _, split in splits)] if c is not None))
+    contexts = [*variants, private, proven, tiles, covering, vector, l2_adds, verify, *(split for _, split in splits)]
+    read = set().union(*(c["lengths_read"] for c in contexts if c is not None))
     for c in [*variants, private, vector, l2_adds, verify]:
         if c is not None:
             c["params"] = passed_parameters(c["params"], read)

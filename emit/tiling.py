@@ -136,7 +136,8 @@ def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
     pad = PAD_BYTES // ELEMENT_BYTES[elem.name]
     lanes = LANE_BYTES // ELEMENT_BYTES[elem.name]
     a_share, b_share = tiles.share
-    k_start, k_end = render_access(names, sites, loop, pattern.k_loop.start), render_access(names, sites, loop, pattern.k_loop.end)
+    k_start = render_access(names, sites, loop, pattern.k_loop.start)
+    k_end = render_access(names, sites, loop, pattern.k_loop.end)
     row_load = render_access(names, sites, loop, pattern.row_read)
     col_load = render_access(names, sites, loop, pattern.col_read)
     row_read = row if mentions(pattern.row_read.index, row_dim.index) else None
@@ -152,7 +153,8 @@ def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
     uses = {n.binding for stmt in pattern.before for n in walk(stmt) if isinstance(n, ir.Var)}
     out = [f"    // A matrix product on tiles of {tiles.rows} x {tiles.cols} iterations per block of {SIDE} x {SIDE} "
            f"threads, {tiles.thread_rows} x {tiles.thread_cols} per thread,",
-           f"    // k {tiles.depth} at a time through shared memory; each iteration adds its terms in the loop's order.",
+           f"    // k {tiles.depth} at a time through shared memory; each iteration adds its terms in the loop's "
+           "order.",
            f"    const u32 rs2gpu_thread = RS2GPU_THREAD_IDX.y * {SIDE}u + RS2GPU_THREAD_IDX.x;",
            f"    const u32 rs2gpu_row0 = RS2GPU_BLOCK_IDX.y * {tiles.rows}u;  // the tile's first row and column",
            f"    const u32 rs2gpu_col0 = RS2GPU_BLOCK_IDX.x * {tiles.cols}u;",

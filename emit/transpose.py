@@ -65,7 +65,8 @@ def staged_transpose(loop: ParallelLoop, names: LocalNames, sites) -> StagedBody
              "    // read along the rows of the tile and written along its columns, each by consecutive threads.",
              f"    const u32 rs2gpu_row0 = RS2GPU_BLOCK_IDX.y * {WARP}u;  // the tile's first row and column",
              f"    const u32 rs2gpu_col0 = RS2GPU_BLOCK_IDX.x * {WARP}u;",
-             f"    RS2GPU_SHARED {cxx_type(read.ty)} rs2gpu_stage[{WARP}][{WARP + 1}];  // the tile's values of {source}",
+             f"    RS2GPU_SHARED {cxx_type(read.ty)} rs2gpu_stage[{WARP}][{WARP + 1}];"
+             f"  // the tile's values of {source}",
              *each("RS2GPU_THREAD_IDX.y + rs2gpu_r", "RS2GPU_THREAD_IDX.x",
                    f"rs2gpu_stage[RS2GPU_THREAD_IDX.y + rs2gpu_r][RS2GPU_THREAD_IDX.x] = {load};"),
              "    RS2GPU_SYNC_THREADS();",

@@ -175,8 +175,9 @@ ENTRY_KINDS = {
 
 # What a covering entry point whose block shares its iterations does instead of one thread per iteration.
 STAGINGS = {
-    PRODUCT_STAGING: "a matrix product on register tiles, {tile[1]} x {tile[0]} iterations per thread (rows x columns), "
-                     "each adding its terms in k order, the operands staged in shared memory slice by slice of k",
+    PRODUCT_STAGING: "a matrix product on register tiles, {tile[1]} x {tile[0]} iterations per thread "
+                     "(rows x columns), each adding its terms in k order, the operands staged in shared memory "
+                     "slice by slice of k",
     TRANSPOSE_STAGING: "a transpose staged through shared memory, {tile[1]} iterations per thread, read by "
                        "rows and written by columns",
 }

@@ -117,7 +117,8 @@ def test_fused_product_is_rustcs_bit_for_bit(shapes, first, m, n, p) -> None:
     assert got.tobytes() == want.tobytes()
 
 
-@pytest.mark.parametrize(("first", "rows", "cols"), [(0, 1, 1), (0, 32, 32), (2, 33, 31), (0, 1000, 3), (7, 4097, 1023)])
+@pytest.mark.parametrize(("first", "rows", "cols"),
+                         [(0, 1, 1), (0, 32, 32), (2, 33, 31), (0, 1000, 3), (7, 4097, 1023)])
 def test_transpose_matches_rustc(shapes, first, rows, cols) -> None:
     cpu, cuda = shapes
     a = np.arange(rows * cols, dtype=np.uint32)
