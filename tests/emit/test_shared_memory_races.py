@@ -15,7 +15,7 @@ import pytest
 from bench import emulate
 from tests.support.paths import REPO
 
-PROBE = REPO / "tests" / "support" / "tsan_tiles.py"
+PROBE = "tests.support.tsan_tiles"
 RUNS = ["tiles matmul", "tiles matmul_fused", "covering matmul", "covering matmul_fused", "covering transpose"]
 
 
@@ -26,7 +26,7 @@ def sanitized(*args: str) -> subprocess.CompletedProcess:
         pytest.fail("ThreadSanitizer's runtime (libtsan.so.2, from g++) is required for this test")
     # the runtime must be loaded before the process starts threads: preloaded into the Python that runs the probe
     env = {**os.environ, "LD_PRELOAD": runtime, "TSAN_OPTIONS": "halt_on_error=0 exitcode=66"}
-    return subprocess.run([sys.executable, str(PROBE), *args], capture_output=True, text=True, env=env, cwd=REPO,
+    return subprocess.run([sys.executable, "-m", PROBE, *args], capture_output=True, text=True, env=env, cwd=REPO,
                           timeout=600)
 
 

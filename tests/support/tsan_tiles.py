@@ -1,5 +1,6 @@
 """Run the staged kernels of tests/cases/shapes.rs on the emulated device built with ThreadSanitizer, against
-rustc (tests/emit/test_shared_memory_races.py runs this in a process that preloads the sanitizer's runtime).
+rustc (tests/emit/test_shared_memory_races.py runs this module, `python -m tests.support.tsan_tiles` from the
+repository's root, in a process that preloads the sanitizer's runtime).
 With `--without-barrier`, the products' barrier between storing a slice and multiplying it out is taken
 out, which must be reported. Prints one line per run: the entry point, the kernel and whether it agreed."""
 from __future__ import annotations
@@ -10,16 +11,14 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+import rs2gpu
+from bench import emulate
+from rs2gpu import pipeline
+from rs2gpu.ir.abi import EntryKind
+from tests.emit.test_covering_on_cpu import run_covering
+from tests.support.paths import CASES
 
-from bench import emulate  # noqa: E402
-import rs2gpu  # noqa: E402
-from rs2gpu import pipeline  # noqa: E402
-from rs2gpu.ir.abi import EntryKind  # noqa: E402
-from tests.emit.test_covering_on_cpu import run_covering  # noqa: E402
-
-SHAPES = REPO / "tests" / "cases" / "shapes.rs"
+SHAPES = CASES / "shapes.rs"
 SLICE_BARRIER = "        RS2GPU_SYNC_THREADS();\n        const usize rs2gpu_k_left"
 
 
