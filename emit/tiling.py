@@ -36,7 +36,7 @@ from rs2gpu.emit.cxx_stmt import BodyEmitter, iteration_declaration
 from rs2gpu.emit.cxx_types import cxx_type
 from rs2gpu.emit.names import LocalNames
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.abi import BLOCK_SIZE, PRODUCT_STAGING
+from rs2gpu.ir.abi import BLOCK_SIZE, PRODUCT_STAGING, RESIDENT_THREADS_PER_MULTIPROCESSOR
 from rs2gpu.ir.plan import ParallelLoop
 from rs2gpu.ir.types import PrimType, RefType, SliceType
 from rs2gpu.ir.walk import walk
@@ -77,17 +77,14 @@ class ProductTiles:
 
 
 # By the element's bytes, two shapes: the covering entry point's, for any product, and the tiles entry
-# point's, which the host runs where its larger tiles still give every multiprocessor one
-# (`TILES_PER_MULTIPROCESSOR`): larger tiles reuse more of each value a thread reads from shared memory,
-# and fewer blocks fill less of the device on small products. bench/results/NOTES.md measures them against
-# others over products of 1024², 4096² and 2^18 x 128 x 128.
+# point's, which the host runs where its larger tiles still give every multiprocessor one (its `fill`, from
+# `RESIDENT_THREADS_PER_MULTIPROCESSOR`): larger tiles reuse more of each value a thread reads from shared
+# memory, and fewer blocks fill less of the device on small products. bench/results/NOTES.md measures them
+# against others over products of 1024², 4096² and 2^18 x 128 x 128.
 PRODUCT_TILES = {4: ProductTiles(rows=128, cols=64, depth=8, thread_rows=8, thread_cols=4),
                  8: ProductTiles(rows=128, cols=64, depth=8, thread_rows=8, thread_cols=4)}
 LARGE_PRODUCT_TILES = {4: ProductTiles(rows=128, cols=128, depth=16, thread_rows=8, thread_cols=8, halves=True),
                        8: ProductTiles(rows=128, cols=128, depth=8, thread_rows=8, thread_cols=8, halves=True)}
-# The threads a multiprocessor holds at once (2048 on NVIDIA's since Volta): the tiles entry point runs where
-# the loop has at least this many iterations per thread the device holds, one large tile a multiprocessor.
-THREADS_PER_MULTIPROCESSOR = 2048
 # A thread reads its rows and columns of a slice 16 bytes a load (`rs2gpu_load_lanes`): its counts of rows
 # and columns are multiples of the lanes of that many bytes, and the tiles' rows, padded by 16 bytes (the
 # transposed stores of `a`'s slice then fall in distinct banks), keep every such group 16-byte aligned.
@@ -217,7 +214,7 @@ def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
         finish.append(f"                {iteration_declaration(len(loop.dims))}")
     out += ["    // the iterations of the space: the rest of the body, from each one's sum",
             *_each_iteration(tiles, [*finish, *rest.lines, "            }"])]
-    fill = tiles.rows * tiles.cols // THREADS_PER_MULTIPROCESSOR if large else 0
+    fill = tiles.rows * tiles.cols // RESIDENT_THREADS_PER_MULTIPROCESSOR if large else 0
     return StagedBody(out, (SIDE, SIDE, 1), (tiles.thread_cols, tiles.thread_rows, 1), PRODUCT_STAGING, fill)
 
 

@@ -31,6 +31,9 @@ from typing import Any, Union
 
 ABI_VERSION = 8
 BLOCK_SIZE = 256  # threads per block of every launch: the kernels' block reductions are written for it
+# The threads one multiprocessor holds at once (NVIDIA sm_80/sm_90, AMD CDNA): the host sizes one wave of
+# blocks by it, and a product's tiles entry point runs where its tiles give each multiprocessor one.
+RESIDENT_THREADS_PER_MULTIPROCESSOR = 2048
 
 HostExpr = dict  # a tree of the host expression language (see the module docstring)
 

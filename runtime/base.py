@@ -13,7 +13,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from rs2gpu.ir.abi import BLOCK_SIZE, CoveringGrid, EntryKind, EntryPoint, KernelABI, Transfer as ParamTransfer
+from rs2gpu.ir.abi import (BLOCK_SIZE, RESIDENT_THREADS_PER_MULTIPROCESSOR, CoveringGrid, EntryKind, EntryPoint,
+                           KernelABI, Transfer as ParamTransfer)
 from rs2gpu.runtime.callplan import (BoundArgs, CallPlan, Conditions, LaunchPlan, c_contiguous_of,
                                      compile_repeat_binding, cupy_ndarray)
 from rs2gpu.runtime.covering import covering_geometry
@@ -24,12 +25,10 @@ from rs2gpu.runtime.readback import Readback
 
 MAX_GRID_X = 2**31 - 1
 MAX_GRID_YZ = 65535
-# A launch with reductions gets at most this many blocks per multiprocessor: 8 blocks of 256 threads are
-# the 2048 threads one multiprocessor holds (NVIDIA sm_80/sm_90, AMD CDNA), so the grid is one full wave
-# and each block's threads stride over the rest; the blocks' partials stay few for the last block to sum.
-REDUCTION_BLOCKS_PER_MULTIPROCESSOR = 8
-# the threads a multiprocessor holds at once: fewer iterations than the device holds leave it partly idle
-RESIDENT_THREADS_PER_MULTIPROCESSOR = REDUCTION_BLOCKS_PER_MULTIPROCESSOR * BLOCK_SIZE
+# A launch with reductions gets at most this many blocks per multiprocessor: the threads it holds at once,
+# so the grid is one full wave and each block's threads stride over the rest; the blocks' partials stay few
+# for the last block to sum. Fewer iterations than the device holds threads leave it partly idle.
+REDUCTION_BLOCKS_PER_MULTIPROCESSOR = RESIDENT_THREADS_PER_MULTIPROCESSOR // BLOCK_SIZE
 _NONE: dict = {}  # shared empty mapping for launches without reductions (never written)
 
 
