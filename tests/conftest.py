@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import pytest
 
+import rs2gpu
+
 from tests.support.code_objects import CodeObjects
-from tests.support.devices import DEVICES, CudaDevice, EmulatedDevice
+from tests.support.devices import DEVICES, CudaDevice, EmulatedDevice, rustc_build
+from tests.support.paths import RAJAPERF
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -36,6 +39,41 @@ def device(request):
 
 
 @pytest.fixture(scope="session")
+def kernel_cache(tmp_path_factory: pytest.TempPathFactory):
+    """The compiled-kernel cache (RS2GPU_CACHE_DIR) in a folder of the session, not the user's cache; the
+    worker processes that tests start inherit it."""
+    folder = tmp_path_factory.mktemp("kernel-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RS2GPU_CACHE_DIR", str(folder))
+        yield folder
+
+
+@pytest.fixture(scope="session")
+def rajaperf(kernel_cache):
+    """rustc's build of examples/rajaperf, through the session's kernel cache."""
+    return rs2gpu.load(RAJAPERF, backend="cpu")
+
+
+@pytest.fixture(scope="session")
 def code_objects(tmp_path_factory: pytest.TempPathFactory) -> CodeObjects:
     """HIP code objects, each compiled once per session whichever test asks for it first."""
     return CodeObjects(tmp_path_factory.mktemp("hip-code-objects"))
+
+
+# A test module whose kernels come from one file names it `SOURCE`; these three fixtures load that file.
+@pytest.fixture(scope="module")
+def rust(request):
+    """rustc's build of the module's `SOURCE` (the cpu backend): the values every device must give."""
+    return rustc_build(request.module.SOURCE)
+
+
+@pytest.fixture(scope="module")
+def kernels(request, device):
+    """The module's `SOURCE` loaded on `device`."""
+    return device.load(request.module.SOURCE)
+
+
+@pytest.fixture(scope="module")
+def emulated(request, emulated_device):
+    """The module's `SOURCE` loaded on the emulated device, for what only its launch log and memory show."""
+    return emulated_device.load(request.module.SOURCE)

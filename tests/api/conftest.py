@@ -1,5 +1,5 @@
 """Kernel modules loaded once per test session on the CPU backend (each load builds a Rust library with
-cargo), with the compiled-kernel cache in a temporary folder."""
+cargo), with the compiled-kernel cache in a temporary folder (tests/conftest.py's `kernel_cache`)."""
 from __future__ import annotations
 
 import json
@@ -8,8 +8,6 @@ from pathlib import Path
 import pytest
 
 import rs2gpu
-
-from tests.support.paths import RAJAPERF
 
 # A crate of kernels that the example crate does not have: #[repr(C)] structs by value, by reference and
 # as slice elements, integer scalars, a fixed-size array, a tuple result, a division before the loop, and a
@@ -126,20 +124,6 @@ pub fn saxpy(y: &mut [f32], x: &[f32], a: f32) {
     }
 }
 """
-
-
-@pytest.fixture(scope="session")
-def kernel_cache(tmp_path_factory: pytest.TempPathFactory):
-    """Compiled kernels go to a temporary folder, not the user's cache."""
-    folder = tmp_path_factory.mktemp("rs2gpu-cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RS2GPU_CACHE_DIR", str(folder))
-        yield folder
-
-
-@pytest.fixture(scope="session")
-def rajaperf(kernel_cache: Path) -> rs2gpu.api.KernelModule:
-    return rs2gpu.load(RAJAPERF, backend="cpu")
 
 
 @pytest.fixture(scope="session")

@@ -9,23 +9,9 @@ import pytest
 
 import rs2gpu
 
-from tests.support.paths import RAJAPERF, REPO
+from tests.support.paths import REPO
 
 HEAT = REPO / "examples" / "heat"
-
-
-@pytest.fixture(scope="session")
-def kernel_cache(tmp_path_factory: pytest.TempPathFactory):
-    """The compiled-kernel cache in a folder of the session, also for the workers the tests start."""
-    folder = tmp_path_factory.mktemp("kernel-cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RS2GPU_CACHE_DIR", str(folder))
-        yield folder
-
-
-@pytest.fixture(scope="session")
-def rajaperf(kernel_cache: Path):
-    return rs2gpu.load(RAJAPERF, backend="cpu")
 
 
 @pytest.fixture(scope="session")

@@ -16,18 +16,13 @@ import rs2gpu
 
 pytestmark = pytest.mark.gpu
 
-FIRST_PANICS = Path(__file__).resolve().parents[1] / "runtime" / "data" / "first_panics.rs"
+SOURCE = Path(__file__).resolve().parents[1] / "runtime" / "data" / "first_panics.rs"
 REPEATS = 5
 
 
 @pytest.fixture(scope="module")
 def gpu():
-    return rs2gpu.load(FIRST_PANICS, backend="cuda")
-
-
-@pytest.fixture(scope="module")
-def rust():
-    return rs2gpu.load(FIRST_PANICS, backend="cpu")
+    return rs2gpu.load(SOURCE, backend="cuda")
 
 
 def panic_of(call) -> rs2gpu.KernelPanic:

@@ -14,24 +14,9 @@ import pytest
 
 import rs2gpu
 
-from tests.support.devices import CUDA, rustc_build
+from tests.support.devices import CUDA
 
-LANGUAGE = Path(__file__).resolve().parent / "kernels" / "language.rs"
-
-
-@pytest.fixture(scope="module")
-def cpu():
-    return rustc_build(LANGUAGE)
-
-
-@pytest.fixture(scope="module")
-def kernels(device):
-    return device.load(LANGUAGE)
-
-
-@pytest.fixture(scope="module")
-def emulated(emulated_device):
-    return emulated_device.load(LANGUAGE)
+SOURCE = Path(__file__).resolve().parent / "kernels" / "language.rs"
 
 
 def random(n: int, seed: int) -> np.ndarray:
@@ -43,10 +28,10 @@ def launched(kernel) -> list[str]:
     return [symbol for symbol, _, _ in kernel.backend.launches]
 
 
-def test_a_host_loop_launches_its_loops_every_step_and_copies_each_host_array_once(device, kernels, cpu):
+def test_a_host_loop_launches_its_loops_every_step_and_copies_each_host_array_once(device, kernels, rust):
     a, b = random(4099, 1), random(4099, 2)
     want_a, want_b = a.copy(), b.copy()
-    cpu.jacobi(want_a, want_b, 20)
+    rust.jacobi(want_a, want_b, 20)
     before = device.activity(kernels.jacobi)
     kernels.jacobi(a, b, 20)
     # both loops run their vector entry points (`for i in 1..`: one iteration alone, then pairs)
@@ -68,21 +53,21 @@ def test_host_loop_of_no_steps_launches_nothing_and_keeps_the_data(emulated):
 
 
 @pytest.mark.parametrize("device", [CUDA], indirect=True)
-def test_host_loop_on_device_arrays_copies_nothing(device, kernels, cpu):
+def test_host_loop_on_device_arrays_copies_nothing(device, kernels, rust):
     a, b = random(4099, 5), random(4099, 6)
     want_a, want_b = a.copy(), b.copy()
-    cpu.jacobi(want_a, want_b, 9)
+    rust.jacobi(want_a, want_b, 9)
     a_dev, b_dev = device.to_device(a), device.to_device(b)
     kernels.jacobi(a_dev, b_dev, 9)
     assert kernels.jacobi.last_transfers == []
     assert device.to_host(a_dev).tobytes() == want_a.tobytes() and device.to_host(b_dev).tobytes() == want_b.tobytes()
 
 
-def test_bound_that_depends_on_the_step_is_evaluated_in_every_step(cpu, emulated):
+def test_bound_that_depends_on_the_step_is_evaluated_in_every_step(rust, emulated):
     kernel = emulated.shrinking_then_sum
     a = random(40, 5)
     want = a.copy()
-    total = cpu.shrinking_then_sum(want, 7)
+    total = rust.shrinking_then_sum(want, 7)
     first = len(launched(kernel))
     assert kernel(a, 7) == pytest.approx(total, rel=1e-12)
     assert a.tobytes() == want.tobytes()
@@ -91,10 +76,10 @@ def test_bound_that_depends_on_the_step_is_evaluated_in_every_step(cpu, emulated
         + ["rs2gpu_shrinking_then_sum_1_vector"]
 
 
-def test_a_check_failing_in_a_later_step_panics_before_that_step(device, kernels, cpu):
+def test_a_check_failing_in_a_later_step_panics_before_that_step(device, kernels, rust):
     b, a = random(20, 6), random(36, 7)  # a[i + 2 * s] leaves `a` once 2 * s > 16, at s = 9
     with pytest.raises(rs2gpu.KernelPanic) as expected:
-        cpu.drifting_read(b.copy(), a, 12)
+        rust.drifting_read(b.copy(), a, 12)
     assert expected.value.message == "index out of bounds: the len is 36 but the index is 36"
     # host arrays: steps 0..=8 ran, and nothing was copied back
     before, activity = b.copy(), device.activity(kernels.drifting_read)
@@ -109,15 +94,15 @@ def test_a_check_failing_in_a_later_step_panics_before_that_step(device, kernels
         kernels.drifting_read(b_dev, device.to_device(a), 12)
     assert raised.value.message == expected.value.message
     nine_steps = b.copy()
-    cpu.drifting_read(nine_steps, a, 9)
+    rust.drifting_read(nine_steps, a, 9)
     assert device.to_host(b_dev).tobytes() == nine_steps.tobytes()
 
 
-def test_negative_signed_index_panics_with_the_wrapped_usize_before_any_launch(cpu, emulated):
+def test_negative_signed_index_panics_with_the_wrapped_usize_before_any_launch(rust, emulated):
     kernel = emulated.signed_from
     out, inp = np.zeros(8, dtype=np.float32), np.ones(24, dtype=np.float32)
     with pytest.raises(rs2gpu.KernelPanic) as expected:
-        cpu.signed_from(out.copy(), inp, 0)
+        rust.signed_from(out.copy(), inp, 0)
     first = len(launched(kernel))
     with pytest.raises(rs2gpu.KernelPanic) as raised:
         kernel(out, inp, 0)
@@ -126,25 +111,25 @@ def test_negative_signed_index_panics_with_the_wrapped_usize_before_any_launch(c
     assert len(launched(kernel)) == first
 
 
-def test_a_generic_kernel_runs_the_instantiation_of_its_arguments_element_type(device, kernels, cpu):
+def test_a_generic_kernel_runs_the_instantiation_of_its_arguments_element_type(device, kernels, rust):
     y, x = random(1000, 8).astype(np.float32), random(1000, 9).astype(np.float32)
     want = y.copy()
-    cpu.axpy_generic(want, x, 1.5)
+    rust.axpy_generic(want, x, 1.5)
     kernels.axpy_generic(y, x, 1.5)
     assert kernels.axpy_generic.last is kernels.axpy_generic_f32
     assert y.tobytes() == want.tobytes()
     y_dev = device.to_device(y)  # on device arrays, from the arrays' own element type
-    cpu.axpy_generic(want, x, 0.5)
+    rust.axpy_generic(want, x, 0.5)
     kernels.axpy_generic(y_dev, device.to_device(x), 0.5)
     assert kernels.axpy_generic.last is kernels.axpy_generic_f32
     assert device.to_host(y_dev).tobytes() == want.tobytes()
 
 
-def test_let_of_a_host_loop_that_panics_stops_the_call_in_its_iteration(cpu, emulated):
+def test_let_of_a_host_loop_that_panics_stops_the_call_in_its_iteration(rust, emulated):
     kernel = emulated.step_divisor
     a = np.arange(6, dtype=np.int32)
     with pytest.raises(rs2gpu.KernelPanic) as expected:
-        cpu.step_divisor(a.copy(), 3)
+        rust.step_divisor(a.copy(), 3)
     first = len(launched(kernel))
     with pytest.raises(rs2gpu.KernelPanic) as raised:
         kernel(a, 3)

@@ -8,37 +8,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.support.devices import rustc_build
-
-ORDINARY = Path(__file__).resolve().parent / "kernels" / "ordinary_rust.rs"
-
-
-@pytest.fixture(scope="module")
-def cpu():
-    return rustc_build(ORDINARY)
-
-
-@pytest.fixture(scope="module")
-def kernels(device):
-    return device.load(ORDINARY)
+SOURCE = Path(__file__).resolve().parent / "kernels" / "ordinary_rust.rs"
 
 
 def random(n: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).uniform(-1.0, 1.0, n)
 
 
-def test_a_mut_slice_passed_to_a_helper_taking_a_shared_slice_is_reborrowed(kernels, cpu):
+def test_a_mut_slice_passed_to_a_helper_taking_a_shared_slice_is_reborrowed(kernels, rust):
     a, b = random(1000, 1), random(1000, 2)
     want_a, want_b = a.copy(), b.copy()
-    cpu.heat_steps(want_a, want_b, 3)
+    rust.heat_steps(want_a, want_b, 3)
     kernels.heat_steps(a, b, 3)
     assert a.tobytes() == want_a.tobytes() and b.tobytes() == want_b.tobytes()
 
 
-def test_arrays_passed_where_a_helper_takes_a_slice_are_unsized(kernels, cpu):
+def test_arrays_passed_where_a_helper_takes_a_slice_are_unsized(kernels, rust):
     x, c, d = random(300, 7), random(4, 8), random(3, 9)
     want, got = np.zeros(300), np.zeros(300)
-    cpu.polynomials(want, x, c, d)
+    rust.polynomials(want, x, c, d)
     kernels.polynomials(got, x, c, d)
     assert got.tobytes() == want.tobytes()
 
@@ -58,37 +46,37 @@ def edge_values(dtype: np.dtype, n: int, seed: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("ty", INT_TYPES)
-def test_saturating_rotating_and_checked_methods_compute_what_rustc_does(kernels, cpu, ty):
+def test_saturating_rotating_and_checked_methods_compute_what_rustc_does(kernels, rust, ty):
     dtype = np.dtype(ty.replace("u", "uint") if ty.startswith("u") else ty.replace("i", "int"))
     a, b = edge_values(dtype, 600, 1), edge_values(dtype, 600, 2)
     want, got = np.zeros(11 * 600, dtype), np.zeros(11 * 600, dtype)
-    getattr(cpu, f"int_methods_{ty}")(want, a, b)
+    getattr(rust, f"int_methods_{ty}")(want, a, b)
     getattr(kernels, f"int_methods_{ty}")(got, a, b)
     assert got.tobytes() == want.tobytes()
 
 
 @pytest.mark.parametrize("step", [1, 2, 5])
-def test_stepped_and_reversed_parallel_loops_run_as_rustc_runs_them(kernels, cpu, step):
+def test_stepped_and_reversed_parallel_loops_run_as_rustc_runs_them(kernels, rust, step):
     a, b = random(1000, 3), random(997, 4)
     want = a.copy()
-    cpu.stepped_and_reversed(want, b, step)
+    rust.stepped_and_reversed(want, b, step)
     kernels.stepped_and_reversed(a, b, step)
     assert a.tobytes() == want.tobytes()
 
 
 @pytest.mark.parametrize("step", [1, 3, 64])
-def test_stepped_and_reversed_inner_loops_visit_what_rustc_visits_in_its_order(kernels, cpu, step):
+def test_stepped_and_reversed_inner_loops_visit_what_rustc_visits_in_its_order(kernels, rust, step):
     b = np.random.default_rng(5).integers(-1000, 1000, 200, dtype=np.int64)
     want, got = np.zeros(200, np.int64), np.zeros(200, np.int64)
-    cpu.prefix_walks(want, b, step)
+    rust.prefix_walks(want, b, step)
     kernels.prefix_walks(got, b, step)
     assert got.tobytes() == want.tobytes()
 
 
-def test_names_brought_in_by_use_resolve_as_rustc_resolves_them(kernels, cpu):
+def test_names_brought_in_by_use_resolve_as_rustc_resolves_them(kernels, rust):
     r = random(500, 6)
     disc = np.array((1.5, 0.25), dtype=np.dtype([("scale", "f8"), ("offset", "f8")], align=True))
     want, got = np.zeros(500), np.zeros(500)
-    cpu.ring_areas(want, r, disc)
+    rust.ring_areas(want, r, disc)
     kernels.ring_areas(got, r, disc)
     assert got.tobytes() == want.tobytes()

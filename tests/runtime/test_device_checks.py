@@ -22,22 +22,7 @@ from rs2gpu.runtime.base import DeviceKernel
 from tests.support.devices import rustc_build
 from tests.support.paths import RAJAPERF
 
-CHECKS = Path(__file__).resolve().parent / "data" / "checks.rs"
-
-
-@pytest.fixture(scope="module")
-def rust():
-    return rustc_build(CHECKS)
-
-
-@pytest.fixture(scope="module")
-def kernels(device):
-    return device.load(CHECKS)
-
-
-@pytest.fixture(scope="module")
-def emulated(emulated_device):
-    return emulated_device.load(CHECKS)
+SOURCE = Path(__file__).resolve().parent / "data" / "checks.rs"
 
 
 def n_for(device) -> int:

@@ -11,26 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
-
-from tests.support.devices import rustc_build
 
 SOURCE = Path(__file__).parent / "data" / "done_word.rs"
-
-
-@pytest.fixture(scope="module")
-def rust():
-    return rustc_build(SOURCE)
-
-
-@pytest.fixture(scope="module")
-def kernels(device):
-    return device.load(SOURCE)
-
-
-@pytest.fixture(scope="module")
-def emulated(emulated_device):
-    return emulated_device.load(SOURCE)
 
 
 def whole(n: int, seed: int) -> np.ndarray:

@@ -12,14 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.support.devices import rustc_build
-
 SOURCE = Path(__file__).parent / "data" / "l2_adds.rs"
-
-
-@pytest.fixture(scope="module")
-def rust():
-    return rustc_build(SOURCE)
 
 
 @pytest.fixture(scope="module")

@@ -11,21 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.support.devices import rustc_build
 from tests.support.paths import CASES
 
 SOURCE = CASES / "shapes.rs"
 TILE_ITERATIONS_PER_THREAD = 8  # 128 x 128 iterations a block, against a multiprocessor's 2048 threads
-
-
-@pytest.fixture(scope="module")
-def rust():
-    return rustc_build(SOURCE)
-
-
-@pytest.fixture(scope="module")
-def kernels(device):
-    return device.load(SOURCE)
 
 
 def entry_for(device, m: int, p: int) -> str:

@@ -16,22 +16,10 @@ import pytest
 
 import rs2gpu
 
-from tests.support.devices import rustc_build
-
 SOURCE = Path(__file__).parent / "data" / "warps.rs"
 # on the emulated device (one multiprocessor, 2048 threads) up to 63 rows run a block each, more a warp each
 SHAPES = [(3, 7), (70, 45), (2, 64), (5, 0), (0, 9)]
 SHAPE_IDS = ["rows shorter than a warp", "70 rows of 45", "rows of two warps", "empty rows", "no rows"]
-
-
-@pytest.fixture(scope="module")
-def rust():
-    return rustc_build(SOURCE)
-
-
-@pytest.fixture(scope="module")
-def kernels(device):
-    return device.load(SOURCE)
 
 
 # kernels whose inner loops read each row in turn: a block per row for any number of rows (emit.warps.split_kinds)
