@@ -19,7 +19,7 @@ from rs2gpu.emit.cxx_types import cxx_type
 from rs2gpu.emit.names import LocalNames, cxx_name
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.types import UNIT, ArrayType, NeverType, PrimType, RefType, TupleType
-from rs2gpu.ir.walk import walk
+from rs2gpu.ir.walk import place_indices, walk
 
 
 # The C++ name of the iteration a check inside a launch's loop records (see the prelude's panic record),
@@ -213,7 +213,7 @@ class BodyEmitter(ExprRenderer):
         guards: list[str] = []
         spans = {}
         if update.element is not None:
-            spans = {t.node_id: e.span for t, e in zip(_indices(stmt.target), _indices(update.element))}
+            spans = {t.node_id: e.span for t, e in zip(place_indices(stmt.target), place_indices(update.element))}
         if update.element_first:
             target = self._place(stmt.target, guards, spans)
             self._open_guards(guards)
@@ -401,16 +401,6 @@ class BodyEmitter(ExprRenderer):
         if e.value is not None and target is not None:
             self.hoist(f"{target} = {self.expr(e.value)};")
         self.hoist("break;")
-
-
-def _indices(place) -> list:
-    """The index expressions of a place `p[e].f[k]...`, outermost first."""
-    out = []
-    while isinstance(place, (ir.Index, ir.Field)):
-        if isinstance(place, ir.Index):
-            out.append(place)
-        place = place.base
-    return out
 
 
 def _is_control(e) -> bool:

@@ -55,7 +55,7 @@ from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.abi import BLOCK_SIZE, EntryKind, InnerLoop
 from rs2gpu.ir.plan import ParallelLoop
 from rs2gpu.ir.types import PrimType, RefType, SliceType
-from rs2gpu.ir.walk import rebuild, same_value, walk
+from rs2gpu.ir.walk import place_indices, rebuild, same_value, walk
 
 # The threads the host gives each iteration: the narrowest warp of the targets (a wider one strides over
 # more iterations with fewer warps).
@@ -153,7 +153,7 @@ def _steps(loop: ParallelLoop, stmts: tuple, consts: dict) -> tuple[tuple[str, o
                 raise _Refused(f"the assignment at {stmt.span} has effects")
             steps.append(("all", stmt))
         elif isinstance(stmt, ir.Assign) and _written_slice(stmt.target) is not None:
-            if not (_pure(stmt.value) and all(_pure(i.index) for i in _indices(stmt.target))):
+            if not (_pure(stmt.value) and all(_pure(i.index) for i in place_indices(stmt.target))):
                 raise _Refused(f"the assignment at {stmt.span} has effects")
             steps.append(("lane0", stmt))
         elif isinstance(stmt, ir.ExprStmt) and isinstance(stmt.expr, ir.For):
@@ -213,7 +213,7 @@ class _SplitBody:
             self.assign_local(stmt, stmt.target.binding)
             return
         if isinstance(stmt, ir.Assign) and _written_slice(stmt.target) is not None:
-            if not (_pure(stmt.value) and _unit_step(_indices(stmt.target)[-1].index, self.f.var, self.own)):
+            if not (_pure(stmt.value) and _unit_step(place_indices(stmt.target)[-1].index, self.f.var, self.own)):
                 raise _Refused(f"the write at {stmt.span} is not at `j + c` of the loop variable `j`")
             self.writes[_written_slice(stmt.target).name] = None
             return
@@ -327,7 +327,7 @@ def _unit_step(index: ir.Expr, var: ir.Binding, own: set) -> bool:
 
 def _written_slice(target) -> ir.Binding | None:
     """The `&mut` slice parameter a place `p[e]`, `p[e].f` is an element of, else None."""
-    indices = _indices(target)
+    indices = place_indices(target)
     if not indices:
         return None
     base = indices[-1].base
@@ -335,15 +335,6 @@ def _written_slice(target) -> ir.Binding | None:
             and base.ty.mutable and isinstance(base.ty.target, SliceType):
         return base.binding
     return None
-
-
-def _indices(place) -> list[ir.Index]:
-    out = []
-    while isinstance(place, (ir.Index, ir.Field)):
-        if isinstance(place, ir.Index):
-            out.append(place)
-        place = place.base
-    return out
 
 
 def _pure(e) -> bool:

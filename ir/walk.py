@@ -142,3 +142,13 @@ def same_value(a: object, b: object) -> bool:
         return a is b if isinstance(a, nodes.Binding) else a == b
     return all(same_value(getattr(a, f.name), getattr(b, f.name))
                for f in dataclasses.fields(a) if f.name not in ("span", "node_id"))
+
+
+def place_indices(place: object) -> list[nodes.Index]:
+    """The index expressions of a place `p[e].f[k]...`, outermost first."""
+    out = []
+    while isinstance(place, (nodes.Index, nodes.Field)):
+        if isinstance(place, nodes.Index):
+            out.append(place)
+        place = place.base
+    return out
