@@ -10,6 +10,7 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 _DIGEST_SIZE = hashlib.sha256().digest_size
 
@@ -69,3 +70,12 @@ class BinaryCache:
             replace_atomically(path, data + hashlib.sha256(data).digest())
         except OSError:
             pass  # a read-only or full cache directory costs a recompile next time, nothing more
+
+    def get_or_make(self, key: str, make: Callable[[], bytes]) -> tuple[bytes, bool]:
+        """The entry under `key`, or `make()`'s bytes stored there; with whether `make` ran."""
+        data = self.get(key)
+        if data is not None:
+            return data, False
+        data = make()
+        self.put(key, data)
+        return data, True

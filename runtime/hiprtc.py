@@ -64,13 +64,8 @@ def cached_compile_hip(cache: BinaryCache, source: str, source_name: str, arch: 
                        fast_math: bool = False) -> tuple[bytes, bool]:
     """The code object of `source` from the disk cache, or compiled by hiprtc and stored there; with whether
     hiprtc ran. Needs no GPU: only the hiprtc library, and not even a compile on a cache hit."""
-    key = hip_cache_key(source, arch, fast_math)
-    binary = cache.get(key)
-    if binary is not None:
-        return binary, False
-    binary = compile_hip(source, source_name, arch, fast_math=fast_math).binary
-    cache.put(key, binary)
-    return binary, True
+    return cache.get_or_make(hip_cache_key(source, arch, fast_math),
+                             lambda: compile_hip(source, source_name, arch, fast_math=fast_math).binary)
 
 
 def hipcc_command(source_name: str, opts: HipOptions, extra: Sequence[str] = ()) -> str:

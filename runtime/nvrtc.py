@@ -156,13 +156,8 @@ def cached_compile_cuda(cache: BinaryCache, source: str, source_name: str, arch:
                         fast_math: bool = False) -> tuple[bytes, bool]:
     """The cubin of `source` from the disk cache, or compiled by NVRTC and stored there; with whether
     NVRTC ran. Needs no GPU and no driver: only NVRTC, and not even that to compile on a cache hit."""
-    key = cuda_cache_key(source, arch, fast_math)
-    binary = cache.get(key)
-    if binary is not None:
-        return binary, False
-    binary = compile_cuda(source, source_name, arch, fast_math=fast_math).binary
-    cache.put(key, binary)
-    return binary, True
+    return cache.get_or_make(cuda_cache_key(source, arch, fast_math),
+                             lambda: compile_cuda(source, source_name, arch, fast_math=fast_math).binary)
 
 
 def cubin_symbols(binary: bytes) -> list[str]:
