@@ -5,6 +5,7 @@ import math
 import struct
 
 from rs2gpu.ir import nodes
+from rs2gpu.ir.arith import FLOAT_OPERATORS, compare, float_binary, is_comparison, truncated_quotient
 from rs2gpu.ir.types import PrimType
 
 
@@ -64,24 +65,19 @@ def _call(call, crate_lowerer, params, depth: int):
 
 
 def _binary(op, a, b, ty):
-    if op in ("==", "!=", "<", "<=", ">", ">="):
-        return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
-    if op == "&&":
-        return a and b
-    if op == "||":
-        return a or b
+    if is_comparison(op):
+        return compare(op, a, b)
     if isinstance(a, float):
-        return round_float(_float_binary(op, a, b), ty)
+        if op not in FLOAT_OPERATORS:
+            raise NotConstant()
+        return round_float(float_binary(op, a, b), ty)
     if op in ("/", "%") and b == 0:
         raise NotConstant()  # rustc: "attempt to divide by zero", a panic
     if op in ("/", "%") and ty.is_signed and b == -1 and a == int_range(ty)[0]:
         raise NotConstant()  # MIN / -1 and MIN % -1 overflow and panic even in release builds
-    if op == "/":
-        q = abs(a) // abs(b)
-        return wrap(q if (a >= 0) == (b >= 0) else -q, ty)
-    if op == "%":
-        r = abs(a) % abs(b)  # Rust's remainder truncates: it has the sign of the dividend
-        return wrap(r if a >= 0 else -r, ty)
+    if op in ("/", "%"):
+        q = truncated_quotient(a, b)
+        return wrap(q if op == "/" else a - b * q, ty)
     if op in ("<<", ">>"):
         if not 0 <= b < ty.bits:
             raise NotConstant()  # rustc: "attempt to shift left with overflow", an error in a constant
@@ -95,27 +91,6 @@ def _checked(value, ty):
     if isinstance(value, int) and wrap(value, ty) != value:
         raise NotConstant()
     return value
-
-
-def _float_binary(op: str, a: float, b: float) -> float:
-    """IEEE 754 arithmetic as the GPU and rustc do it: no exceptions, infinities and NaNs instead."""
-    if op == "/" and b == 0.0:
-        if a == 0.0 or math.isnan(a) or math.isnan(b):
-            return math.nan
-        return math.copysign(math.inf, a) * math.copysign(1.0, b)
-    if op == "%":
-        if math.isnan(a) or math.isnan(b) or math.isinf(a) or b == 0.0:
-            return math.nan
-        return a if math.isinf(b) else math.fmod(a, b)
-    if op == "+":
-        return a + b
-    if op == "-":
-        return a - b
-    if op == "*":
-        return a * b
-    if op == "/":
-        return a / b
-    raise NotConstant()
 
 
 def round_float(value: float, ty) -> float:

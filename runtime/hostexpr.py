@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import struct
 
+from rs2gpu.ir.arith import compare, float_binary, is_comparison, truncated_quotient
 from rs2gpu.ir.types import INT_BITS as _INT_BITS
 
 
@@ -98,12 +99,8 @@ def _cast(value, src: str, dst: str):
 
 
 def _binary(op: str, a, b, ty: str):
-    if op in ("==", "!=", "<", "<=", ">", ">="):
-        return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
-    if op == "&&":
-        return a and b
-    if op == "||":
-        return a or b
+    if is_comparison(op):
+        return compare(op, a, b)
     if ty in _INT_BITS:
         if op in ("/", "%"):
             if b == 0:
@@ -113,8 +110,7 @@ def _binary(op: str, a, b, ty: str):
                 # the one quotient that does not fit: Rust panics here even in a release build
                 raise HostPanic("attempt to divide with overflow" if op == "/" else
                                 "attempt to calculate the remainder with overflow")
-            q = abs(a) // abs(b)
-            q = q if (a >= 0) == (b >= 0) else -q
+            q = truncated_quotient(a, b)
             return wrap(q, ty) if op == "/" else wrap(a - b * q, ty)
         if op in ("<<", ">>"):
             shift = b & (_INT_BITS[ty] - 1)
@@ -122,14 +118,7 @@ def _binary(op: str, a, b, ty: str):
         return wrap({"+": a + b, "-": a - b, "*": a * b, "&": a & b, "|": a | b, "^": a ^ b}[op], ty)
     if ty == "bool":
         return {"&": a and b, "|": a or b, "^": a != b}[op]
-    if op == "%":
-        result = math.fmod(a, b) if b != 0 and math.isfinite(a) else math.nan
-    elif op == "/":
-        result = a / b if b != 0 else (math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) *
-                                       math.copysign(1.0, b))
-    else:
-        result = {"+": a + b, "-": a - b, "*": a * b}[op]
-    return _to_type(result, ty)
+    return _to_type(float_binary(op, a, b), ty)
 
 
 def _call(name: str, args: list, ty: str):
