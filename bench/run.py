@@ -131,13 +131,7 @@ class GpuContext:
         return {lp.symbol: module.get_function(lp.symbol) for lp in k.launches}
 
     def healthy(self) -> bool:
-        try:
-            probe = self.cp.zeros(16)
-            probe += 1
-            self.cp.cuda.runtime.deviceSynchronize()
-            return True
-        except Exception:  # noqa: BLE001
-            return False
+        return timing.device_healthy(self.cp)
 
 
 def run_row(ctx: GpuContext, k: Kernel, label: str, factor: float, seed: int) -> Row:

@@ -51,6 +51,18 @@ extern "C" __global__ void bench_spin(unsigned long long ns)
 """
 
 
+def device_healthy(cp) -> bool:
+    """Whether the device still runs work: after a kernel faults, every later call on the context fails,
+    so a run stops rather than record errors for the rows that follow."""
+    try:
+        probe = cp.zeros(16)
+        probe += 1
+        cp.cuda.runtime.deviceSynchronize()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
 def load_cubin(cp, binary: bytes, folder: Path, name: str):
     """A cupy RawModule of a cubin (cupy loads modules from files)."""
     path = Path(folder) / f"{name}.cubin"

@@ -38,6 +38,7 @@ if sys.path and Path(sys.path[0] or ".").resolve() == Path(__file__).resolve().p
 if str(ROOT) not in sys.path:
     sys.path.append(str(ROOT))  # appended: an installed rs2gpu takes precedence over the source tree
 
+from bench import timing  # noqa: E402
 from bench.build import git_commit, log  # noqa: E402
 from bench.harness import generated_arguments  # noqa: E402
 from bench.user_cases import BY_NAME, CASES, Case, Size  # noqa: E402
@@ -329,15 +330,7 @@ class Runner:
         return row
 
     def healthy(self) -> bool:
-        if self.cp is None:
-            return True
-        try:
-            probe = self.cp.zeros(16)
-            probe += 1
-            self.cp.cuda.runtime.deviceSynchronize()
-            return True
-        except Exception:  # noqa: BLE001
-            return False
+        return self.cp is None or timing.device_healthy(self.cp)
 
     def release(self) -> None:
         if self.cp is not None:
