@@ -142,33 +142,30 @@ macro_rules! half_type {
             /// `x` rounded to nearest, ties to even; beyond `MAX` (after rounding) it is infinite, and a NaN
             /// becomes `NAN`.
             pub const fn from_f32(x: f32) -> Self {
-                let bits = x.to_bits();
-                let negative = bits >> 31 == 1;
-                let field = (bits >> 23) & 0xFF;
-                let fraction = bits & 0x7F_FFFF;
-                if field == 0xFF {
-                    return if fraction != 0 { Self::NAN } else if negative { Self::NEG_INFINITY } else { Self::INFINITY };
-                }
-                if field == 0 && fraction == 0 {
-                    return if negative { Self::NEG_ZERO } else { Self::ZERO };
-                }
-                Self(round_fields(negative, field as u64, fraction as u64, 23, 127, Self::EXP_BITS, Self::MAN_BITS))
+                Self::from_wider(x.to_bits() as u64, 8, 23)
             }
 
             /// `x` rounded once to nearest, ties to even (not through f32, which could round twice), as
             /// `from_f32` does.
             pub const fn from_f64(x: f64) -> Self {
-                let bits = x.to_bits();
-                let negative = bits >> 63 == 1;
-                let field = (bits >> 52) & 0x7FF;
-                let fraction = bits & 0xF_FFFF_FFFF_FFFF;
-                if field == 0x7FF {
+                Self::from_wider(x.to_bits(), 11, 52)
+            }
+
+            /// The bits of a wider IEEE format (`exp_bits` and `frac_bits` wide, its sign above them)
+            /// rounded once to this one.
+            const fn from_wider(bits: u64, exp_bits: u32, frac_bits: u32) -> Self {
+                let negative = bits >> (exp_bits + frac_bits) & 1 == 1;
+                let all_ones = (1u64 << exp_bits) - 1;
+                let field = (bits >> frac_bits) & all_ones;
+                let fraction = bits & ((1u64 << frac_bits) - 1);
+                if field == all_ones {
                     return if fraction != 0 { Self::NAN } else if negative { Self::NEG_INFINITY } else { Self::INFINITY };
                 }
                 if field == 0 && fraction == 0 {
                     return if negative { Self::NEG_ZERO } else { Self::ZERO };
                 }
-                Self(round_fields(negative, field, fraction, 52, 1023, Self::EXP_BITS, Self::MAN_BITS))
+                let bias = (1i32 << (exp_bits - 1)) - 1;
+                Self(round_fields(negative, field, fraction, frac_bits, bias, Self::EXP_BITS, Self::MAN_BITS))
             }
 
             /// The same value in f32 (every value is exact there); a NaN keeps its sign and payload.
