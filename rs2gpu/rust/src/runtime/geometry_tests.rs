@@ -155,17 +155,24 @@ fn a_vector_launch_groups_the_innermost_loop() {
     assert_eq!(in_groups(&[], 4, &mut groups), &[] as &[u64]);
 }
 
+/// An entry point of kind `kind` with no grid, lanes or thresholds of its own; only a checked one records
+/// panics.
+const fn entry(kind: EntryKind, symbol: &'static str) -> Entry {
+    Entry { kind, symbol, records_panics: matches!(kind, EntryKind::Checked), grid: None, lanes: None,
+            bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 }
+}
+
+const GENERAL: Entry = entry(EntryKind::General, "k_0");
+const CHECKED: Entry = entry(EntryKind::Checked, "k_0_checked");
+
 /// The entry points of a streaming loop whose every access the host proves in bounds, in the order the
 /// generated module lists them.
 const STREAM: [Entry; 4] = [
-    Entry { kind: EntryKind::L2Adds, symbol: "k_0_l2_adds", records_panics: false, grid: None, lanes: None,
-            bytes_per_iteration: 24, threads_per_iteration: 0, fill: 0 },
-    Entry { kind: EntryKind::Vector, symbol: "k_0_vector", records_panics: false, grid: None,
-            lanes: Some(Lanes { width: 2, pointers: &[0], offsets: &[0], start: 1 }), bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
-    Entry { kind: EntryKind::General, symbol: "k_0", records_panics: false, grid: None, lanes: None,
-            bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
-    Entry { kind: EntryKind::Checked, symbol: "k_0_checked", records_panics: true, grid: None, lanes: None,
-            bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
+    Entry { bytes_per_iteration: 24, ..entry(EntryKind::L2Adds, "k_0_l2_adds") },
+    Entry { lanes: Some(Lanes { width: 2, pointers: &[0], offsets: &[0], start: 1 }),
+            ..entry(EntryKind::Vector, "k_0_vector") },
+    GENERAL,
+    CHECKED,
 ];
 
 fn chosen(entries: &[Entry], counts: &[u64], in_bounds: bool, l2_bytes: u64, aligned: bool) -> Option<&'static str> {
@@ -193,10 +200,8 @@ fn a_conditional_access_the_host_cannot_clear_runs_the_checked_entry_point() {
 #[test]
 fn a_covering_entry_point_runs_only_where_a_grid_covers_the_nest() {
     let nest = [
-        Entry { kind: EntryKind::Covering, symbol: "k_0_covering", records_panics: false,
-                grid: Some(covering([0; 3], 0)), lanes: None, bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
-        Entry { kind: EntryKind::General, symbol: "k_0", records_panics: false, grid: None, lanes: None,
-                bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
+        Entry { grid: Some(covering([0; 3], 0)), ..entry(EntryKind::Covering, "k_0_covering") },
+        GENERAL,
     ];
     assert_eq!(choose_entry(&nest, &[100, 100], true, 0, H200_THREADS, |_| true, None).map(|c| c.0), Some(0));
     // a count at the entry point's limit (its thread coordinates are 32-bit): the grid-stride loop
@@ -208,11 +213,8 @@ fn a_tiles_entry_point_runs_where_its_tiles_give_every_multiprocessor_one() {
     // 128 x 128 iterations a block (8 x 8 a thread of 16 x 16): 8 iterations per thread the device holds
     let large = Grid { block: [16, 16, 1], count_limit: 1 << 31, lead: 0, tile: [8, 8, 1], fill: 8 };
     let product = [
-        Entry { kind: EntryKind::Tiles, symbol: "k_0_tiles", records_panics: false, grid: Some(large), lanes: None,
-                bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
-        Entry { kind: EntryKind::Covering, symbol: "k_0_covering", records_panics: false,
-                grid: Some(covering([16, 16, 1], 0)), lanes: None, bytes_per_iteration: 0, threads_per_iteration: 0,
-                fill: 0 },
+        Entry { grid: Some(large), ..entry(EntryKind::Tiles, "k_0_tiles") },
+        Entry { grid: Some(covering([16, 16, 1], 0)), ..entry(EntryKind::Covering, "k_0_covering") },
     ];
     let at = |counts: &[u64]| choose_entry(&product, counts, true, 0, H200_THREADS, |_| true, None);
     // 4096 x 4096 = 16.8 M iterations, at least 8 x 270,336: 32 x 32 blocks of 16 x 16
@@ -227,12 +229,9 @@ fn a_tiles_entry_point_runs_where_its_tiles_give_every_multiprocessor_one() {
 #[test]
 fn a_warps_entry_point_runs_a_warp_per_iteration_where_the_conditional_accesses_are_in_bounds() {
     let rows = [
-        Entry { kind: EntryKind::Warps, symbol: "k_0_warps", records_panics: false, grid: None, lanes: None,
-                bytes_per_iteration: 0, threads_per_iteration: 32, fill: 0 },
-        Entry { kind: EntryKind::General, symbol: "k_0", records_panics: false, grid: None, lanes: None,
-                bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
-        Entry { kind: EntryKind::Checked, symbol: "k_0_checked", records_panics: true, grid: None, lanes: None,
-                bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
+        Entry { threads_per_iteration: 32, ..entry(EntryKind::Warps, "k_0_warps") },
+        GENERAL,
+        CHECKED,
     ];
     // 1000 rows: 32 threads each, 125 blocks of 256
     assert_eq!(choose_entry(&rows, &[1000], true, 0, H200_THREADS, |_| true, None), Some((0, ([125, 1, 1], [256, 1, 1]))));
@@ -245,10 +244,8 @@ fn a_warps_entry_point_runs_a_warp_per_iteration_where_the_conditional_accesses_
 #[test]
 fn a_columns_entry_point_runs_where_the_loop_has_fewer_iterations_than_the_device_holds_threads() {
     let columns = [
-        Entry { kind: EntryKind::Columns, symbol: "k_0_columns", records_panics: false, grid: None, lanes: None,
-                bytes_per_iteration: 0, threads_per_iteration: 8, fill: 1 },
-        Entry { kind: EntryKind::General, symbol: "k_0", records_panics: false, grid: None, lanes: None,
-                bytes_per_iteration: 0, threads_per_iteration: 0, fill: 0 },
+        Entry { threads_per_iteration: 8, fill: 1, ..entry(EntryKind::Columns, "k_0_columns") },
+        GENERAL,
     ];
     // 8192 columns: 8 threads each, 256 blocks of 256 (32 columns a block)
     assert_eq!(choose_entry(&columns, &[8192], true, 0, H200_THREADS, |_| true, None),
@@ -260,10 +257,8 @@ fn a_columns_entry_point_runs_where_the_loop_has_fewer_iterations_than_the_devic
 #[test]
 fn a_blocks_entry_point_runs_where_a_warp_per_iteration_would_leave_the_device_partly_idle() {
     let rows = [
-        Entry { kind: EntryKind::Blocks, symbol: "k_0_blocks", records_panics: false, grid: None, lanes: None,
-                bytes_per_iteration: 0, threads_per_iteration: 256, fill: 32 },
-        Entry { kind: EntryKind::Warps, symbol: "k_0_warps", records_panics: false, grid: None, lanes: None,
-                bytes_per_iteration: 0, threads_per_iteration: 32, fill: 0 },
+        Entry { threads_per_iteration: 256, fill: 32, ..entry(EntryKind::Blocks, "k_0_blocks") },
+        Entry { threads_per_iteration: 32, ..entry(EntryKind::Warps, "k_0_warps") },
     ];
     // 100 rows: a block each
     assert_eq!(choose_entry(&rows, &[100], true, 0, H200_THREADS, |_| true, None), Some((0, ([100, 1, 1], [256, 1, 1]))));
