@@ -479,36 +479,22 @@ def affine_expected(x: np.ndarray, p: dict) -> np.ndarray:
     return x * p["scale"] + float(np.float32(p["shift"])) + float(p["steps"]) + float(p["flag"])
 
 
-def test_struct_by_value_from_a_dict(probe) -> None:
-    x, out = np.linspace(-1.0, 1.0, 50), unwritten(50)
-    probe.affine(out, x, AFFINE)
-    assert np.array_equal(out, affine_expected(x, AFFINE))
-
-
-def test_struct_by_value_from_a_tuple_in_field_order(probe) -> None:
-    x, out = np.linspace(-1.0, 1.0, 50), unwritten(50)
-    probe.affine(out, x, (2.5, 0.1, -3, 7))
-    assert np.array_equal(out, affine_expected(x, AFFINE))
-
-
-def test_struct_by_reference_from_a_one_element_record_array(probe) -> None:
-    x, out = np.linspace(-1.0, 1.0, 50), unwritten(50)
+def affine_record() -> np.ndarray:
     record = np.zeros(1, dtype=np.dtype([("scale", "f8"), ("shift", "f4"), ("steps", "i4"), ("flag", "u1")],
                                         align=True))
     record[0] = (2.5, 0.1, -3, 7)
-    probe.affine_ref(out, x, record)
-    assert np.array_equal(out, affine_expected(x, AFFINE))
+    return record
 
 
-def test_struct_by_reference_from_a_dict(probe) -> None:
+@pytest.mark.parametrize("kernel, passed", [
+    ("affine", lambda: AFFINE), ("affine", lambda: (2.5, 0.1, -3, 7)),
+    ("affine_ref", affine_record), ("affine_ref", lambda: AFFINE), ("affine_ref", lambda: (2.5, 0.1, -3, 7))],
+    ids=["by value from a dict", "by value from a tuple in field order",
+         "by reference from a one-element record array", "by reference from a dict",
+         "by reference from a tuple in field order"])
+def test_a_struct_argument(probe, kernel: str, passed) -> None:
     x, out = np.linspace(-1.0, 1.0, 50), unwritten(50)
-    probe.affine_ref(out, x, AFFINE)
-    assert np.array_equal(out, affine_expected(x, AFFINE))
-
-
-def test_struct_by_reference_from_a_tuple_in_field_order(probe) -> None:
-    x, out = np.linspace(-1.0, 1.0, 50), unwritten(50)
-    probe.affine_ref(out, x, (2.5, 0.1, -3, 7))
+    getattr(probe, kernel)(out, x, passed())
     assert np.array_equal(out, affine_expected(x, AFFINE))
 
 

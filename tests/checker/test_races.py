@@ -11,9 +11,11 @@ from dataclasses import dataclass
 
 import pytest
 
+from rs2gpu import pipeline
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.diagnostics import CompileFailed
 
+from tests.support.paths import CASES
 from tests.support.source_positions import locate
 
 
@@ -780,38 +782,14 @@ pub fn reduce(a: &[{ty}]) -> {ty} {{
 """
 
 
-TUPLE_REDUCTION = """
-#[kernel]
-pub fn stats(a: &[i64]) -> (i64, i64, i64, i64, i64, i64, i64) {
-    let mut sum = 0;
-    let mut product = 1;
-    let mut lowest = i64::MAX;
-    let mut highest = i64::MIN;
-    let mut all = !0;
-    let mut any = 0;
-    let mut parity = 0;
-    for i in 0..a.len() {
-        sum += a[i];
-        product *= a[i];
-        lowest = lowest.min(a[i]);
-        highest = highest.max(a[i]);
-        all &= a[i];
-        any |= a[i];
-        parity ^= a[i];
-    }
-    (sum, product, lowest, highest, all, any, parity)
-}
-"""
-
-
 @pytest.mark.parametrize("op", sorted(REDUCTIONS))
 def test_reduction_returned_as_a_scalar(op: str, check_source) -> None:
     plan = check_source(_scalar_reduction(op)).checked.kernels[0]
     assert [(r.binding.name, r.op) for r in plan.loops[0].reductions] == [("s", op)]
 
 
-def test_reductions_of_every_operation_returned_as_a_tuple(check_source) -> None:
-    plan = check_source(TUPLE_REDUCTION).checked.kernels[0]
+def test_reductions_of_every_operation_returned_as_a_tuple() -> None:
+    plan = next(k for k in pipeline.check(CASES / "semantics.rs").checked.kernels if k.name == "reduce_i32")
     assert [(r.binding.name, r.op) for r in plan.loops[0].reductions] == [
         ("sum", "+"), ("product", "*"), ("lowest", "min"), ("highest", "max"), ("all", "&"), ("any", "|"),
         ("parity", "^")]
@@ -870,7 +848,6 @@ def test_every_case_is_valid_rust(tmp_path) -> None:
     sources |= {f"safe_{name}": text for name, text in SAFE.items()}
     sources |= {f"checked_{name}": case[0] for name, case in LAUNCH_CHECKED.items()}
     sources |= {f"reduce_{i}": _scalar_reduction(op) for i, op in enumerate(sorted(REDUCTIONS))}
-    sources["reduce_tuple"] = TUPLE_REDUCTION
     sources["reduce_location"] = LOCATION_REDUCTION
     crate = "\n".join(f"pub mod {name} {{\n{text.replace('#[kernel]', '')}\n}}" for name, text in sources.items())
     (tmp_path / "lib.rs").write_text(crate)

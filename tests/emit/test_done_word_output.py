@@ -9,7 +9,7 @@ import pytest
 
 from rs2gpu.runtime.hiprtc import compile_hip
 
-from tests.support.generated_code import entry_points, ptx_entries, translate_source
+from tests.support.generated_code import entry_points, ptx_entries
 
 SOURCE = (Path(__file__).parents[1] / "runtime" / "data" / "done_word.rs").read_text() + """
 #[kernel]
@@ -27,11 +27,6 @@ pub fn steps_then_sum(u: &mut [f64], steps: usize) -> f64 {
 }
 """
 DONE_PARAM = "u32* __restrict__ rs2gpu_done"
-
-
-@pytest.fixture(scope="module")
-def translated(tmp_path_factory):
-    return translate_source(tmp_path_factory.mktemp("done_word"), "done_word", SOURCE)
 
 
 def signals_of(translated, kernel: str) -> list[bool]:

@@ -10,7 +10,7 @@ import pytest
 from rs2gpu.ir.abi import EntryKind, EntryPoint, L2Footprint
 from rs2gpu.runtime.hiprtc import compile_hip
 
-from tests.support.generated_code import ptx_entries, translate_source
+from tests.support.generated_code import ptx_entries
 
 SOURCE = (Path(__file__).parents[1] / "runtime" / "data" / "l2_adds.rs").read_text() + """
 #[kernel]
@@ -60,11 +60,6 @@ pub fn add_next(y: &mut [f64], x: &[f64]) {
     }
 }
 """
-
-
-@pytest.fixture(scope="module")
-def translated(tmp_path_factory):
-    return translate_source(tmp_path_factory.mktemp("l2_adds"), "l2_adds", SOURCE)
 
 
 def l2_adds_of(translated, kernel: str) -> EntryPoint | None:

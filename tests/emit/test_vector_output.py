@@ -10,7 +10,7 @@ import pytest
 from rs2gpu.ir.abi import AlignedSlice, CoveringGrid, EntryKind, EntryPoint, VectorLanes
 from rs2gpu.runtime.hiprtc import compile_hip
 
-from tests.support.generated_code import ptx_entries, translate_source
+from tests.support.generated_code import ptx_entries
 
 SOURCE = """
 #[kernel]
@@ -129,11 +129,6 @@ pub fn rows_apart(out: &mut [f64], a: &[f64], n: usize, m: usize) {
     }
 }
 """
-
-
-@pytest.fixture(scope="module")
-def translated(tmp_path_factory):
-    return translate_source(tmp_path_factory.mktemp("vector"), "vector", SOURCE)
 
 
 def vector_of(translated, kernel: str) -> EntryPoint | None:

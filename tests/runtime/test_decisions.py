@@ -117,17 +117,23 @@ def test_slices_at_other_addresses_with_the_same_lengths_choose_the_entry_point_
         assert a.tobytes() == expected.tobytes()
 
 
+def fills_as_rust_does(rust, device, name: str, counts: tuple[float, ...]) -> None:
+    """`name(a, x)` on 8 elements, in turn for each x of `counts`, gives rustc's result each time; with 9.0
+    it panics where Rust does."""
+    for x in counts:
+        expected, a = np.zeros(8), np.zeros(8)
+        getattr(rust, name)(expected, x)
+        getattr(device, name)(a, x)
+        assert a.tobytes() == expected.tobytes()
+    with pytest.raises(KernelPanic, match="the len is 8 but the index is 8"):
+        getattr(device, name)(np.zeros(8), 9.0)
+
+
 def test_a_loop_bound_read_from_a_float_is_decided_in_every_call(kernels) -> None:
     rust, device = kernels
     # `0..x as usize`: a key of floats would not tell -0.0 from 0.0, so none is kept
     assert CallPlan("fill_first", device.fill_first.entry).decision_key is None
-    for x in (3.5, 7.0, 0.0):
-        expected, a = np.zeros(8), np.zeros(8)
-        rust.fill_first(expected, x)
-        device.fill_first(a, x)
-        assert a.tobytes() == expected.tobytes()
-    with pytest.raises(KernelPanic, match="the len is 8 but the index is 8"):
-        device.fill_first(np.zeros(8), 9.0)
+    fills_as_rust_does(rust, device, "fill_first", (3.5, 7.0, 0.0))
 
 
 def test_an_integer_preamble_value_computed_from_a_float_is_part_of_the_key(kernels) -> None:
@@ -135,13 +141,7 @@ def test_an_integer_preamble_value_computed_from_a_float_is_part_of_the_key(kern
     # `let n = x as usize`: the key holds n itself, exactly
     plan = CallPlan("fill_counted", device.fill_counted.entry)
     assert plan.decision_key(plan.bind((np.zeros(8), 3.5), {}, True)) == (8, 3)
-    for x in (3.5, 3.9, 7.0, 3.5):
-        expected, a = np.zeros(8), np.zeros(8)
-        rust.fill_counted(expected, x)
-        device.fill_counted(a, x)
-        assert a.tobytes() == expected.tobytes()
-    with pytest.raises(KernelPanic, match="the len is 8 but the index is 8"):
-        device.fill_counted(np.zeros(8), 9.0)
+    fills_as_rust_does(rust, device, "fill_counted", (3.5, 3.9, 7.0, 3.5))
 
 
 def test_a_kernel_with_a_host_loop_is_decided_in_every_call(kernels) -> None:
