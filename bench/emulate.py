@@ -13,6 +13,7 @@ threads as real threads that meet at the barriers.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import functools
 import re
@@ -301,7 +302,7 @@ class EmulatedBackend(DeviceBackend):
     `l2_bytes` is its L2 size for the L2-adds entry points (0: they never run);
     `reverse` runs every grid's blocks and threads last first (what the order of their side effects must
     not change); `launches` records every launch, `synchronizations` counts the waits for the device and
-    `word_waits` those for a launch's done word."""
+    `word_waits` those for a launch's done word; `launch_streams` the stream each launch was queued on."""
 
     name = "cuda"
 
@@ -311,6 +312,8 @@ class EmulatedBackend(DeviceBackend):
         self._l2_bytes = l2_bytes
         self.reverse = reverse
         self.launches: list[tuple[str, tuple, tuple]] = []  # (symbol, grid, block) of every launch
+        self.stream: int | None = None  # the stream a call was given (`on_stream`), None for the default one
+        self.launch_streams: list[int | None] = []  # the stream of every launch
         self.synchronizations = 0
         self.word_waits = 0
 
@@ -346,10 +349,19 @@ class EmulatedBackend(DeviceBackend):
     def launch_packed(self, function, grid: tuple, block: tuple, params_address: int) -> None:
         module, symbol = function
         self.launches.append((symbol, grid, block))
+        self.launch_streams.append(self.stream)
         module.launch_packed(symbol, grid, block, params_address, self.reverse)
 
     def synchronize(self) -> None:
         self.synchronizations += 1  # every launch has finished when it returns: nothing to wait for
+
+    @contextlib.contextmanager
+    def on_stream(self, handle: int):
+        before, self.stream = self.stream, handle
+        try:
+            yield
+        finally:
+            self.stream = before
 
     def wait_for_word(self, word: memoryview) -> None:
         """Every launch has finished when it returns, so the word must be set already: a launch that ends

@@ -22,6 +22,7 @@ from rs2gpu.runtime.errors import KernelPanic, LaunchError
 from rs2gpu.runtime.hostchecks import check_launch, launch_order, repeat_error
 from rs2gpu.runtime.hostexpr import Environment
 from rs2gpu.runtime.readback import Readback
+from rs2gpu.runtime.streams import take_stream
 
 MAX_GRID_X = 2**31 - 1
 MAX_GRID_YZ = 65535
@@ -128,6 +129,10 @@ class DeviceBackend(ABC):
     @abstractmethod
     def synchronize(self) -> None:
         """Wait for the stream; raise LaunchError for a fault of an earlier launch."""
+
+    @abstractmethod
+    def on_stream(self, handle: int):
+        """A context in which the backend's stream is the stream `handle` (see `runtime/streams.py`)."""
 
     def wait_for_word(self, word: memoryview) -> None:
         """Wait until the stream's last launch has set `word` (one word of `mapped` memory, cleared before
@@ -308,6 +313,11 @@ class DeviceKernel:
         self.repeats = 0  # the calls that took the repeat path
 
     def __call__(self, *args, **kwargs):
+        if kwargs:
+            handle = take_stream(self.plan.by_name, kwargs)
+            if handle is not None:
+                with self.backend.on_stream(handle):
+                    return self(*args, **kwargs)
         if self._repeatable and not kwargs:
             repeated = self._repeat(args)
             if repeated is not None:

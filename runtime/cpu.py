@@ -23,6 +23,7 @@ from rs2gpu.runtime.cache import cache_key, replace_atomically
 from rs2gpu.runtime.callplan import CallPlan
 from rs2gpu.runtime.errors import KernelPanic, ToolchainUnavailable
 from rs2gpu.runtime.hostchecks import check_call
+from rs2gpu.runtime.streams import take_stream
 
 
 def _ctype(name: str):
@@ -263,6 +264,7 @@ class CpuKernel:
         self.last_transfers: list = []
 
     def __call__(self, *args, **kwargs):
+        take_stream(self.plan.by_name, kwargs)  # checked as on the GPU; the call has ended when it returns
         call = self.plan.bind(args, kwargs, allow_device=False)
         after_running = check_call(self.plan, call)  # what a GPU raises after running the launches before it
         values, keep = [], []

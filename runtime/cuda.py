@@ -50,6 +50,7 @@ class CudaBackend(DeviceBackend):
         self._launch_kernel = cp.cuda.driver.launchKernel
         self._driver_errors = (cp.cuda.driver.CUDADriverError, cp.cuda.runtime.CUDARuntimeError)
         self._staging = StagingRing(_CupyCopies(self))
+        self._streams: dict[int, object] = {}  # cupy's view of each stream a call was given, by handle
 
     @property
     def stream(self):
@@ -138,6 +139,13 @@ class CudaBackend(DeviceBackend):
 
     def synchronize(self) -> None:
         self._check(self.stream.synchronize)
+
+    def on_stream(self, handle: int):
+        """The stream `handle` as cupy's current stream for the call (a cupy stream is that context)."""
+        stream = self._streams.get(handle)
+        if stream is None:
+            stream = self._streams[handle] = self.cp.cuda.ExternalStream(handle, self.device.id)
+        return stream
 
     def wait_for_word(self, word: memoryview) -> None:
         """The launch's last block sets the word once its results are in host memory, before the kernel

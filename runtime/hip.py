@@ -9,6 +9,7 @@ checker could not rule out is caught by the kernels' own bounds checks, not by t
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 from functools import lru_cache
 
@@ -358,6 +359,15 @@ class HipBackend(DeviceBackend):
 
     def synchronize(self) -> None:
         self.queue.synchronize()
+
+    @contextlib.contextmanager
+    def on_stream(self, handle: int):
+        """The queue's copies, launches and events on the stream `handle` (0: the null stream) for the call."""
+        before, self.queue.stream = self.queue.stream, handle or None
+        try:
+            yield
+        finally:
+            self.queue.stream = before
 
     def close(self) -> None:
         """Wait for the stream and free its pinned buffers, events and the stream itself."""
