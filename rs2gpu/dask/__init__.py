@@ -11,7 +11,10 @@ the graph; the kernel runs at `compute()`, one task per chunk, on the workers.
 """
 from __future__ import annotations
 
-from rs2gpu.dask.graph import ChunkLayout, Combine, identity_problem, pick, run_chunk, scalar_values
+import functools
+
+from rs2gpu.dask.graph import (ChunkLayout, Combine, chunk_edges, identity_problem, pick, run_chunk,
+                              scalar_values)
 from rs2gpu.dask.plan import ChunkingError, ChunkPlan, diagnostic, plan_chunks
 from rs2gpu.ir.types import PRIMITIVES
 from rs2gpu.runtime.hostexpr import Environment, evaluate
@@ -41,7 +44,8 @@ def call(kernel, *args):
     Dask array (a tuple of them for a tuple)."""
     import dask.array as da
     import numpy as np
-    from dask.array.overlap import overlap
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
 
     plan = chunk_plan(kernel)
     entry = kernel.entry
@@ -64,23 +68,32 @@ def call(kernel, *args):
                          resolved.halos)
     for lo, hi in layout.chunks:
         layout.check(lo, hi)
-    pairs, letters = [], iter("abcdefghjklmnopqrstuvwxyz")
-    for p in entry.params:
-        if p.name in plan.chunked:
-            array = flat[p.name].rechunk((layout.element_chunks(p.name),))
-            if layout.overlaps:
-                array = overlap(array, depth={0: layout.depth(p.name)}, boundary={0: "none"})
-            pairs += [array, "i"]
-        elif p.name in plan.whole:
-            pairs += [flat[p.name].rechunk(-1), next(letters)]  # every chunk reads it whole
-        else:
-            pairs += [bound[p.name], None]
-    own = np.array([layout.own_elements(lo, hi) for lo, hi in layout.chunks], dtype=np.int64)
-    pairs += [da.from_array(own.reshape(-1), chunks=2), "i"]
-    written = tuple(entry.params.index(p) for p in entry.params if p.name in mutable and p.name in plan.chunked)
-    blocks = da.blockwise(run_chunk, "i", *pairs, source=kernel.module.origin, kernel_name=kernel.name,
-                          mutable=written, result=entry.returns is not None, align_arrays=False, concatenate=True,
-                          dtype=np.float64, meta=np.empty(0))  # blocks of tuples, never computed themselves
+    token = tokenize(kernel.module.origin, kernel.name, *args)
+    run_name, edges_name = f"rs2gpu-{kernel.name}-{token}", f"rs2gpu-edges-{kernel.name}-{token}"
+    mutable_chunked = [p.name for p in entry.params if p.name in mutable and p.name in plan.chunked]
+    single = len(mutable_chunked) == 1 and entry.returns is None and len(mutable) == 1
+    tasks: dict = {}
+    specs, dependencies = _chunk_arguments(entry, plan, layout, bound, flat, tasks, edges_name)
+    written = tuple(entry.params.index(p) for p in entry.params if p.name in mutable_chunked)
+    target = bound[mutable_chunked[0]] if single else None
+    rows_out = single and _in_rows(da.asarray(target), layout, mutable_chunked[0])
+    run = functools.partial(run_chunk, source=kernel.module.origin, kernel_name=kernel.name, mutable=written,
+                            result=entry.returns is not None, single=single,
+                            width=layout.stride if rows_out else 0)
+    for c, (lo, hi) in enumerate(layout.chunks):
+        key = (run_name, c, 0) if rows_out else (run_name, c)
+        tasks[key] = (run, [spec[c] for spec in specs], *layout.own_elements(lo, hi))
+    graph = HighLevelGraph.from_collections(run_name, tasks, dependencies=dependencies)
+    if single:
+        name = mutable_chunked[0]
+        dtype, meta = flat[name].dtype, flat[name]._meta
+        if rows_out:
+            chunks = (tuple(hi - lo for lo, hi in layout.chunks), (layout.stride,))
+            return (da.Array(graph, run_name, chunks=chunks, dtype=dtype, meta=meta),)
+        result = da.Array(graph, run_name, chunks=(layout.element_chunks(name),), dtype=dtype, meta=meta)
+        return (result.reshape(da.asarray(target).shape),)
+    # blocks of tuples, never computed themselves
+    blocks = da.Array(graph, run_name, chunks=((1,) * len(layout.chunks),), dtype=np.float64, meta=np.empty(0))
     results = {}
     for k, index in enumerate(written):
         name = entry.params[index].name
@@ -91,6 +104,57 @@ def call(kernel, *args):
     if entry.returns is not None:
         out.append(_reduced(kernel, plan, blocks, len(written), scalars, lengths))
     return tuple(out)
+
+
+def _chunk_arguments(entry, plan: ChunkPlan, layout: ChunkLayout, bound: dict, flat: dict, tasks: dict,
+                     edges_name: str) -> tuple[list[list], list]:
+    """Each parameter's argument in each chunk's task (a window spec for a chunked slice, the whole array's
+    key, the value of a scalar), and the Dask arrays they read; the edge tasks the windows need go into
+    `tasks`, one per chunk for every argument that passes the same chunk."""
+    import dask.array as da
+
+    specs, dependencies, edge_keys = [], [], {}
+
+    def edges_task(key, head: int, tail: int):
+        found = edge_keys.get((key, head, tail))
+        if found is None:
+            found = edge_keys[(key, head, tail)] = (edges_name, len(edge_keys))
+            tasks[found] = (chunk_edges, key, head, tail)
+        return found
+
+    for p in entry.params:
+        if p.name in plan.chunked:
+            blocks, keys = _own_blocks(da.asarray(bound[p.name]), flat[p.name], layout, p.name)
+            dependencies.append(blocks)
+            # a chunk's window takes the tail of the chunk before it and the head of the one after
+            tail, head = layout.depth(p.name) if layout.overlaps else (0, 0)
+            edges = [edges_task(key, head, tail) for key in keys] if head or tail else [None] * len(keys)
+            last = len(keys) - 1
+            specs.append([[edges[c - 1] if tail and c else None, key, edges[c + 1] if head and c < last else None]
+                          for c, key in enumerate(keys)])
+        elif p.name in plan.whole:
+            whole = flat[p.name].rechunk(-1)  # every chunk reads it whole
+            dependencies.append(whole)
+            specs.append([whole.__dask_keys__()[0]] * len(layout.chunks))
+        else:
+            specs.append([bound[p.name]] * len(layout.chunks))
+    return specs, dependencies
+
+
+def _in_rows(array, layout: ChunkLayout, name: str) -> bool:
+    """Whether a chunked slice is a 2-D array of whole rows of the layout: its chunks are then its own
+    blocks of rows, with no reshape between it and the kernel's flat view."""
+    return array.ndim == 2 and array.shape == (layout.rows, layout.stride) and not layout.extra[name]
+
+
+def _own_blocks(array, flat, layout: ChunkLayout, name: str):
+    """(a Dask array whose k-th block holds the k-th chunk's own elements of slice `name`, the blocks' keys):
+    a 2-D array of whole rows in blocks of the chunks' rows, else its flat view in the chunks' elements."""
+    if _in_rows(array, layout, name):
+        blocks = array.rechunk((tuple(hi - lo for lo, hi in layout.chunks), (layout.stride,)))
+        return blocks, [row[0] for row in blocks.__dask_keys__()]
+    blocks = flat.rechunk((layout.element_chunks(name),))
+    return blocks, list(blocks.__dask_keys__())
 
 
 def _flat(array):

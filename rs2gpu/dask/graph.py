@@ -1,6 +1,7 @@
 """The Dask graph of one kernel call over chunked arrays: a task per chunk of rows, each running the
-unchanged kernel on windows of the arrays (the chunk's rows and their halo), and a tree of tasks
-combining the chunks' partial reductions with the kernel's own operators.
+unchanged kernel on windows of the arrays (the chunk's rows and their halo), a task per chunk that takes
+the rows of it that its neighbours' halos need, and a tree of tasks combining the chunks' partial
+reductions with the kernel's own operators.
 
 A chunk's window runs the kernel exactly as the whole call would on those rows: every read is at the
 same element of the whole array (the halo holds every row the chunk's iterations read), and the loop
@@ -36,22 +37,58 @@ def worker_module(source: KernelSource):
         return module
 
 
-def run_chunk(*arguments, source: KernelSource, kernel_name: str, mutable: tuple[int, ...], result: bool):
-    """One chunk: the kernel on the windows in `arguments` (the kernel's arguments, then the chunk's
-    `outputs`: where its own rows start in the windows, and where they stop, -1 for the windows' end).
-    Returns each written window's own rows, in the order of `mutable`, then the kernel's result."""
+def run_chunk(arguments: list, start: int, stop: int, *, source: KernelSource, kernel_name: str,
+              mutable: tuple[int, ...], result: bool, single: bool, width: int = 0):
+    """One chunk: the kernel on the windows of its arguments. `arguments` holds, for each parameter, its
+    value, or for a chunked slice a window spec `[edges before, own block, edges after]` (see
+    `chunk_edges`); `start` and `stop` are where the chunk's own elements lie in its windows (-1: the
+    windows' end). Returns each written window's own elements, in the order of `mutable`, then the
+    kernel's result; with `single`, the one written window's own elements alone (as rows of `width`
+    where it is given)."""
     import numpy as np
 
     kernel = getattr(worker_module(source), kernel_name)
-    *arguments, outputs = arguments
-    # an array a worker received from another may lie in its message's buffer, at any address
-    arguments = [a.copy() if isinstance(a, np.ndarray) and not a.flags.aligned else a for a in arguments]
+    windows, fresh = [], []
+    for argument in arguments:
+        window, made = _window(argument) if isinstance(argument, list) else (argument, False)
+        flags = getattr(window, "flags", None)
+        # Dask makes some chunks as views with zero strides (`da.ones`), and an array a worker received from
+        # another may lie in its message's buffer at any address: a slice is one aligned run of memory
+        if flags is not None and not (flags.c_contiguous and (flags.aligned or not isinstance(window, np.ndarray))):
+            window, made = window.copy(), True
+        windows.append(window)
+        fresh.append(made)
     for index in mutable:
-        arguments[index] = arguments[index].copy()  # Dask's chunks are never written in place
-    returned = kernel(*arguments)
-    start, stop = int(outputs[0]), int(outputs[1])
-    rows = tuple(arguments[index][start:None if stop < 0 else stop] for index in mutable)
+        if not fresh[index]:
+            windows[index] = windows[index].copy()  # Dask's chunks are never written in place
+    returned = kernel(*windows)
+    rows = tuple(windows[index][start:None if stop < 0 else stop] for index in mutable)
+    if single:
+        return rows[0].reshape(-1, width) if width else rows[0]
     return (*rows, returned) if result else rows
+
+
+def _window(spec: list):
+    """The window of a chunked slice from its spec, as one run of elements: the halo before (the tail of
+    the chunk before), its own elements, the halo after (the head of the chunk after); with whether it is
+    a new array rather than the chunk itself."""
+    before, own, after = spec
+    parts = [own.reshape(-1)]
+    if before is not None:
+        parts.insert(0, before[1])
+    if after is not None:
+        parts.append(after[0])
+    if len(parts) == 1:
+        return parts[0], False
+    module = __import__(type(own).__module__.split(".")[0])  # numpy or cupy, as the chunks are
+    return module.concatenate(parts), True
+
+
+def chunk_edges(block, head: int, tail: int):
+    """The elements of a chunk its neighbours' windows take: its first `head` (the window before it) and
+    its last `tail` (the window after it), copied so that the chunk itself is not kept for them."""
+    flat = block.reshape(-1)
+    return flat[:head].copy(), flat[flat.size - tail:].copy()
 
 
 def pick(block, index: int):

@@ -86,3 +86,27 @@ def test_a_dask_array_for_a_scalar_parameter_is_a_type_error(rajaperf) -> None:
 def test_a_function_that_is_no_loaded_kernel_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="rs2gpu.load"):
         rs2gpu.dask.call(lambda a: a, np.zeros(2))
+
+
+def rs2gpu_tasks(array) -> int:
+    """The tasks of the graph that `rs2gpu.dask.call` made (the arguments' own tasks left out)."""
+    names = (key[0] if isinstance(key, tuple) else key for key in array.__dask_graph__())
+    return sum(1 for name in names if str(name).startswith("rs2gpu-"))
+
+
+def test_a_stencil_step_is_a_task_per_chunk_and_one_for_its_edges(heat) -> None:
+    import dask.array as da
+
+    grid = da.from_array(np.zeros((64, 16)), chunks=(16, 16))
+    (stepped,) = rs2gpu.dask.call(heat.heat_step, grid, grid, 16, 0.2)  # both arguments share their edges
+    assert rs2gpu_tasks(stepped) == 2 * 4
+    (twice,) = rs2gpu.dask.call(heat.heat_step, stepped, stepped, 16, 0.2)
+    assert rs2gpu_tasks(twice) == 2 * 2 * 4
+
+
+def test_an_element_wise_loop_is_a_task_per_chunk(rajaperf) -> None:
+    import dask.array as da
+
+    a = da.from_array(np.arange(20.0), chunks=5)
+    (c,) = rs2gpu.dask.call(rajaperf.add, da.zeros(20, chunks=5), a, a)
+    assert rs2gpu_tasks(c) == 4
