@@ -14,7 +14,7 @@
 #   RS2GPU_CACHE_DIR=$PWD/.gpu-cache bench/gpu_checks.sh OUT_DIR
 # With --dask, first .whl/dask/: wheels of dask, distributed, dask-cuda and their dependencies
 # (bench/dask-requirements.txt) for the GPU machine, where rs2gpu.dask and bench/dask_heat.py need them:
-#   python3 -m pip install -q --no-index --find-links .whl/dask -r bench/dask-requirements.txt
+#   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/dask/*.whl
 #   bench/gpu_prepare.sh [--dask] [PYTHON_VERSION]
 set -euo pipefail
 top=$(git rev-parse --show-toplevel)
@@ -36,6 +36,9 @@ mkdir -p .whl
 if [ "$dask" = 1 ]; then
     rm -rf .whl/dask
     python3 -m pip download -q "${platform[@]}" -d .whl/dask -r bench/dask-requirements.txt
+    # numpy is on the GPU machine already, and the dashboard's packages are never imported by the Dask
+    # path: leaving them out keeps what is carried to the GPU machine small
+    rm -f .whl/dask/{numpy,bokeh,pillow,contourpy,narwhals,xyzservices}-*.whl
     echo "dask wheels: $(ls .whl/dask | wc -l) in .whl/dask ($(du -sh .whl/dask | cut -f1))"
 fi
 rm -f .whl/rs2gpu-*.whl .whl/tree_sitter*.whl
