@@ -330,10 +330,11 @@ class LaunchPlan(PackedArguments):
         self.private = private.private if private is not None else None
         proven = launch.entry(EntryKind.PROVEN)
         self.proven = proven
-        # the lists the proven entry point needs verified, those whose order must keep the written indices
-        # distinct, and (list, scale, offset, slice) for each index scale * value + offset the proof bounds
+        # the lists the proven entry point needs verified, those whose values must be distinct for the
+        # written indices to be, and (list, scale, offset, slice) for each index scale * value + offset the
+        # proof bounds
         self.proven_lists = list(proven.proof.lists) if proven else []
-        self._ordered_lists = [write.list for write in self.index_lists]
+        self._distinct_lists = [write.list for write in self.index_lists]
         self._proof_terms = _proof_terms(self.index_lists, proven.proof.reads) if proven else []
         self._proof_inputs = _compile_window_inputs([(param or name, (offset,))
                                                      for name, _, offset, param in self._proof_terms])
@@ -501,8 +502,8 @@ class LaunchPlan(PackedArguments):
         return proven
 
     def _prove(self, env: Environment, facts: dict) -> bool:
-        if any(facts[name].order is None for name in self._ordered_lists):
-            return False  # values strictly rising or falling are distinct, so are the indices they make
+        if not all(facts[name].distinct for name in self._distinct_lists):
+            return False  # distinct values make distinct indices: a list writes one index per iteration
         for name, scale, offset, param in self._proof_terms:
             list_facts = facts[name]
             if list_facts.high < list_facts.low:

@@ -81,7 +81,7 @@ def panic_of(call) -> tuple[str, str]:
 
 def test_a_rising_list_knows_its_least_and_greatest_value():
     zones = IndexList(np.array([3, 4, 9, 12], dtype=np.uint64))
-    assert (zones.low, zones.high, zones.order, len(zones)) == (3, 12, "rising", 4)
+    assert (zones.low, zones.high, zones.order, zones.distinct, len(zones)) == (3, 12, "rising", True, 4)
 
 
 def test_a_strictly_falling_list_falls():
@@ -91,6 +91,16 @@ def test_a_strictly_falling_list_falls():
 @pytest.mark.parametrize("values", [[1, 1, 2], [1, 3, 2], [5, 5]], ids=["repeat", "zigzag", "equal"])
 def test_a_list_that_does_not_rise_or_fall_strictly_has_no_order(values):
     assert IndexList(np.array(values, dtype=np.uint64)).order is None
+
+
+@pytest.mark.parametrize("values, distinct", [
+    ([3, 4, 9, 12], True), ([9, 4, 3], True), ([2, 0, 3, 1], True), ([1, 3, 2, 3], False),
+    ([0, 2**40, 7, 2**63], True), ([2**40, 5, 2**40], False), ([-3, 2, -1], True)],
+    ids=["rising", "falling", "a permutation", "a repeat", "spread over a wide range",
+         "a repeat in a wide range", "negative values"])
+def test_a_list_knows_whether_its_values_are_distinct(values, distinct):
+    dtype = np.int64 if min(values) < 0 else np.uint64
+    assert IndexList(np.array(values, dtype=dtype)).distinct is distinct
 
 
 def test_an_empty_list_has_no_values():
@@ -138,6 +148,17 @@ def test_a_list_in_range_and_in_order_runs_the_loop_without_list_checks_and_give
     rust, device = kernels
     x, zones = grid(40, 30, 1)
     zones = zones[::-1].copy() if falling else zones
+    want, got = np.full(x.size, -1.0), np.full(x.size, -1.0)
+    rust.corners(want, x, zones, 40)
+    device.corners(got, x, IndexList(zones), 40)
+    assert device.corners.last_variants == ["rs2gpu_corners_0_proven"]
+    assert got.view(np.uint64).tolist() == want.view(np.uint64).tolist()
+
+
+def test_a_list_in_range_of_distinct_values_in_no_order_runs_the_loop_without_list_checks(kernels):
+    rust, device = kernels
+    x, zones = grid(40, 30, 4)
+    zones = np.random.default_rng(4).permutation(zones)
     want, got = np.full(x.size, -1.0), np.full(x.size, -1.0)
     rust.corners(want, x, zones, 40)
     device.corners(got, x, IndexList(zones), 40)
