@@ -1,8 +1,8 @@
 """`stream=` on a call (runtime/streams.py): every launch of the call is queued on the stream it names,
 which may be given as a cupy stream, a torch stream or the driver's handle; a kernel whose Rust parameter
 is named `stream` takes the keyword as that argument; anything else is a TypeError with the same message
-on every backend. The kernels are tests/runtime/data/streams.rs; the expected values come from rustc's
-build of the same file.
+on every backend. The kernels are tests/runtime/data/streams.rs and RAJAPerf's DOT; the expected values come
+from rustc's build of the same files.
 
 These tests run on the emulated device, whose launch log records each launch's stream, and on the cpu
 backend, which runs the call before returning; tests/gpu/test_streams_gpu.py orders calls against cupy and
@@ -14,6 +14,8 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+
+from tests.support.paths import RAJAPERF
 
 SOURCE = Path(__file__).parent / "data" / "streams.rs"
 HANDLE = 0x5EED  # a stream handle the emulated device records as given
@@ -60,9 +62,13 @@ def test_a_call_that_repeats_an_earlier_ones_decisions_is_queued_on_its_stream(e
     assert emulated_device.to_host(y).tobytes() == (2.0 * emulated_device.to_host(b)).tobytes()
 
 
-def test_a_reduction_on_a_stream_returns_rusts_result(emulated, rust) -> None:
-    a = np.random.default_rng(7).integers(-1000, 1000, 10_000).astype(np.float64)  # exact sums in any order
-    assert emulated.total(a, stream=HANDLE) == rust.total(a)
+def test_a_reduction_on_a_stream_returns_rusts_result(emulated_device, rajaperf) -> None:
+    a, b = (np.random.default_rng(seed).integers(-1000, 1000, 10_000).astype(np.float64) for seed in (7, 8))
+    dot = emulated_device.load(RAJAPERF).dot  # sums of whole numbers: exact in any order
+    log = dot.backend.launch_streams
+    before = len(log)
+    assert dot(a, b, stream=HANDLE) == rajaperf.dot(a, b)
+    assert log[before:] == [HANDLE]
 
 
 def test_a_generic_kernel_instantiated_at_its_call_runs_on_the_stream(emulated) -> None:

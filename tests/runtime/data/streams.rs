@@ -1,6 +1,6 @@
 //! Kernels of the stream tests (tests/runtime/test_streams.py, tests/gpu/test_streams_gpu.py): one with a
 //! parameter named `stream`, which takes the keyword `stream=` as its argument, a copy, a host time-step
-//! loop, whose call queues several launches, a sum, and a generic kernel instantiated at its calls.
+//! loop, whose call queues several launches, and a generic kernel instantiated at its calls.
 use rs2gpu::kernel;
 
 /// `out[i] = stream * a[i]`: `stream` is a number here, not the stream of the call.
@@ -31,16 +31,6 @@ pub fn smooth(a: &mut [f64], b: &mut [f64], steps: usize) {
             a[i] = b[i];
         }
     }
-}
-
-/// The sum of `a`: the call waits for its result.
-#[kernel]
-pub fn total(a: &[f64]) -> f64 {
-    let mut sum = 0.0;
-    for i in 0..a.len() {
-        sum += a[i];
-    }
-    sum
 }
 
 /// `out[i] = value`, for the element type of the call's arguments.
