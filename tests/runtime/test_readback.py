@@ -2,10 +2,11 @@
 results are written by the device into host memory, so a call copies nothing for them; only a kernel
 that checks something on the device copies its panic record. A seed that is an element of a slice the
 kernel only reads is read on the device too, so the host reads nothing before the launch, except for a
-loop that runs no iteration, whose result is that seed. The kernels (tests/runtime/data/readback.rs, and
-RAJAPerf's FIRST_MIN from examples/rajaperf_kernels) run on an emulated device of this module's own (the generated
-CUDA compiled by g++, `bench.emulate`) and their results are compared with rustc's build of the same
-kernels (the cpu backend), bitwise: these reductions take minima and add integers."""
+loop that runs no iteration, whose result is that seed. The kernels (tests/runtime/data/readback.rs,
+RAJAPerf's FIRST_MIN from examples/rajaperf and the gathered sum of tests/runtime/data/first_panics.rs)
+run on an emulated device of this module's own (the generated CUDA compiled by g++, `bench.emulate`) and
+their results are compared with rustc's build of the same kernels (the cpu backend), bitwise: these
+reductions take minima and add integers (whole numbers, in f64)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -19,6 +20,7 @@ from tests.support.devices import EmulatedDevice, rustc_build
 from tests.support.paths import RAJAPERF
 
 SOURCE = Path(__file__).parent / "data" / "readback.rs"
+FIRST_PANICS = Path(__file__).parent / "data" / "first_panics.rs"
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +35,12 @@ def emulated_device(tmp_path_factory: pytest.TempPathFactory) -> EmulatedDevice:
 def rajaperf_kernels(emulated_device):
     """(rustc's build, the emulated device's) of RAJAPerf's kernels, for FIRST_MIN."""
     return rustc_build(RAJAPERF), emulated_device.load(RAJAPERF)
+
+
+@pytest.fixture(scope="module")
+def gathers(emulated_device):
+    """(rustc's build, the emulated device's) of first_panics.rs, for its sum through an index list."""
+    return rustc_build(FIRST_PANICS), emulated_device.load(FIRST_PANICS)
 
 
 @pytest.fixture()
@@ -62,23 +70,25 @@ def test_a_reduction_result_comes_back_without_a_copy(rust, emulated, copies) ->
     assert copies == []
 
 
-def test_a_kernel_that_checks_on_the_device_copies_only_its_panic_record(rust, emulated, copies) -> None:
+def test_a_kernel_that_checks_on_the_device_copies_only_its_panic_record(gathers, copies) -> None:
+    rust, emulated = gathers
     rng = np.random.default_rng(2)
-    v = EmulatedDeviceArray(rng.integers(-1000, 1000, 500))
+    v = EmulatedDeviceArray(rng.integers(-1000, 1000, 500).astype(np.float64))
     idx = EmulatedDeviceArray(rng.integers(0, 500, 2000).astype(np.uint64))
-    assert emulated.gathered_total(v, idx) == rust.gathered_total(v.array, idx.array)
-    assert [nbytes for _, nbytes in copies] == [emulated.gathered_total._readback.end]
+    assert emulated.gathered_sum(v, idx) == rust.gathered_sum(v.array, idx.array)
+    assert [nbytes for _, nbytes in copies] == [emulated.gathered_sum._readback.end]
 
 
-def test_an_index_out_of_bounds_found_on_the_device_still_panics_as_rust_does(rust, emulated) -> None:
-    v, idx = np.arange(500), np.array([3, 500, 7], dtype=np.uint64)
+def test_an_index_out_of_bounds_found_on_the_device_still_panics_as_rust_does(gathers) -> None:
+    rust, emulated = gathers
+    v, idx = np.arange(500.0), np.array([3, 500, 7], dtype=np.uint64)
     with pytest.raises(KernelPanic) as on_device:
-        emulated.gathered_total(v, idx)
+        emulated.gathered_sum(v, idx)
     with pytest.raises(KernelPanic) as in_rust:
-        rust.gathered_total(v, idx)
+        rust.gathered_sum(v, idx)
     assert "the len is 500 but the index is 500" in str(on_device.value)
     assert str(on_device.value).splitlines()[0] == str(in_rust.value).splitlines()[0]
-    assert emulated.gathered_total(v, np.array([499], dtype=np.uint64)) == 499  # the record was reset
+    assert emulated.gathered_sum(v, np.array([499], dtype=np.uint64)) == 499.0  # the record was reset
 
 
 @pytest.mark.parametrize("n", [1, 2, 4099])

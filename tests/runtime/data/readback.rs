@@ -1,7 +1,7 @@
 //! Kernels for tests/runtime/test_readback.py: reductions whose results the device writes into host
-//! memory, one whose gathers are checked on the device (so that a call copies back its panic record), and
-//! one seeded with an element at an index the host computes. A minimum seeded with `x[0]` is RAJAPerf's
-//! FIRST_MIN (examples/rajaperf/src/lcals.rs).
+//! memory, and one seeded with an element at an index the host computes. A minimum seeded with `x[0]` is
+//! RAJAPerf's FIRST_MIN (examples/rajaperf/src/lcals.rs), and a sum whose gathers are checked on the device
+//! (so that a call copies back its panic record) is first_panics.rs's `gathered_sum`.
 //! The cpu backend (rustc) is the reference for what they compute and where they panic.
 
 use rs2gpu::kernel;
@@ -12,16 +12,6 @@ pub fn total(v: &[i64]) -> i64 {
     let mut s = 0;
     for i in 0..v.len() {
         s += v[i];
-    }
-    s
-}
-
-/// The sum of `v[idx[i]]` over `idx`: each index is checked on the device.
-#[kernel]
-pub fn gathered_total(v: &[i64], idx: &[usize]) -> i64 {
-    let mut s = 0;
-    for i in 0..idx.len() {
-        s += v[idx[i]];
     }
     s
 }
