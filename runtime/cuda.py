@@ -141,10 +141,14 @@ class CudaBackend(DeviceBackend):
         self._check(self.stream.synchronize)
 
     def on_stream(self, handle: int):
-        """The stream `handle` as cupy's current stream for the call (a cupy stream is that context)."""
+        """The stream `handle` as cupy's current stream for the call (a cupy stream is that context), so that
+        what cupy allocates for the call is ordered on it too."""
         stream = self._streams.get(handle)
         if stream is None:
-            stream = self._streams[handle] = self.cp.cuda.ExternalStream(handle, self.device.id)
+            from_external = getattr(self.cp.cuda.Stream, "from_external", None)
+            stream = from_external(_StreamHandle(handle)) if from_external is not None \
+                else self.cp.cuda.ExternalStream(handle, self.device.id)
+            self._streams[handle] = stream
         return stream
 
     def wait_for_word(self, word: memoryview) -> None:
@@ -174,6 +178,16 @@ class CudaBackend(DeviceBackend):
         sticky = any(mark in text for mark in ("ILLEGAL_ADDRESS", "LAUNCH_FAILED", "illegal", "ASSERT"))
         note = "; the CUDA context is now unusable, so this process cannot run GPU work again" if sticky else ""
         return LaunchError(f"{text}{note}")
+
+
+class _StreamHandle:
+    """A stream handle in the CUDA stream protocol, which cupy's `Stream.from_external` takes."""
+
+    def __init__(self, handle: int) -> None:
+        self.handle = handle
+
+    def __cuda_stream__(self) -> tuple[int, int]:
+        return 0, self.handle
 
 
 class _CupyCopies:

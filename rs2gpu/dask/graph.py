@@ -45,16 +45,11 @@ def run_chunk(arguments: list, start: int, stop: int, *, source: KernelSource, k
     windows' end). Returns each written window's own elements, in the order of `mutable`, then the
     kernel's result; with `single`, the one written window's own elements alone (as rows of `width`
     where it is given)."""
-    import numpy as np
-
     kernel = getattr(worker_module(source), kernel_name)
     windows, fresh = [], []
     for argument in arguments:
         window, made = _window(argument) if isinstance(argument, list) else (argument, False)
-        flags = getattr(window, "flags", None)
-        # Dask makes some chunks as views with zero strides (`da.ones`), and an array a worker received from
-        # another may lie in its message's buffer at any address: a slice is one aligned run of memory
-        if flags is not None and not (flags.c_contiguous and (flags.aligned or not isinstance(window, np.ndarray))):
+        if not one_run(window):
             window, made = window.copy(), True
         windows.append(window)
         fresh.append(made)
@@ -66,6 +61,15 @@ def run_chunk(arguments: list, start: int, stop: int, *, source: KernelSource, k
     if single:
         return rows[0].reshape(-1, width) if width else rows[0]
     return (*rows, returned) if result else rows
+
+
+def one_run(value) -> bool:
+    """Whether an argument can be passed as it is: anything but an array, or an array that is one aligned
+    run of memory. Dask makes some chunks as views with zero strides (`da.ones`), and an array a worker
+    received from another may lie in its message's buffer at any address (cupy's arrays are always
+    aligned, and their flags do not say)."""
+    flags = getattr(value, "flags", None)
+    return flags is None or flags.c_contiguous and getattr(flags, "aligned", True)
 
 
 def _window(spec: list):

@@ -2,12 +2,15 @@
 arrays for returned values; kernel panics surface at compute()."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import dask
 import numpy as np
 import pytest
 
 import rs2gpu
 import rs2gpu.dask
+from rs2gpu.dask.graph import one_run
 
 
 COMPUTED: list = []  # the chunks `ones_block` made, in this process (the cluster's worker runs in it)
@@ -110,3 +113,13 @@ def test_an_element_wise_loop_is_a_task_per_chunk(rajaperf) -> None:
     a = da.from_array(np.arange(20.0), chunks=5)
     (c,) = rs2gpu.dask.call(rajaperf.add, da.zeros(20, chunks=5), a, a)
     assert rs2gpu_tasks(c) == 4
+
+
+@pytest.mark.parametrize("value, passed_as_it_is", [
+    (np.zeros(4), True), (np.broadcast_to(np.float64(1.0), (4,)), False), (np.zeros(8)[::2], False),
+    (np.float64(2.0), True), ({"scale": 2.0}, True),
+    (SimpleNamespace(flags=SimpleNamespace(c_contiguous=True)), True)],
+    ids=["a contiguous array", "dask's zero-stride chunk", "a strided view", "a numpy scalar", "a struct as a dict",
+         "an array whose flags say nothing of alignment (cupy's)"])
+def test_a_chunk_task_copies_only_the_arrays_that_are_not_one_aligned_run(value, passed_as_it_is) -> None:
+    assert one_run(value) is passed_as_it_is
