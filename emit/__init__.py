@@ -17,7 +17,7 @@ from rs2gpu.emit.kernels import (PanicSites, global_names, helper_context, launc
                                  result_words, struct_context, tuple_context)
 from rs2gpu.emit.consts import const_context
 from rs2gpu.ir import nodes as ir
-from rs2gpu.ir.abi import BLOCK_SIZE, CrateABI, KernelABI
+from rs2gpu.ir.abi import BLOCK_SIZE, TENSOR_STAGING, CrateABI, KernelABI
 from rs2gpu.ir.plan import CheckedCrate, HostLoop, KernelPlan
 from rs2gpu.ir.types import PRIMITIVES, PrimType, TupleType
 from rs2gpu.ir.walk import walk
@@ -31,9 +31,10 @@ class EmittedCrate:
 
 def _environment() -> jinja2.Environment:
     folder = resources.files("rs2gpu.templates")
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), undefined=jinja2.StrictUndefined,
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                              autoescape=False)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(folder)), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+    env.globals["tensor_staging"] = TENSOR_STAGING
+    return env
 
 
 _ENV = None

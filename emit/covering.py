@@ -30,6 +30,7 @@ from __future__ import annotations
 from rs2gpu.emit.cxx_stmt import BodyEmitter, iteration_declaration
 from rs2gpu.emit.cxx_types import cxx_type
 from rs2gpu.emit.names import LocalNames
+from rs2gpu.emit.tensor import tensor_product
 from rs2gpu.emit.tiling import StagedBody, tiled_product
 from rs2gpu.emit.transpose import staged_transpose
 from rs2gpu.ir import nodes as ir
@@ -98,9 +99,11 @@ def covering_context(loop: ParallelLoop, axes: list[str], names: LocalNames, sit
 
 def tiles_context(loop: ParallelLoop, axes: list[str], names: LocalNames, sites, symbol: str,
                   uniform: frozenset[ir.Binding], hoisted: frozenset) -> dict | None:
-    """The tiles entry point of a matrix product (`emit.tiling`, its larger tiles), as `covering_context`
-    gives the covering one; None for any other loop."""
-    shaped = tiled_product(loop, axes, names, sites, uniform, hoisted, large=True)
+    """The tiles entry point of a matrix product (`emit.tensor` for one of half values into f32 sums,
+    `emit.tiling`'s larger tiles for others), as `covering_context` gives the covering one; None for any
+    other loop."""
+    shaped = tensor_product(loop, names, sites, uniform, hoisted) \
+        or tiled_product(loop, axes, names, sites, uniform, hoisted, large=True)
     return None if shaped is None else staged_context(symbol, shaped)
 
 

@@ -370,13 +370,14 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
         covering["lengths_read"] = names.lengths_read
     tiles = None
-    if covering is not None and covering["staging"] == PRODUCT_STAGING:
+    if covering is not None and covering["staging"] in (PRODUCT_STAGING, ""):
         names = parameter_names(plan.function, reserved)
         _preamble(plan, loop, names, sites)  # the same names as the variants', given out in the same order
         tiles = tiles_context(loop, launch_axes(loop), names, sites, f"{name}_{EntryKind.TILES.value}",
                               uniform_values(plan), fast)
-        tiles["checks"] = covering["checks"]
-        tiles["lengths_read"] = names.lengths_read
+        if tiles is not None:
+            tiles["checks"] = covering["checks"]
+            tiles["lengths_read"] = names.lengths_read
     splits: list[tuple[EntryKind, dict]] = []
     shape, inner_loops = split_plan(loop, consts)
     for kind in split_kinds(shape) if shape is not None else ():

@@ -120,7 +120,7 @@ def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
                   uniform: frozenset[ir.Binding], hoisted: frozenset, large: bool = False) -> StagedBody | None:
     """The covering entry point's lines for a 2-D nest whose body is a product like the one above, or with
     `large` the tiles entry point's (None for any other body)."""
-    pattern = _match(loop, uniform)
+    pattern = match_product(loop, uniform)
     if pattern is None:
         return None
     elem = pattern.accumulator.ty
@@ -156,12 +156,12 @@ def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
            f"    const u32 rs2gpu_row0 = RS2GPU_BLOCK_IDX.y * {tiles.rows}u;  // the tile's first row and column",
            f"    const u32 rs2gpu_col0 = RS2GPU_BLOCK_IDX.x * {tiles.cols}u;",
            f"    alignas(16) RS2GPU_SHARED {t} rs2gpu_row_tile[2][{tiles.depth}][{tiles.rows + pad}];"
-           f"  // the tile's rows of {_source(pattern.row_read)}, k by k",
+           f"  // the tile's rows of {source_of(pattern.row_read)}, k by k",
            f"    alignas(16) RS2GPU_SHARED {t} rs2gpu_col_tile[2][{tiles.depth}][{tiles.cols + pad}];"
-           f"  // its columns of {_source(pattern.col_read)}",
+           f"  // its columns of {source_of(pattern.col_read)}",
            f"    {t} rs2gpu_sums[{tiles.thread_rows}][{tiles.thread_cols}];",
            *_each_iteration(tiles, [
-               *_indices(row, row_type, col, col_type, thread_row if row_dim.index in uses else None,
+               *iteration_indices(row, row_type, col, col_type, thread_row if row_dim.index in uses else None,
                          thread_col if col_dim.index in uses else None),
                *before.lines,
                f"            rs2gpu_sums[rs2gpu_r][rs2gpu_c] = {accumulator};"]),
@@ -187,17 +187,17 @@ def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
            "        RS2GPU_SYNC_THREADS();",
            "        const usize rs2gpu_k_left = rs2gpu_k_end - rs2gpu_k0;",
            f"        if (rs2gpu_k_left > {tiles.depth}u) {{",
-           *_indented(_load_slice(tiles, t, f"rs2gpu_k0 + {tiles.depth}u", row_read, row_type, col_read, col_type,
+           *indented(_load_slice(tiles, t, f"rs2gpu_k0 + {tiles.depth}u", row_read, row_type, col_read, col_type,
                                    k, row_load, col_load)),
            "        }",
            f"        if (rs2gpu_k_left >= {tiles.depth}u) {{  // a whole slice: unrolled",
            "#pragma unroll",
            f"            for (u32 rs2gpu_kk = 0; rs2gpu_kk < {tiles.depth}u; rs2gpu_kk++) {{",
-           *_indented(_multiply(tiles, t, lanes, thread_row, thread_col, update)),
+           *indented(_multiply(tiles, t, lanes, thread_row, thread_col, update)),
            "            }",
            "        } else {",
            "            for (u32 rs2gpu_kk = 0; rs2gpu_kk < (u32)rs2gpu_k_left; rs2gpu_kk++) {",
-           *_indented(_multiply(tiles, t, lanes, thread_row, thread_col, update)),
+           *indented(_multiply(tiles, t, lanes, thread_row, thread_col, update)),
            "            }",
            "        }",
            "    }"]
@@ -207,8 +207,8 @@ def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
     finish = [f"            const u32 rs2gpu_ty = rs2gpu_row0 + {thread_row};",
               f"            const u32 rs2gpu_tx = rs2gpu_col0 + {thread_col};",
               "            if (rs2gpu_ty < (u32)rs2gpu_count_y && rs2gpu_tx < (u32)rs2gpu_count_x) {",
-              *_indented(_indices(row, row_type, col, col_type, thread_row, thread_col)),
-              *_indented(before.lines),
+              *indented(iteration_indices(row, row_type, col, col_type, thread_row, thread_col)),
+              *indented(before.lines),
               f"                {accumulator} = rs2gpu_sums[rs2gpu_r][rs2gpu_c];"]
     if rest.used_sites or rest.passes_iteration:
         finish.append(f"                {iteration_declaration(len(loop.dims))}")
@@ -218,7 +218,7 @@ def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
     return StagedBody(out, (SIDE, SIDE, 1), (tiles.thread_cols, tiles.thread_rows, 1), PRODUCT_STAGING, fill)
 
 
-def _indented(lines: list[str]) -> list[str]:
+def indented(lines: list[str]) -> list[str]:
     """`lines` one level deeper; preprocessor lines stay where they are."""
     return [line if line.lstrip().startswith("#") else "    " + line for line in lines]
 
@@ -234,7 +234,7 @@ def _each_iteration(tiles: ProductTiles, body: list[str]) -> list[str]:
             "    }"]
 
 
-def _indices(row: str, row_type: str, col: str, col_type: str, thread_row: str | None,
+def iteration_indices(row: str, row_type: str, col: str, col_type: str, thread_row: str | None,
              thread_col: str | None) -> list[str]:
     """The loop variables of iteration (r, c) of the thread's micro-tile, of those given a position."""
     out = []
@@ -307,11 +307,13 @@ def render_access(names: LocalNames, sites, loop: ParallelLoop, expr) -> str:
     return text
 
 
-def _source(read: ir.Index) -> str:
+def source_of(read: ir.Index) -> str:
     return f"`{read.base.binding.name}` ({read.span})"
 
 
-def _match(loop: ParallelLoop, uniform: frozenset[ir.Binding]) -> _Pattern | None:
+def match_product(loop: ParallelLoop, uniform: frozenset[ir.Binding], halves: bool = False) -> _Pattern | None:
+    """The product in `loop`'s body, or None; with `halves`, only one of half values widened to an f32 sum
+    (`acc += a[..].to_f32() * b[..].to_f32()`), whose reads are the half elements."""
     if len(loop.dims) != 2 or loop.reductions or any(d.index.ty != USIZE for d in loop.dims):
         return None
     row_var, col_var = loop.dims[0].index, loop.dims[1].index
@@ -333,7 +335,13 @@ def _match(loop: ParallelLoop, uniform: frozenset[ir.Binding]) -> _Pattern | Non
     accumulator, lhs, rhs, fused = term
     if accumulator.kind != "local" or accumulator.ty.name not in ELEMENT_BYTES:
         return None
-    if not all(_tileable(r, loop) and r.ty == accumulator.ty for r in (lhs, rhs)):
+    if halves:
+        if fused or accumulator.ty.name != "f32" or not all(_widened_half(r) for r in (lhs, rhs)):
+            return None
+        lhs, rhs = lhs.args[0], rhs.args[0]
+        if lhs.ty != rhs.ty or not all(_tileable(r, loop) for r in (lhs, rhs)):
+            return None
+    elif not all(_tileable(r, loop) and r.ty == accumulator.ty for r in (lhs, rhs)):
         return None
     k = k_loop.var
     for row_read, col_read in ((lhs, rhs), (rhs, lhs)):
@@ -359,6 +367,12 @@ def _term(update) -> tuple[ir.Binding, ir.Expr, ir.Expr, bool] | None:
     if isinstance(value, ir.Intrinsic) and value.name == "mul_add" and _is_var(value.args[2], acc):
         return acc, value.args[0], value.args[1], True
     return None
+
+
+def _widened_half(expr) -> bool:
+    """`x.to_f32()` (or `f32::from(x)`) of a half value."""
+    return isinstance(expr, ir.Intrinsic) and expr.name == "to_f32" and isinstance(expr.args[0].ty, PrimType) \
+        and expr.args[0].ty.is_half
 
 
 def _is_var(expr, binding: ir.Binding) -> bool:

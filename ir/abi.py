@@ -332,7 +332,8 @@ class CoveringGrid:
     block shape its body needs (None: any), every axis's count must stay below `count_limit`, the grid
     starts with `lead` idle threads along x (aligning warps to the stores), and each thread runs `tile`
     iterations along x, y and z (1 each: one iteration); `staging` names how a block shares its tile of
-    iterations through shared memory (`PRODUCT_STAGING`, `TRANSPOSE_STAGING`; empty: it does not). With
+    iterations through shared memory (`PRODUCT_STAGING`, `TRANSPOSE_STAGING`,
+    `TENSOR_STAGING`; empty: it does not). With
     `fill`, it runs only where the loop's iterations (all axes) are at least `fill` times the threads the
     device holds at once."""
 
@@ -349,6 +350,9 @@ class CoveringGrid:
 PRODUCT_STAGING = "register tiles"
 # A transpose (emit/transpose.py): the block reads a tile by rows into shared memory and writes it by columns.
 TRANSPOSE_STAGING = "transposed tile"
+# A matrix product of half values into f32 sums (emit/tensor.py): each warp sums a tile of iterations on the
+# tensor cores' fragments, the block's operands staged slice by slice of `k` in shared memory.
+TENSOR_STAGING = "tensor-core tiles"
 
 
 @dataclass(frozen=True, slots=True)

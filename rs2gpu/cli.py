@@ -16,7 +16,7 @@ import traceback
 from pathlib import Path
 
 from rs2gpu import __version__, incremental, pipeline, support_crate_path
-from rs2gpu.ir.abi import (BLOCK_SIZE, PRODUCT_STAGING, TRANSPOSE_STAGING, EntryKind, EntryPoint, KernelABI, Launch,
+from rs2gpu.ir.abi import (BLOCK_SIZE, PRODUCT_STAGING, TENSOR_STAGING, TRANSPOSE_STAGING, EntryKind, EntryPoint, KernelABI, Launch,
                            ParamKind, to_json)
 from rs2gpu.ir.codes import CODES, explain
 from rs2gpu.ir.diagnostics import CompileFailed, render
@@ -178,6 +178,9 @@ STAGINGS = {
     PRODUCT_STAGING: "a matrix product on register tiles, {tile[1]} x {tile[0]} iterations per thread "
                      "(rows x columns), each adding its terms in k order, the operands staged in shared memory "
                      "slice by slice of k",
+    TENSOR_STAGING: "a product of half values on the tensor cores (CUDA, sm_80 and later; lane by lane "
+                    "elsewhere), {tile[1]} x {tile[0]} iterations per thread, the f32 sums reassociated within "
+                    "the reduction bound, the operands staged in shared memory slice by slice of k",
     TRANSPOSE_STAGING: "a transpose staged through shared memory, {tile[1]} iterations per thread, read by "
                        "rows and written by columns",
 }
