@@ -6,9 +6,12 @@
 #   bench/gpu_checks.sh OUT_DIR [extra bench/run.py options]
 # OUT_DIR gets the log, gpu-checks.log. The benchmark's tables and the Rust API's (rust-reps.md) go to
 # bench/results, whose history.csv gains their rows; a copy of the tree on a GPU machine brings them back.
-# GPU_CHECKS chooses the steps (default: all, in this order): tests,memcheck,racecheck,overhead,cargo,reps,dask,suite,
-# bench. memcheck and racecheck watch the corpus and the user-style suite's kernels (bench/user_suite.py --sanitize).
+# GPU_CHECKS chooses the steps (default: all, in this order): tests,memcheck,racecheck,overhead,cargo,reps,dask,half,
+# suite,bench. memcheck and racecheck watch the corpus and the user-style suite's kernels (bench/user_suite.py --sanitize).
 # The suite step writes $results/user-suite.md and user-suite.json and adds its rows to $results/history.csv.
+# The half step times the half-precision products against torch.matmul (bench/half_products.py: half-products.md),
+# runs them under compute-sanitizer's memcheck, racecheck and synccheck, and runs the decode step of
+# examples/llm against PyTorch ($results/llm-decode.json).
 # The dask step (bench/dask_heat.py, the Dask path against one plain call) runs where dask-cuda is installed
 # (bench/gpu_prepare.sh --dask brings its wheels) and writes $results/dask-heat.json.
 # bench/gpu_prepare.sh builds, on a machine with rustc, what a GPU machine without it needs.
@@ -17,7 +20,7 @@ set -uo pipefail
 out=${1:?usage: bench/gpu_checks.sh OUT_DIR [extra bench/run.py options]}
 shift
 results=bench/results
-steps=",${GPU_CHECKS:-tests,memcheck,racecheck,overhead,cargo,reps,dask,suite,bench},"
+steps=",${GPU_CHECKS:-tests,memcheck,racecheck,overhead,cargo,reps,dask,half,suite,bench},"
 mkdir -p "$out"
 # the commit the installed rs2gpu was built from (bench/gpu_prepare.sh), for the benchmark tables
 [ -z "${RS2GPU_BENCH_COMMIT:-}" ] && [ -f .whl/COMMIT ] && export RS2GPU_BENCH_COMMIT="$(cat .whl/COMMIT)"
@@ -83,6 +86,22 @@ fi
 if wanted dask && python3 -c 'import dask_cuda' 2>/dev/null; then
     step "python3 bench/dask_heat.py --out $results/dask-heat.json"
     python3 -P bench/dask_heat.py --out "$results/dask-heat.json" 2>&1 | tee -a "$log" | tail -5 || status=1
+fi
+
+if wanted half; then
+    step "python3 bench/half_products.py --out $results"
+    python3 -P bench/half_products.py --out "$results" 2>&1 | tee -a "$log" | tail -10
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    for tool in memcheck racecheck synccheck; do
+        step "compute-sanitizer --tool $tool python3 bench/half_products.py --sanitize"
+        timeout 300 compute-sanitizer --tool "$tool" --print-limit 20 --error-exitcode 1 python3 -P bench/half_products.py \
+            --sanitize 2>&1 | tee -a "$log" | tail -6
+        [ "${PIPESTATUS[0]}" = 0 ] || status=1
+    done
+    step "python3 examples/llm/llm.py --backend cuda --compile --json $results/llm-decode.json"
+    python3 -P examples/llm/llm.py --backend cuda --compile --json "$results/llm-decode.json" 2>&1 | tee -a "$log" \
+        | tail -40
+    [ "${PIPESTATUS[0]}" = 0 ] || status=1
 fi
 
 if wanted suite; then

@@ -1,0 +1,304 @@
+"""One decoder layer of a Llama-style model, in bf16, run with the rs2gpu kernels of src/lib.rs and checked
+against a reference on the same weights.
+
+    python3 examples/llm/llm.py --shape small --backend cpu        # rustc's build, against numpy (CI runs this)
+    python3 examples/llm/llm.py --backend cuda                     # Llama-2-7B's layer shapes, against PyTorch
+
+It runs one decode step: the token at position `context - 1` attends to a key/value cache whose earlier
+positions hold random keys and values (a prompt's, as far as the layer is concerned). Weights and
+activations are bf16, every sum is f32; each kernel rounds its outputs once to bf16, where PyTorch's
+layer rounds after each of its operations. On cuda it also times the step against PyTorch eager (and
+`torch.compile` with --compile), with CUDA events, and reports the bytes the step must read (the weights
+and the cache) as a fraction of the device's copy rate.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+EPS = 1e-5          # RMSNorm's epsilon (Llama 2)
+ROPE_BASE = 10000.0
+
+
+@dataclass(frozen=True)
+class Shape:
+    hidden: int
+    heads: int
+    mlp: int
+    context: int    # the cache's positions, the new token's included
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden // self.heads
+
+
+SHAPES = {"llama-2-7b": Shape(hidden=4096, heads=32, mlp=11008, context=2048),
+          "small": Shape(hidden=256, heads=4, mlp=688, context=64)}
+WEIGHTS = ("wq", "wk", "wv", "wo", "wg", "wu", "wd")
+
+
+def bf16():
+    import ml_dtypes
+    return ml_dtypes.bfloat16
+
+
+def make_layer(shape: Shape, seed: int = 0) -> dict[str, np.ndarray]:
+    """Random weights with Llama's scale (each linear layer's rows of unit-variance inputs give outputs of
+    unit variance), norm weights near 1, a cache of unit-variance keys and values, the new token's input
+    `x`, and the rotary tables: host arrays, bf16 but for the f32 tables."""
+    rng = np.random.default_rng(seed)
+    d, f, c = shape.hidden, shape.mlp, shape.context
+
+    def normal(count: int, scale: float = 1.0):
+        return (rng.standard_normal(count, dtype=np.float32) * np.float32(scale)).astype(bf16())
+    layer = {"x": normal(d), "attention_norm": (1 + normal(d, 0.1).astype(np.float32)).astype(bf16()),
+             "mlp_norm": (1 + normal(d, 0.1).astype(np.float32)).astype(bf16()),
+             "wq": normal(d * d, d ** -0.5), "wk": normal(d * d, d ** -0.5), "wv": normal(d * d, d ** -0.5),
+             "wo": normal(d * d, d ** -0.5), "wg": normal(f * d, d ** -0.5), "wu": normal(f * d, d ** -0.5),
+             "wd": normal(d * f, f ** -0.5), "keys": normal(c * d), "values": normal(c * d)}
+    half = shape.head_dim // 2
+    inverse = ROPE_BASE ** (-np.arange(half, dtype=np.float64) * 2 / shape.head_dim)
+    angles = np.arange(c, dtype=np.float64)[:, None] * inverse[None, :]
+    layer["cos"], layer["sin"] = np.cos(angles).astype(np.float32).ravel(), np.sin(angles).astype(np.float32).ravel()
+    return layer
+
+
+class Rs2gpuLayer:
+    """The layer's decode step as calls of the kernels, on arrays of one library (`like` makes them from
+    host arrays: numpy for the cpu backend, torch tensors on the GPU); scratch arrays are made once."""
+
+    def __init__(self, kernels, layer: dict, shape: Shape, like, empty) -> None:
+        self.k, self.shape = kernels, shape
+        self.w = {name: like(value) for name, value in layer.items()}
+        d, f, c, heads = shape.hidden, shape.mlp, shape.context, shape.heads
+        self.scratch = {name: empty(n, kind) for name, n, kind in (
+            ("h", d, "bf16"), ("q", d, "bf16"), ("k", d, "bf16"), ("v", d, "bf16"), ("q_turned", d, "bf16"),
+            ("k_turned", d, "bf16"), ("scores", heads * c, "f32"), ("probs", heads * c, "f32"),
+            ("mixed", d, "bf16"), ("o", d, "bf16"), ("gate", f, "bf16"), ("up", f, "bf16"),
+            ("act", f, "bf16"), ("down", d, "bf16"))}
+
+    def decode(self, x) -> None:
+        """One decode step at position `context - 1`: `x` (the residual stream) is updated in place, the
+        token's key and value enter the cache."""
+        k, w, s, shape = self.k, self.w, self.scratch, self.shape
+        d, head_dim, position = shape.hidden, shape.head_dim, shape.context - 1
+        k.rms_norm(s["h"], x, w["attention_norm"], d, EPS)
+        k.matvec(s["q"], s["h"], w["wq"])
+        k.matvec(s["k"], s["h"], w["wk"])
+        k.matvec(s["v"], s["h"], w["wv"])
+        k.rotary(s["q_turned"], s["q"], w["cos"], w["sin"], position, d, head_dim)
+        k.rotary(s["k_turned"], s["k"], w["cos"], w["sin"], position, d, head_dim)
+        k.append(w["keys"], s["k_turned"], position, d)
+        k.append(w["values"], s["v"], position, d)
+        length = position + 1
+        k.decode_scores(s["scores"], s["q_turned"], w["keys"], length, head_dim, 1.0 / math.sqrt(head_dim))
+        k.softmax_rows(s["probs"], s["scores"], length)
+        k.decode_mix(s["mixed"], s["probs"], w["values"], length, head_dim)
+        k.matvec(s["o"], s["mixed"], w["wo"])
+        k.add_into(x, s["o"])
+        k.rms_norm(s["h"], x, w["mlp_norm"], d, EPS)
+        k.matvec(s["gate"], s["h"], w["wg"])
+        k.matvec(s["up"], s["h"], w["wu"])
+        k.swiglu(s["act"], s["gate"], s["up"])
+        k.matvec(s["down"], s["act"], w["wd"])
+        k.add_into(x, s["down"])
+
+
+def numpy_decode(layer: dict, shape: Shape) -> np.ndarray:
+    """The decode step in numpy: f32 (f64 for the sums) with the kernels' bf16 roundings, an independent
+    reference for the cpu backend."""
+    d, heads, head_dim, c = shape.hidden, shape.heads, shape.head_dim, shape.context
+    b16 = bf16()
+
+    def f(name):
+        return layer[name].astype(np.float64)
+
+    def rounded(v):
+        return np.asarray(v, np.float32).astype(b16).astype(np.float64)
+
+    def norm(x, weight):
+        return rounded(x / np.sqrt(np.mean(x * x) + EPS) * weight)
+
+    def linear(x, name, outputs):
+        return rounded(f(name).reshape(outputs, -1) @ x)
+
+    def rotary(v):
+        half = head_dim // 2
+        cos, sin = layer["cos"].reshape(c, half)[c - 1], layer["sin"].reshape(c, half)[c - 1]
+        heads_of = v.reshape(heads, head_dim)
+        first, second = heads_of[:, :half], heads_of[:, half:]
+        return rounded(np.concatenate([first * cos - second * sin, second * cos + first * sin], axis=1).ravel())
+    x = f("x")
+    h = norm(x, f("attention_norm"))
+    q, k, v = rotary(linear(h, "wq", d)), rotary(linear(h, "wk", d)), linear(h, "wv", d)
+    keys, values = f("keys").reshape(c, d).copy(), f("values").reshape(c, d).copy()
+    keys[c - 1], values[c - 1] = k, v
+    mixed = np.empty(d)
+    for head in range(heads):
+        part = slice(head * head_dim, (head + 1) * head_dim)
+        scores = keys[:, part] @ q[part] / math.sqrt(head_dim)
+        probs = np.exp(scores - scores.max())
+        mixed[part] = rounded(values[:, part].T @ (probs / probs.sum()))
+    x = rounded(x + linear(mixed, "wo", d))
+    h = norm(x, f("mlp_norm"))
+    gate, up = linear(h, "wg", shape.mlp), linear(h, "wu", shape.mlp)
+    act = rounded(gate / (1 + np.exp(-gate)) * up)
+    return rounded(x + linear(act, "wd", d))
+
+
+def torch_decode_step(torch, w: dict, shape: Shape):
+    """PyTorch eager's decode step on bf16 tensors, as Llama's PyTorch code writes it (rounding after each
+    operation); `w` holds the weights as (out, in) matrices and the cache as (heads, positions, head_dim)."""
+    import torch.nn.functional as F
+    d, heads, head_dim, c = shape.hidden, shape.heads, shape.head_dim, shape.context
+    position = c - 1
+
+    def norm(x, weight):
+        variance = x.float().pow(2).mean(-1, keepdim=True)
+        return weight * (x.float() * torch.rsqrt(variance + EPS)).to(torch.bfloat16)
+
+    def rotate(v):
+        v = v.view(heads, head_dim)
+        first, second = v[:, :head_dim // 2], v[:, head_dim // 2:]
+        turned = torch.cat((-second, first), dim=-1)
+        return v * w["cos_row"] + turned * w["sin_row"]
+
+    def step(x):
+        h = norm(x, w["attention_norm"])
+        q, k, v = F.linear(h, w["wq"]), F.linear(h, w["wk"]), F.linear(h, w["wv"])
+        q, k = rotate(q), rotate(k)
+        w["keys"][:, position] = k
+        w["values"][:, position] = v.view(heads, head_dim)
+        mixed = F.scaled_dot_product_attention(q.view(1, heads, 1, head_dim), w["keys"].unsqueeze(0),
+                                               w["values"].unsqueeze(0))
+        x = x + F.linear(mixed.reshape(d), w["wo"])
+        h = norm(x, w["mlp_norm"])
+        return x + F.linear(F.silu(F.linear(h, w["wg"])) * F.linear(h, w["wu"]), w["wd"])
+    return step
+
+
+def torch_weights(torch, layer: dict, shape: Shape) -> dict:
+    d, heads, head_dim, c = shape.hidden, shape.heads, shape.head_dim, shape.context
+
+    def tensor(v):
+        return torch.from_numpy(np.ascontiguousarray(v).view(np.uint16).astype(np.int16)).view(torch.bfloat16).cuda() \
+            if v.dtype == bf16() else torch.from_numpy(v).cuda()
+    w = {name: tensor(layer[name]) for name in ("attention_norm", "mlp_norm")}
+    for name in WEIGHTS:
+        w[name] = tensor(layer[name]).view(-1, d if name != "wd" else shape.mlp)
+    for name in ("keys", "values"):
+        w[name] = tensor(layer[name]).view(c, heads, head_dim).permute(1, 0, 2).contiguous()
+    half = head_dim // 2
+    cos = torch.from_numpy(layer["cos"].reshape(c, half)[c - 1]).cuda()
+    sin = torch.from_numpy(layer["sin"].reshape(c, half)[c - 1]).cuda()
+    w["cos_row"] = torch.cat((cos, cos)).to(torch.bfloat16)
+    w["sin_row"] = torch.cat((sin, sin)).to(torch.bfloat16)
+    return w
+
+
+def compare(got: np.ndarray, want: np.ndarray) -> dict:
+    """The distance of two results: the largest difference and the rms of the differences, each relative
+    to the rms of `want`."""
+    got, want = got.astype(np.float64), want.astype(np.float64)
+    scale = float(np.sqrt(np.mean(want * want)))
+    return {"max_rel": float(np.max(np.abs(got - want)) / scale),
+            "rms_rel": float(np.sqrt(np.mean((got - want) ** 2)) / scale)}
+
+
+def run_cpu(shape: Shape) -> dict:
+    import rs2gpu
+    kernels = rs2gpu.load(HERE, backend="cpu")
+    layer = make_layer(shape)
+    state = Rs2gpuLayer(kernels, layer, shape, like=np.copy,
+                        empty=lambda n, kind: np.zeros(n, bf16() if kind == "bf16" else np.float32))
+    x = layer["x"].copy()
+    state.decode(x)
+    return {"shape": asdict(shape), "backend": "cpu", "against_numpy": compare(x, numpy_decode(layer, shape))}
+
+
+def time_cuda(torch, call, reps: int) -> float:
+    """The median time of `call` in µs, from CUDA events around each of `reps` calls after a warm-up."""
+    for _ in range(3):
+        call()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        call()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1000)
+    return float(np.median(times))
+
+
+def run_cuda(shape: Shape, reps: int, compile_too: bool) -> dict:
+    import torch
+
+    import rs2gpu
+    kernels = rs2gpu.load(HERE, backend="cuda")
+    layer = make_layer(shape)
+
+    def like(v):
+        if v.dtype == bf16():
+            return torch.from_numpy(v.view(np.uint16).astype(np.int16)).view(torch.bfloat16).cuda()
+        return torch.from_numpy(v).cuda()
+    state = Rs2gpuLayer(kernels, layer, shape, like,
+                        empty=lambda n, kind: torch.zeros(n, dtype=torch.bfloat16 if kind == "bf16" else torch.float32,
+                                                          device="cuda"))
+    x = like(layer["x"])
+    state.decode(x)
+    got = x.view(torch.int16).cpu().numpy().view(np.uint16).view(bf16())
+    w = torch_weights(torch, layer, shape)
+    step = torch_decode_step(torch, w, shape)
+    want = step(like(layer["x"])).view(torch.int16).cpu().numpy().view(np.uint16).view(bf16())
+    out = {"shape": asdict(shape), "backend": "cuda", "device": torch.cuda.get_device_name(),
+           "against_torch": compare(got, want), "against_numpy": compare(got, numpy_decode(layer, shape))}
+    x0 = like(layer["x"])
+    out["rs2gpu_us"] = time_cuda(torch, lambda: state.decode(x0.clone()), reps)
+    out["torch_eager_us"] = time_cuda(torch, lambda: step(x0), reps)
+    if compile_too:
+        try:
+            compiled = torch.compile(step)
+            out["torch_compile_us"] = time_cuda(torch, lambda: compiled(x0), reps)
+        except Exception as error:  # torch.compile needs a working Triton toolchain; say why it did not run
+            out["torch_compile_error"] = f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"
+    weight_bytes = 2 * (4 * shape.hidden ** 2 + 3 * shape.hidden * shape.mlp)
+    cache_bytes = 2 * 2 * shape.context * shape.hidden
+    big = torch.empty(1 << 28, dtype=torch.uint8, device="cuda")
+    copy = torch.empty_like(big)
+    copy_us = time_cuda(torch, lambda: copy.copy_(big), reps)
+    out["copy_rate_gb_s"] = 2 * big.numel() / copy_us / 1e3
+    out["bytes_read"] = weight_bytes + cache_bytes
+    for name in ("rs2gpu", "torch_eager", "torch_compile"):
+        if f"{name}_us" in out:
+            out[f"{name}_of_copy_rate"] = out["bytes_read"] / out[f"{name}_us"] / 1e3 / out["copy_rate_gb_s"]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backend", choices=("cpu", "cuda"), default="cuda")
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="llama-2-7b")
+    parser.add_argument("--reps", type=int, default=50, help="timed decode steps on cuda (default 50)")
+    parser.add_argument("--compile", action="store_true", help="also time torch.compile's step on cuda")
+    parser.add_argument("--json", type=Path, help="write the results to this file as JSON")
+    args = parser.parse_args(argv)
+    shape = SHAPES[args.shape]
+    result = run_cpu(shape) if args.backend == "cpu" else run_cuda(shape, args.reps, args.compile)
+    print(json.dumps(result, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
