@@ -86,7 +86,7 @@ extern "C" void bench_run_grid(void (*call)(void**), void** params, unsigned gx,
 #define __constant__
 #define __shared__ static
 #define __forceinline__ inline
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __syncthreads() (bench_block_barrier->arrive_and_wait())
 #define __threadfence() std::atomic_thread_fence(std::memory_order_seq_cst)
 #define __threadfence_system() std::atomic_thread_fence(std::memory_order_seq_cst)
@@ -140,7 +140,7 @@ static int __ffs(int x) { return __builtin_ffs(x); }
 static int __ffsll(long long x) { return __builtin_ffsll(x); }
 """
 
-_KERNEL = re.compile(r'extern "C" __global__ void __launch_bounds__\(\d+\)\s*(\w+)\s*\(([^{]*)\)\s*\{')
+_KERNEL = re.compile(r'extern "C" __global__ void __launch_bounds__\(\d+(?:, \w+\(\d+\))?\)\s*(\w+)\s*\(([^{]*)\)\s*\{')
 _DYNAMIC_SHARED = re.compile(r"extern __shared__ (\w+) (\w+)\[\];")
 _COOPERATION = ("__syncthreads", "__shared__", "RS2GPU_SYNC_THREADS", "RS2GPU_SHARED", "block_inclusive_scan", "look_back",
                 "rs2gpu_reduce_block", "rs2gpu_warp_all", "rs2gpu_lane_all", "rs2gpu_block_all")

@@ -109,7 +109,8 @@ def tiles_context(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
 
 def staged_context(symbol: str, shaped: StagedBody) -> dict:
     return {"symbol": symbol, "lines": shaped.lines, "block": list(shaped.block), "lead": 0,
-            "tile": list(shaped.tile), "staging": shaped.staging, "fill": shaped.fill}
+            "tile": list(shaped.tile), "staging": shaped.staging, "fill": shaped.fill,
+            "blocks_per_multiprocessor": shaped.blocks_per_multiprocessor}
 
 
 def warp_lead(loop: ParallelLoop) -> int:

@@ -42,8 +42,12 @@ WARP_ROWS, WARP_COLS = 64, 32
 MMA_ROWS, MMA_COLS, MMA_DEPTH = 16, 8, 16
 TILES_PER_WARP = (WARP_ROWS // MMA_ROWS, WARP_COLS // MMA_COLS)
 WARPS_PER_ROW = COLS // WARP_COLS
-# A tile row is padded by 16 bytes: the eight rows a warp's lanes read a fragment from fall in distinct banks.
-STRIDE = DEPTH + 8
+# A tile row is padded by 16 bytes: the eight rows of each block a fragment load reads fall in distinct banks.
+PAD = 8
+GROUP = 8                    # the halves of one 16-byte load
+# Two blocks a multiprocessor (the registers of a thread capped to fit them): while one waits for its next
+# slice at the barrier, the other multiplies.
+BLOCKS_PER_MULTIPROCESSOR = 2
 
 
 def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozenset[ir.Binding],
@@ -58,15 +62,14 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
     row, col, k = names.name(row_dim.index), names.name(col_dim.index), names.name(pattern.k_loop.var)
     row_type, col_type = cxx_type(row_dim.index.ty), cxx_type(col_dim.index.ty)
     accumulator = names.name(pattern.accumulator)
-    share = ROWS * DEPTH // BLOCK_SIZE  # the elements of each operand a thread loads per slice
-    operands = [_Operand("rs2gpu_row_tile", "rs2gpu_row_next", "y", "rs2gpu_ty", row, row_type,
-                         render_access(names, sites, loop, pattern.row_read),
-                         mentions(pattern.row_read.index, row_dim.index),
-                         _adds(pattern.row_read.index, pattern.k_loop.var)),
-                _Operand("rs2gpu_col_tile", "rs2gpu_col_next", "x", "rs2gpu_tx", col, col_type,
-                         render_access(names, sites, loop, pattern.col_read),
-                         mentions(pattern.col_read.index, col_dim.index),
-                         _adds(pattern.col_read.index, pattern.k_loop.var))]
+    share = ROWS * DEPTH // GROUP // BLOCK_SIZE  # the groups of each operand a thread loads per slice
+    operands = [_Operand("rs2gpu_row_tile", "rs2gpu_row_next", "y", row, row_type,
+                         render_access(names, sites, loop, pattern.row_read), pattern.row_read.index,
+                         row_dim.index, pattern.k_loop.var),
+                _Operand("rs2gpu_col_tile", "rs2gpu_col_next", "x", col, col_type,
+                         render_access(names, sites, loop, pattern.col_read), pattern.col_read.index,
+                         col_dim.index, pattern.k_loop.var)]
+    a, b = operands
     before = BodyEmitter(names, indent=4, sites=sites, hoisted=hoisted)
     for stmt in pattern.before:
         before.statement(stmt)
@@ -86,17 +89,18 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
            "    const u32 rs2gpu_group = rs2gpu_thread % 32u / 4u, rs2gpu_pair = rs2gpu_thread % 4u * 2u;",
            f"    const u32 rs2gpu_row0 = RS2GPU_BLOCK_IDX.y * {ROWS}u;  // the tile's first row and column",
            f"    const u32 rs2gpu_col0 = RS2GPU_BLOCK_IDX.x * {COLS}u;",
-           f"    alignas(16) RS2GPU_SHARED {half} rs2gpu_row_tile[2][{ROWS}][{STRIDE}];"
-           f"  // the tile's rows of {source_of(pattern.row_read)}, k-contiguous",
-           f"    alignas(16) RS2GPU_SHARED {half} rs2gpu_col_tile[2][{COLS}][{STRIDE}];"
-           f"  // its columns of {source_of(pattern.col_read)}",
+           f"    alignas(16) RS2GPU_SHARED {half} rs2gpu_row_tile{a.shape()};  // the tile's rows of "
+           f"{source_of(pattern.row_read)}, {a.layout()}",
+           f"    alignas(16) RS2GPU_SHARED {half} rs2gpu_col_tile{b.shape()};  // its columns of "
+           f"{source_of(pattern.col_read)}, {b.layout()}",
            f"    f32 rs2gpu_sums[{row_tiles}][{col_tiles}][4];",
            *_each_sum([*indented(iteration_indices(row, row_type, col, col_type, row_at if row_dim.index in uses else None,
                                                     col_at if col_dim.index in uses else None)),
                        *before.lines,
                        f"                rs2gpu_sums[rs2gpu_mi][rs2gpu_ni][rs2gpu_e] = {accumulator};"]),
            f"    const usize rs2gpu_k_begin = {k_start}, rs2gpu_k_end = {k_end};",
-           f"    {half} rs2gpu_row_next[{share}], rs2gpu_col_next[{share}];  // this thread's share of the next slice",
+           f"    rs2gpu_lanes<{half}, {GROUP}> rs2gpu_row_next[{share}], rs2gpu_col_next[{share}];  "
+           "// this thread's share of the next slice",
            *_load_slice(operands, half, share, "rs2gpu_k_begin", k),
            "    u32 rs2gpu_buffer = 0;",
            f"    for (usize rs2gpu_k0 = rs2gpu_k_begin; rs2gpu_k0 < rs2gpu_k_end; rs2gpu_k0 += {DEPTH}u, "
@@ -109,9 +113,9 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
            "        }",
            "#pragma unroll",
            f"        for (u32 rs2gpu_kk = 0; rs2gpu_kk < {DEPTH}u; rs2gpu_kk += {MMA_DEPTH}u)",
-           "            rs2gpu_warp_tile(rs2gpu_sums, &rs2gpu_row_tile[rs2gpu_buffer][rs2gpu_warp_row][rs2gpu_kk], "
-           f"{STRIDE}u,",
-           f"                             &rs2gpu_col_tile[rs2gpu_buffer][rs2gpu_warp_col][rs2gpu_kk], {STRIDE}u);",
+           f"            rs2gpu_warp_tile<{_cxx_bool(a.k_contiguous)}, {_cxx_bool(b.k_contiguous)}>(rs2gpu_sums, "
+           f"{a.warp_part('rs2gpu_warp_row')}, {a.stride()}u,",
+           f"                {b.warp_part('rs2gpu_warp_col')}, {b.stride()}u);",
            "    }"]
     rest = BodyEmitter(names, indent=5, sites=sites, hoisted=hoisted, scatters=loop.scatters)
     for stmt in pattern.rest:
@@ -127,56 +131,105 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
     out += ["    // the iterations of the space: the rest of the body, from each one's sum",
             *_each_sum([*finish, *rest.lines, "                }"])]
     fill = ROWS * COLS // RESIDENT_THREADS_PER_MULTIPROCESSOR
-    return StagedBody(out, (SIDE, SIDE, 1), (COLS // SIDE, ROWS // SIDE, 1), TENSOR_STAGING, fill)
+    return StagedBody(out, (SIDE, SIDE, 1), (COLS // SIDE, ROWS // SIDE, 1), TENSOR_STAGING, fill,
+                      BLOCKS_PER_MULTIPROCESSOR)
 
 
 class _Operand:
     """One operand's staging: its shared tile and registers, the launch axis and loop variable of its rows
-    (`a`'s) or columns (`b`'s), its load, whether that reads the variable, and whether its index adds `k`
-    itself (consecutive k are consecutive elements)."""
+    (`a`'s) or columns (`b`'s), its load, and the layout that follows from its index: k-contiguous where the
+    index adds `k` itself (consecutive k are consecutive elements), else, where it adds the row or column
+    variable itself, contiguous along that (`a[k * m + row]`); where it adds neither, k-contiguous in shared
+    memory, loaded element by element."""
 
-    def __init__(self, tile: str, registers: str, axis: str, position: str, var: str, var_type: str, load: str,
-                 reads_var: bool, k_contiguous: bool) -> None:
-        self.tile, self.registers, self.axis, self.position = tile, registers, axis, position
-        self.var, self.var_type, self.load = var, var_type, load
-        self.reads_var, self.k_contiguous = reads_var, k_contiguous
+    def __init__(self, tile: str, registers: str, axis: str, var: str, var_type: str, load: str,
+                 index: ir.Expr, var_binding: ir.Binding, k: ir.Binding) -> None:
+        self.tile, self.registers, self.axis, self.var, self.var_type, self.load = tile, registers, axis, var, var_type, load
+        self.reads_var = mentions(index, var_binding)
+        self.k_contiguous = _unit_term(index, k) or not _unit_term(index, var_binding)
+        self.vector = _unit_term(index, k) or _unit_term(index, var_binding)
+        self.count, self.start = f"rs2gpu_count_{axis}", ("rs2gpu_row0" if axis == "y" else "rs2gpu_col0")
+        self.position = "rs2gpu_ty" if axis == "y" else "rs2gpu_tx"
 
-    def place(self) -> tuple[str, str]:
-        """The tile row (its row or column) and k of the thread's element `rs2gpu_e`: consecutive threads
-        take consecutive elements of the operand in memory."""
+    def shape(self) -> str:
+        return f"[2][{ROWS}][{DEPTH + PAD}]" if self.k_contiguous else f"[2][{DEPTH}][{ROWS + PAD}]"
+
+    def layout(self) -> str:
+        return "k-contiguous" if self.k_contiguous else "a row of them per k"
+
+    def stride(self) -> int:
+        return DEPTH + PAD if self.k_contiguous else ROWS + PAD
+
+    def warp_part(self, first: str) -> str:
+        """The address of the warp's first row (or column) at k `rs2gpu_kk` of the current buffer."""
+        at = f"[{first}][rs2gpu_kk]" if self.k_contiguous else f"[rs2gpu_kk][{first}]"
+        return f"&{self.tile}[rs2gpu_buffer]{at}"
+
+    def group_place(self) -> tuple[str, str]:
+        """The tile row (or column) and the k of the first element of the thread's group `rs2gpu_e`:
+        consecutive threads take consecutive groups of the operand in memory."""
         if self.k_contiguous:
-            return f"rs2gpu_e / {DEPTH}u", f"rs2gpu_e % {DEPTH}u"
-        return f"rs2gpu_e % {ROWS}u", f"rs2gpu_e / {ROWS}u"
+            return f"rs2gpu_e / {DEPTH // GROUP}u", f"rs2gpu_e % {DEPTH // GROUP}u * {GROUP}u"
+        return f"rs2gpu_e % {ROWS // GROUP}u * {GROUP}u", f"rs2gpu_e / {ROWS // GROUP}u"
+
+    def shared_group(self) -> str:
+        line, depth = self.group_place()
+        return f"&{self.tile}[rs2gpu_buffer][{line}][{depth}]" if self.k_contiguous else \
+            f"&{self.tile}[rs2gpu_buffer][{depth}][{line}]"
 
 
 def _load_slice(operands: list[_Operand], half: str, share: int, k0: str, k: str) -> list[str]:
-    """This thread's share of the slice of k from `k0` into its registers: the elements the loop reads,
-    zeros elsewhere."""
+    """This thread's share of the slice of k from `k0` into its registers: the groups of GROUP elements
+    the loop reads, one 16-byte load where the whole group is read and 16-byte aligned, else element by
+    element, with zeros for the elements it does not read."""
     out = []
     for o in operands:
-        line, depth = o.place()
-        count = "rs2gpu_count_y" if o.axis == "y" else "rs2gpu_count_x"
-        start = "rs2gpu_row0" if o.axis == "y" else "rs2gpu_col0"
-        var = [f"        const {o.var_type} {o.var} = rs2gpu_start_{o.axis} + {o.position};"] if o.reads_var else []
+        line, depth = o.group_place()
+
+        def var(indent: str) -> list[str]:
+            return [f"{indent}const {o.var_type} {o.var} = rs2gpu_start_{o.axis} + {o.position};"] if o.reads_var else []
+        if o.k_contiguous:  # the group runs along k
+            head = [f"        const u32 {o.position} = {o.start} + {line};",
+                    f"        const usize rs2gpu_k_group = {k0} + {depth};", *var("        ")]
+            whole = f"{o.position} < (u32){o.count} && rs2gpu_k_group + {GROUP}u <= rs2gpu_k_end"
+            first = [f"            const usize {k} = rs2gpu_k_group;"]
+            each = [f"            const usize {k} = rs2gpu_k_group + rs2gpu_w;"]
+        else:  # along the rows (or columns)
+            head = [f"        const usize {k} = {k0} + {depth};",
+                    f"        const u32 rs2gpu_first = {o.start} + {line};"]
+            whole = f"{k} < rs2gpu_k_end && rs2gpu_first + {GROUP}u <= (u32){o.count}"
+            first = [f"            const u32 {o.position} = rs2gpu_first;", *var("            ")]
+            each = [f"            const u32 {o.position} = rs2gpu_first + rs2gpu_w;", *var("            ")]
+        vector = [f"        if ({whole}) {{",
+                  *first,
+                  f"            if (rs2gpu_on_lanes_grid(&{o.load}, 0)) {{",
+                  f"                {o.registers}[rs2gpu_l] = rs2gpu_load_lanes<{GROUP}>(&{o.load});",
+                  "                continue;",
+                  "            }",
+                  "        }"] if o.vector else []
         out += ["#pragma unroll",
                 f"    for (u32 rs2gpu_l = 0; rs2gpu_l < {share}u; rs2gpu_l++) {{",
                 f"        const u32 rs2gpu_e = rs2gpu_thread + rs2gpu_l * {BLOCK_SIZE}u;",
-                f"        const u32 {o.position} = {start} + {line};",
-                f"        const usize {k} = {k0} + {depth};",
-                *var,
-                f"        {o.registers}[rs2gpu_l] = {o.position} < (u32){count} && {k} < rs2gpu_k_end ? "
-                f"{o.load} : {half}::from_bits(0);",
+                *head, *vector,
+                f"        for (u32 rs2gpu_w = 0; rs2gpu_w < {GROUP}u; rs2gpu_w++) {{",
+                *each,
+                f"            {o.registers}[rs2gpu_l].lane[rs2gpu_w] = {o.position} < (u32){o.count} && "
+                f"{k} < rs2gpu_k_end ? {o.load} : {half}::from_bits(0);",
+                "        }",
                 "    }"]
     return out
 
 
 def _store_slice(o: _Operand, share: int) -> list[str]:
-    line, depth = o.place()
     return ["#pragma unroll",
             f"        for (u32 rs2gpu_l = 0; rs2gpu_l < {share}u; rs2gpu_l++) {{",
             f"            const u32 rs2gpu_e = rs2gpu_thread + rs2gpu_l * {BLOCK_SIZE}u;",
-            f"            {o.tile}[rs2gpu_buffer][{line}][{depth}] = {o.registers}[rs2gpu_l];",
+            f"            rs2gpu_store_lanes<{GROUP}>({o.shared_group()}, {o.registers}[rs2gpu_l]);",
             "        }"]
+
+
+def _cxx_bool(value: bool) -> str:
+    return "true" if value else "false"
 
 
 def _position(axis: str) -> str:
@@ -202,8 +255,18 @@ def _each_sum(body: list[str]) -> list[str]:
             "    }"]
 
 
-def _adds(index: ir.Expr, var: ir.Binding) -> bool:
-    """The index is a sum with `var` itself as a term: consecutive values of `var` read consecutive elements."""
-    if isinstance(index, ir.Binary) and index.op in ("+", "-"):
-        return _adds(index.lhs, var) or (index.op == "+" and _adds(index.rhs, var))
-    return isinstance(index, ir.Var) and index.binding is var
+def _unit_term(index: ir.Expr, var: ir.Binding) -> bool:
+    """The index is a sum with `var` itself as a term and nowhere else: consecutive values of `var` read
+    consecutive elements."""
+    terms: list[tuple[int, ir.Expr]] = []
+
+    def flatten(e: ir.Expr, sign: int) -> None:
+        if isinstance(e, ir.Binary) and e.op in ("+", "-"):
+            flatten(e.lhs, sign)
+            flatten(e.rhs, sign if e.op == "+" else -sign)
+        else:
+            terms.append((sign, e))
+    flatten(index, 1)
+    with_var = [(sign, t) for sign, t in terms if mentions(t, var)]
+    return len(with_var) == 1 and with_var[0][0] == 1 and isinstance(with_var[0][1], ir.Var) \
+        and with_var[0][1].binding is var

@@ -102,6 +102,7 @@ class StagedBody:
     tile: tuple[int, int, int]
     staging: str
     fill: int = 0   # see `ir.abi.CoveringGrid`
+    blocks_per_multiprocessor: int = 0  # the blocks that must fit on a multiprocessor at once (0: any)
 
 
 @dataclass(frozen=True)

@@ -84,10 +84,11 @@ class Rs2gpuLayer:
             ("mixed", d, "bf16"), ("o", d, "bf16"), ("gate", f, "bf16"), ("up", f, "bf16"),
             ("act", f, "bf16"), ("down", d, "bf16"))}
 
-    def decode(self, x) -> None:
+    def decode(self, x, mark=None) -> None:
         """One decode step at position `context - 1`: `x` (the residual stream) is updated in place, the
-        token's key and value enter the cache."""
-        k, w, s, shape = self.k, self.w, self.scratch, self.shape
+        token's key and value enter the cache. `mark(name)`, if given, is called after each kernel."""
+        k = self.k if mark is None else _Marked(self.k, mark)
+        w, s, shape = self.w, self.scratch, self.shape
         d, head_dim, position = shape.hidden, shape.head_dim, shape.context - 1
         k.rms_norm(s["h"], x, w["attention_norm"], d, EPS)
         k.matvec(s["q"], s["h"], w["wq"])
@@ -109,6 +110,21 @@ class Rs2gpuLayer:
         k.swiglu(s["act"], s["gate"], s["up"])
         k.matvec(s["down"], s["act"], w["wd"])
         k.add_into(x, s["down"])
+
+
+class _Marked:
+    """The kernels of a module, each call followed by `mark(kernel name)`."""
+
+    def __init__(self, kernels, mark) -> None:
+        self.kernels, self.mark = kernels, mark
+
+    def __getattr__(self, name: str):
+        kernel = getattr(self.kernels, name)
+
+        def call(*args):
+            kernel(*args)
+            self.mark(name)
+        return call
 
 
 def numpy_decode(layer: dict, shape: Shape) -> np.ndarray:
@@ -239,6 +255,28 @@ def time_cuda(torch, call, reps: int) -> float:
     return float(np.median(times))
 
 
+def kernel_times(torch, state: Rs2gpuLayer, x0, reps: int) -> dict[str, float]:
+    """The median time of each kernel of the rs2gpu step in µs (summed over its calls in a step), from CUDA
+    events recorded after each call: the GPU's time from the end of one kernel to the end of the next,
+    which includes the wait for the host where the host's launches fall behind."""
+    steps = []
+    for _ in range(reps):
+        marks = [("start", torch.cuda.Event(enable_timing=True))]
+        marks[0][1].record()
+
+        def mark(name: str) -> None:
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            marks.append((name, event))
+        state.decode(x0.clone(), mark)
+        marks[-1][1].synchronize()
+        step: dict[str, float] = {}
+        for (_, before), (name, after) in zip(marks, marks[1:]):
+            step[name] = step.get(name, 0.0) + before.elapsed_time(after) * 1000
+        steps.append(step)
+    return {name: float(np.median([step[name] for step in steps])) for name in steps[0]}
+
+
 def run_cuda(shape: Shape, reps: int, compile_too: bool) -> dict:
     import torch
 
@@ -270,6 +308,7 @@ def run_cuda(shape: Shape, reps: int, compile_too: bool) -> dict:
             out["torch_compile_us"] = time_cuda(torch, lambda: compiled(x0), reps)
         except Exception as error:  # torch.compile needs a working Triton toolchain; say why it did not run
             out["torch_compile_error"] = f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"
+    out["rs2gpu_kernels_us"] = kernel_times(torch, state, x0, reps)
     weight_bytes = 2 * (4 * shape.hidden ** 2 + 3 * shape.hidden * shape.mlp)
     cache_bytes = 2 * 2 * shape.context * shape.hidden
     big = torch.empty(1 << 28, dtype=torch.uint8, device="cuda")

@@ -44,7 +44,7 @@ pub fn scale(out: &mut [f64], a: &[f64]) {
     }
 }
 """
-ENTRY = re.compile(r'extern "C" __global__ void __launch_bounds__\(\d+\) (\w+)\((.*?)\) \{\n(.*?)\n\}\n', re.S)
+ENTRY = re.compile(r'extern "C" __global__ void __launch_bounds__\(\d+(?:, \w+\(\d+\))?\) (\w+)\((.*?)\) \{\n(.*?)\n\}\n', re.S)
 LIST_CHECKS = ("rs2gpu_check_order", "rs2gpu_in_window", "rs2gpu_in_bounds", "rs2gpu_record_panic")
 
 

@@ -117,7 +117,7 @@ pub fn fill_then_sum(out: &mut [f64], a: &[f64]) -> f64 {
 }
 """
 
-ENTRY = re.compile(r'extern "C" __global__ void __launch_bounds__\(\d+\) (\w+)\(.*?\) \{\n(.*?)\n\}\n', re.S)
+ENTRY = re.compile(r'extern "C" __global__ void __launch_bounds__\(\d+(?:, \w+\(\d+\))?\) (\w+)\(.*?\) \{\n(.*?)\n\}\n', re.S)
 
 
 @pytest.fixture(scope="module")

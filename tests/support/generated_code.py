@@ -8,7 +8,7 @@ from pathlib import Path
 from rs2gpu import pipeline
 from rs2gpu.runtime.nvrtc import compile_cuda
 
-CXX_ENTRY = re.compile(r'extern "C" __global__ void __launch_bounds__\(\d+\) (\w+)\((.*)\) \{$', re.M)
+CXX_ENTRY = re.compile(r'extern "C" __global__ void __launch_bounds__\(\d+(?:, \w+\(\d+\))?\) (\w+)\((.*)\) \{$', re.M)
 PTX_ENTRY = re.compile(r"\.visible \.entry (\w+)\((.*?)^\}", re.S | re.M)
 
 
