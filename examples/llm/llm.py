@@ -24,6 +24,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 EPS = 1e-5          # RMSNorm's epsilon (Llama 2)
+CHUNK = 128         # the positions of one part of the attention output (src/lib.rs)
 ROPE_BASE = 10000.0
 
 
@@ -40,7 +41,7 @@ class Shape:
 
 
 SHAPES = {"llama-2-7b": Shape(hidden=4096, heads=32, mlp=11008, context=2048),
-          "small": Shape(hidden=256, heads=4, mlp=688, context=64)}
+          "small": Shape(hidden=256, heads=2, mlp=688, context=64)}  # the kernels' HEAD_DIM is Llama's, 128
 WEIGHTS = ("wq", "wk", "wv", "wo", "wg", "wu", "wd")
 
 
@@ -81,6 +82,7 @@ class Rs2gpuLayer:
         self.scratch = {name: empty(n, kind) for name, n, kind in (
             ("h", d, "bf16"), ("q", d, "bf16"), ("k", d, "bf16"), ("v", d, "bf16"), ("q_turned", d, "bf16"),
             ("k_turned", d, "bf16"), ("scores", heads * c, "f32"), ("probs", heads * c, "f32"),
+            ("parts", -(-c // CHUNK) * d, "f32"),
             ("mixed", d, "bf16"), ("o", d, "bf16"), ("gate", f, "bf16"), ("up", f, "bf16"),
             ("act", f, "bf16"), ("down", d, "bf16"))}
 
@@ -99,9 +101,10 @@ class Rs2gpuLayer:
         k.append(w["keys"], s["k_turned"], position, d)
         k.append(w["values"], s["v"], position, d)
         length = position + 1
-        k.decode_scores(s["scores"], s["q_turned"], w["keys"], length, head_dim, 1.0 / math.sqrt(head_dim))
+        k.decode_scores(s["scores"], s["q_turned"], w["keys"], length)
         k.softmax_rows(s["probs"], s["scores"], length)
-        k.decode_mix(s["mixed"], s["probs"], w["values"], length, head_dim)
+        k.decode_mix_parts(s["parts"][:-(-length // CHUNK) * d], s["probs"], w["values"], length, d)
+        k.decode_mix(s["mixed"], s["parts"][:-(-length // CHUNK) * d])
         k.matvec(s["o"], s["mixed"], w["wo"])
         k.add_into(x, s["o"])
         k.rms_norm(s["h"], x, w["mlp_norm"], d, EPS)
@@ -277,6 +280,30 @@ def kernel_times(torch, state: Rs2gpuLayer, x0, reps: int) -> dict[str, float]:
     return {name: float(np.median([step[name] for step in steps])) for name in steps[0]}
 
 
+def host_times(torch, state: Rs2gpuLayer, x0, reps: int) -> dict[str, dict]:
+    """Each kernel's host time per step in µs (the calls' own, median) and the entry points it ran, with
+    the GPU synchronized after each call so that no call waits for another."""
+    import time
+    steps, variants = [], {}
+    for _ in range(reps):
+        step: dict[str, float] = {}
+        last = [time.perf_counter()]
+
+        def mark(name: str) -> None:
+            now = time.perf_counter()
+            step[name] = step.get(name, 0.0) + (now - last[0]) * 1e6
+            variants[name] = getattr(getattr(state.k, name), "last_variants", None)
+            torch.cuda.synchronize()
+            last[0] = time.perf_counter()
+        x = x0.clone()
+        torch.cuda.synchronize()
+        last[0] = time.perf_counter()
+        state.decode(x, mark)
+        steps.append(step)
+    return {name: {"host_us": float(np.median([step[name] for step in steps])), "entry": variants[name]}
+            for name in steps[0]}
+
+
 def run_cuda(shape: Shape, reps: int, compile_too: bool) -> dict:
     import torch
 
@@ -309,6 +336,7 @@ def run_cuda(shape: Shape, reps: int, compile_too: bool) -> dict:
         except Exception as error:  # torch.compile needs a working Triton toolchain; say why it did not run
             out["torch_compile_error"] = f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"
     out["rs2gpu_kernels_us"] = kernel_times(torch, state, x0, reps)
+    out["rs2gpu_kernels_host"] = host_times(torch, state, x0, reps)
     weight_bytes = 2 * (4 * shape.hidden ** 2 + 3 * shape.hidden * shape.mlp)
     cache_bytes = 2 * 2 * shape.context * shape.hidden
     big = torch.empty(1 << 28, dtype=torch.uint8, device="cuda")

@@ -1,7 +1,8 @@
 //! One decoder layer of a Llama-style transformer, as plain kernels: bf16 weights and activations, f32
 //! sums. Matrices are row-major; a linear layer's weight is `out_features` rows of `in_features` (as
 //! PyTorch stores `nn.Linear`), so `y = x · Wᵀ`. Activations are `tokens` rows of `hidden` values; the
-//! key/value cache holds `context` rows of `hidden` values (all heads of a position side by side).
+//! key/value cache holds `context` rows of `hidden` values (all heads of a position side by side), each
+//! head `HEAD_DIM` of them.
 //!
 //! One step of the layer (llm.py runs it; `x` is the residual stream):
 //!
@@ -17,6 +18,11 @@
 #![allow(clippy::too_many_arguments)]
 
 use rs2gpu::{bf16, kernel};
+
+/// The values of one attention head (Llama's).
+pub const HEAD_DIM: usize = 128;
+/// The positions of one part of a decode step's attention output (`decode_mix_parts`).
+pub const CHUNK: usize = 128;
 
 /// `out = x / rms(x) · weight` for each of the rows of `x` (`hidden` values each), the mean of squares
 /// summed in f32.
@@ -95,20 +101,20 @@ pub fn append(cache: &mut [bf16], rows: &[bf16], first: usize, hidden: usize) {
     }
 }
 
-/// The attention scores of one decode step: for each head, `q`'s part of the head against the cached keys
-/// of positions `0..length`, scaled by `scale` (1/√head_dim).
+/// The attention scores of one decode step: for each head and each position of `0..length`, `q`'s part of
+/// the head against the position's cached key, scaled by 1/√HEAD_DIM.
 #[kernel]
-pub fn decode_scores(scores: &mut [f32], q: &[bf16], keys: &[bf16], length: usize, head_dim: usize, scale: f32) {
+pub fn decode_scores(scores: &mut [f32], q: &[bf16], keys: &[bf16], length: usize) {
     let hidden = q.len();
-    let heads = hidden / head_dim;
-    for h in 0..heads {
-        for s in 0..length {
-            let mut acc = 0.0f32;
-            for d in 0..head_dim {
-                acc += q[h * head_dim + d].to_f32() * keys[s * hidden + h * head_dim + d].to_f32();
-            }
-            scores[h * length + s] = acc * scale;
+    let scale = 1.0 / (HEAD_DIM as f32).sqrt();
+    for r in 0..scores.len() {
+        let h = r / length;
+        let s = r % length;
+        let mut acc = 0.0f32;
+        for d in 0..HEAD_DIM {
+            acc += q[h * HEAD_DIM + d].to_f32() * keys[s * hidden + h * HEAD_DIM + d].to_f32();
         }
+        scores[r] = acc * scale;
     }
 }
 
@@ -131,19 +137,37 @@ pub fn softmax_rows(probs: &mut [f32], scores: &[f32], length: usize) {
     }
 }
 
-/// The attention output of one decode step: for each head, the cached values of positions `0..length`
-/// weighted by the head's row of `weights`.
+/// The attention output of one decode step, in parts: for each chunk of `CHUNK` positions of `0..length`
+/// and each of the `hidden` values, its head's sum over the chunk of the cached values weighted by the
+/// head's row of `weights` (split so that the GPU has many threads' loads in flight, as flash-decoding
+/// does; `decode_mix` adds the parts).
 #[kernel]
-pub fn decode_mix(out: &mut [bf16], weights: &[f32], values: &[bf16], length: usize, head_dim: usize) {
-    let hidden = out.len();
-    for h in 0..hidden / head_dim {
-        for d in 0..head_dim {
+pub fn decode_mix_parts(parts: &mut [f32], weights: &[f32], values: &[bf16], length: usize, hidden: usize) {
+    let chunks = parts.len() / hidden;
+    for j in 0..chunks {
+        for c in 0..hidden {
+            let h = c / HEAD_DIM;
+            let end = ((j + 1) * CHUNK).min(length);
             let mut acc = 0.0f32;
-            for s in 0..length {
-                acc += weights[h * length + s] * values[s * hidden + h * head_dim + d].to_f32();
+            for s in j * CHUNK..end {
+                acc += weights[h * length + s] * values[s * hidden + c].to_f32();
             }
-            out[h * head_dim + d] = bf16::from_f32(acc);
+            parts[j * hidden + c] = acc;
         }
+    }
+}
+
+/// The attention output of one decode step: the sum of each value's parts from `decode_mix_parts`.
+#[kernel]
+pub fn decode_mix(out: &mut [bf16], parts: &[f32]) {
+    let hidden = out.len();
+    let chunks = parts.len() / hidden;
+    for c in 0..hidden {
+        let mut acc = 0.0f32;
+        for j in 0..chunks {
+            acc += parts[j * hidden + c];
+        }
+        out[c] = bf16::from_f32(acc);
     }
 }
 
