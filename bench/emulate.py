@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from rs2gpu.runtime.base import DeviceBackend, DeviceKernel
+from rs2gpu.runtime.callplan import DeviceArrays, cupy_arrays
 from rs2gpu.runtime.errors import LaunchError
 
 _HEADERS = """\
@@ -333,6 +334,9 @@ class EmulatedBackend(DeviceBackend):
 
     def device_array_type(self) -> type:
         return EmulatedDeviceArray
+
+    def device_arrays(self, array_type: type) -> DeviceArrays | None:
+        return cupy_arrays(array_type) if array_type is EmulatedDeviceArray else None
 
     def global_address(self, module: Library, name: str) -> int:
         return ctypes.addressof(ctypes.c_uint8.in_dll(module.handle, name))

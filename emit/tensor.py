@@ -13,10 +13,12 @@
 This is `emit.tiling`'s pattern with operands of one half type (`f16` or `bf16`) widened to an `f32` sum.
 Each block of 16 x 16 threads computes a tile of `ROWS` x `COLS` iterations as eight warps, each a warp tile
 of `WARP_ROWS` x `WARP_COLS` of them, made of the 16 x 8 tiles of the tensor cores' `mma.m16n8k16`
-(`rs2gpu_warp_tile` in the prelude). The block moves through k `DEPTH` values at a time: its threads load
-the tile's rows of `a` and columns of `b` for those k into shared memory, k-contiguous, with each warp's
-loads along the operand's unit-stride axis (k where the index adds `k` itself, the row or column
-otherwise), the next slice into registers while the warps multiply out the current one from a second buffer.
+(`rs2gpu_warp_tile` in the prelude). The block moves through k `DEPTH` values at a time, in `STAGES`
+buffers of shared memory: its threads copy the tile's rows of `a` and columns of `b` for those k, 16 bytes
+a copy along the operand's unit-stride axis (k where the index adds `k` itself, the row or column
+otherwise), asynchronously where the GPU can (cp.async), two slices ahead of the one the warps multiply.
+A group of 8 elements that is not whole (the loop's edges) or not 16-byte aligned is read element by
+element.
 
 The tensor cores add a slice's 16 products in an order of their own, so the sums are a float reduction's:
 within n·ε·Σ|aₖbₖ| of the Rust loop's (docs/kernels.md). Where the GPU has no tensor cores the prelude
@@ -37,16 +39,15 @@ from rs2gpu.ir.plan import ParallelLoop
 from rs2gpu.ir.walk import walk
 
 ROWS = COLS = 128            # a block's tile of iterations
-DEPTH = 32                   # the k values in shared memory at once
+DEPTH = 32                   # the k values of one stage of shared memory
+STAGES = 3                   # slices of k in flight: one multiplied while the next two arrive
 WARP_ROWS, WARP_COLS = 64, 32
 MMA_ROWS, MMA_COLS, MMA_DEPTH = 16, 8, 16
 TILES_PER_WARP = (WARP_ROWS // MMA_ROWS, WARP_COLS // MMA_COLS)
 WARPS_PER_ROW = COLS // WARP_COLS
-# A tile row is padded by 16 bytes: the eight rows of each block a fragment load reads fall in distinct banks.
-PAD = 8
-GROUP = 8                    # the halves of one 16-byte load
-# Two blocks a multiprocessor (the registers of a thread capped to fit them): while one waits for its next
-# slice at the barrier, the other multiplies.
+GROUP = 8                    # the halves of one 16-byte copy
+# Two blocks a multiprocessor (the registers of a thread capped to fit them): while one waits at a barrier,
+# the other multiplies.
 BLOCKS_PER_MULTIPROCESSOR = 2
 
 
@@ -62,14 +63,10 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
     row, col, k = names.name(row_dim.index), names.name(col_dim.index), names.name(pattern.k_loop.var)
     row_type, col_type = cxx_type(row_dim.index.ty), cxx_type(col_dim.index.ty)
     accumulator = names.name(pattern.accumulator)
-    share = ROWS * DEPTH // GROUP // BLOCK_SIZE  # the groups of each operand a thread loads per slice
-    operands = [_Operand("rs2gpu_row_tile", "rs2gpu_row_next", "y", row, row_type,
-                         render_access(names, sites, loop, pattern.row_read), pattern.row_read.index,
-                         row_dim.index, pattern.k_loop.var),
-                _Operand("rs2gpu_col_tile", "rs2gpu_col_next", "x", col, col_type,
-                         render_access(names, sites, loop, pattern.col_read), pattern.col_read.index,
-                         col_dim.index, pattern.k_loop.var)]
-    a, b = operands
+    a = _Operand("rs2gpu_row_tile", "y", row, row_type, render_access(names, sites, loop, pattern.row_read),
+                 pattern.row_read.index, row_dim.index, pattern.k_loop.var)
+    b = _Operand("rs2gpu_col_tile", "x", col, col_type, render_access(names, sites, loop, pattern.col_read),
+                 pattern.col_read.index, col_dim.index, pattern.k_loop.var)
     before = BodyEmitter(names, indent=4, sites=sites, hoisted=hoisted)
     for stmt in pattern.before:
         before.statement(stmt)
@@ -78,10 +75,11 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
     row_tiles, col_tiles = TILES_PER_WARP
     k_start = render_access(names, sites, loop, pattern.k_loop.start)
     k_end = render_access(names, sites, loop, pattern.k_loop.end)
+    layout = f"{ROWS}u, {DEPTH}u"
     out = [f"    // A matrix product of half values with f32 sums: tiles of {ROWS} x {COLS} iterations per block of "
            f"{SIDE} x {SIDE} threads,",
            f"    // {WARP_ROWS} x {WARP_COLS} per warp on the tensor cores' 16 x 8 x 16 tiles where the GPU has them, "
-           f"k {DEPTH} at a time through shared memory.",
+           f"k {DEPTH} at a time through {STAGES} stages of shared memory.",
            f"    const u32 rs2gpu_thread = RS2GPU_THREAD_IDX.y * {SIDE}u + RS2GPU_THREAD_IDX.x;",
            f"    const u32 rs2gpu_warp_row = rs2gpu_thread / 32u / {WARPS_PER_ROW}u * {WARP_ROWS}u;  "
            "// the warp's first row and column in the tile",
@@ -89,9 +87,9 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
            "    const u32 rs2gpu_group = rs2gpu_thread % 32u / 4u, rs2gpu_pair = rs2gpu_thread % 4u * 2u;",
            f"    const u32 rs2gpu_row0 = RS2GPU_BLOCK_IDX.y * {ROWS}u;  // the tile's first row and column",
            f"    const u32 rs2gpu_col0 = RS2GPU_BLOCK_IDX.x * {COLS}u;",
-           f"    alignas(16) RS2GPU_SHARED {half} rs2gpu_row_tile{a.shape()};  // the tile's rows of "
+           f"    alignas(16) RS2GPU_SHARED {half} rs2gpu_row_tile[{STAGES}][{ROWS * DEPTH}];  // the tile's rows of "
            f"{source_of(pattern.row_read)}, {a.layout()}",
-           f"    alignas(16) RS2GPU_SHARED {half} rs2gpu_col_tile{b.shape()};  // its columns of "
+           f"    alignas(16) RS2GPU_SHARED {half} rs2gpu_col_tile[{STAGES}][{COLS * DEPTH}];  // its columns of "
            f"{source_of(pattern.col_read)}, {b.layout()}",
            f"    f32 rs2gpu_sums[{row_tiles}][{col_tiles}][4];",
            *_each_sum([*indented(iteration_indices(row, row_type, col, col_type, row_at if row_dim.index in uses else None,
@@ -99,23 +97,34 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
                        *before.lines,
                        f"                rs2gpu_sums[rs2gpu_mi][rs2gpu_ni][rs2gpu_e] = {accumulator};"]),
            f"    const usize rs2gpu_k_begin = {k_start}, rs2gpu_k_end = {k_end};",
-           f"    rs2gpu_lanes<{half}, {GROUP}> rs2gpu_row_next[{share}], rs2gpu_col_next[{share}];  "
-           "// this thread's share of the next slice",
-           *_load_slice(operands, half, share, "rs2gpu_k_begin", k),
-           "    u32 rs2gpu_buffer = 0;",
-           f"    for (usize rs2gpu_k0 = rs2gpu_k_begin; rs2gpu_k0 < rs2gpu_k_end; rs2gpu_k0 += {DEPTH}u, "
-           "rs2gpu_buffer ^= 1u) {",
-           *[line for o in operands for line in _store_slice(o, share)],
-           "        // one barrier a slice: a buffer is written again only after every thread has passed the next one",
-           "        RS2GPU_SYNC_THREADS();",
-           f"        if (rs2gpu_k_end - rs2gpu_k0 > {DEPTH}u) {{",
-           *indented(indented(_load_slice(operands, half, share, f"rs2gpu_k0 + {DEPTH}u", k))),
+           "    const usize rs2gpu_slices = rs2gpu_k_end > rs2gpu_k_begin ? "
+           f"(rs2gpu_k_end - rs2gpu_k_begin + {DEPTH - 1}u) / {DEPTH}u : 0;",
+           f"    for (u32 rs2gpu_ahead = 0; rs2gpu_ahead < {STAGES - 1}u; rs2gpu_ahead++) {{",
+           "        if (rs2gpu_ahead < rs2gpu_slices) {",
+           "            const u32 rs2gpu_stage = rs2gpu_ahead;",
+           f"            const usize rs2gpu_k0 = rs2gpu_k_begin + rs2gpu_ahead * {DEPTH}u;",
+           *_indented_by(3, _copy_slice(a, half, k) + _copy_slice(b, half, k)),
            "        }",
+           "        rs2gpu_async_commit();  // a group for each slice, empty or not: the wait below counts them",
+           "    }",
+           "    u32 rs2gpu_current = 0;  // the stage of slice rs2gpu_slice",
+           "    for (usize rs2gpu_slice = 0; rs2gpu_slice < rs2gpu_slices; rs2gpu_slice++) {",
+           f"        rs2gpu_async_wait<{STAGES - 2}>();  // this thread's copies of the slice have arrived",
+           "        // one barrier a slice: every thread's copies of it have arrived, and every warp has multiplied",
+           "        // out the slice before, whose stage the copies below overwrite",
+           "        RS2GPU_SYNC_THREADS();",
+           f"        if (rs2gpu_slice + {STAGES - 1}u < rs2gpu_slices) {{",
+           f"            const u32 rs2gpu_stage = rs2gpu_current == 0 ? {STAGES - 1}u : rs2gpu_current - 1u;",
+           f"            const usize rs2gpu_k0 = rs2gpu_k_begin + (rs2gpu_slice + {STAGES - 1}u) * {DEPTH}u;",
+           *_indented_by(3, _copy_slice(a, half, k) + _copy_slice(b, half, k)),
+           "        }",
+           "        rs2gpu_async_commit();",
            "#pragma unroll",
            f"        for (u32 rs2gpu_kk = 0; rs2gpu_kk < {DEPTH}u; rs2gpu_kk += {MMA_DEPTH}u)",
-           f"            rs2gpu_warp_tile<{_cxx_bool(a.k_contiguous)}, {_cxx_bool(b.k_contiguous)}>(rs2gpu_sums, "
-           f"{a.warp_part('rs2gpu_warp_row')}, {a.stride()}u,",
-           f"                {b.warp_part('rs2gpu_warp_col')}, {b.stride()}u);",
+           f"            rs2gpu_warp_tile<{_cxx_bool(a.k_contiguous)}, {_cxx_bool(b.k_contiguous)}, {layout}>(rs2gpu_sums, "
+           "rs2gpu_row_tile[rs2gpu_current], rs2gpu_warp_row,",
+           "                rs2gpu_col_tile[rs2gpu_current], rs2gpu_warp_col, rs2gpu_kk);",
+           f"        rs2gpu_current = rs2gpu_current == {STAGES - 1}u ? 0 : rs2gpu_current + 1u;",
            "    }"]
     rest = BodyEmitter(names, indent=5, sites=sites, hoisted=hoisted, scatters=loop.scatters)
     for stmt in pattern.rest:
@@ -136,96 +145,79 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
 
 
 class _Operand:
-    """One operand's staging: its shared tile and registers, the launch axis and loop variable of its rows
-    (`a`'s) or columns (`b`'s), its load, and the layout that follows from its index: k-contiguous where the
-    index adds `k` itself (consecutive k are consecutive elements), else, where it adds the row or column
-    variable itself, contiguous along that (`a[k * m + row]`); where it adds neither, k-contiguous in shared
-    memory, loaded element by element."""
+    """One operand's staging: its shared tile, the launch axis and loop variable of its rows (`a`'s) or
+    columns (`b`'s), its load, and the layout that follows from its index: k-contiguous where the index adds
+    `k` itself (consecutive k are consecutive elements), else, where it adds the row or column variable
+    itself, contiguous along that (`a[k * m + row]`); where it adds neither, k-contiguous in shared memory,
+    read element by element."""
 
-    def __init__(self, tile: str, registers: str, axis: str, var: str, var_type: str, load: str,
-                 index: ir.Expr, var_binding: ir.Binding, k: ir.Binding) -> None:
-        self.tile, self.registers, self.axis, self.var, self.var_type, self.load = tile, registers, axis, var, var_type, load
+    def __init__(self, tile: str, axis: str, var: str, var_type: str, load: str, index: ir.Expr,
+                 var_binding: ir.Binding, k: ir.Binding) -> None:
+        self.tile, self.axis, self.var, self.var_type, self.load = tile, axis, var, var_type, load
         self.reads_var = mentions(index, var_binding)
         self.k_contiguous = _unit_term(index, k) or not _unit_term(index, var_binding)
         self.vector = _unit_term(index, k) or _unit_term(index, var_binding)
         self.count, self.start = f"rs2gpu_count_{axis}", ("rs2gpu_row0" if axis == "y" else "rs2gpu_col0")
         self.position = "rs2gpu_ty" if axis == "y" else "rs2gpu_tx"
 
-    def shape(self) -> str:
-        return f"[2][{ROWS}][{DEPTH + PAD}]" if self.k_contiguous else f"[2][{DEPTH}][{ROWS + PAD}]"
-
     def layout(self) -> str:
-        return "k-contiguous" if self.k_contiguous else "a row of them per k"
-
-    def stride(self) -> int:
-        return DEPTH + PAD if self.k_contiguous else ROWS + PAD
-
-    def warp_part(self, first: str) -> str:
-        """The address of the warp's first row (or column) at k `rs2gpu_kk` of the current buffer."""
-        at = f"[{first}][rs2gpu_kk]" if self.k_contiguous else f"[rs2gpu_kk][{first}]"
-        return f"&{self.tile}[rs2gpu_buffer]{at}"
+        return "k-contiguous" if self.k_contiguous else "a line of them per k"
 
     def group_place(self) -> tuple[str, str]:
-        """The tile row (or column) and the k of the first element of the thread's group `rs2gpu_e`:
+        """The tile line (its row or column) and the k of the first element of the thread's group `rs2gpu_e`:
         consecutive threads take consecutive groups of the operand in memory."""
         if self.k_contiguous:
             return f"rs2gpu_e / {DEPTH // GROUP}u", f"rs2gpu_e % {DEPTH // GROUP}u * {GROUP}u"
         return f"rs2gpu_e % {ROWS // GROUP}u * {GROUP}u", f"rs2gpu_e / {ROWS // GROUP}u"
 
-    def shared_group(self) -> str:
-        line, depth = self.group_place()
-        return f"&{self.tile}[rs2gpu_buffer][{line}][{depth}]" if self.k_contiguous else \
-            f"&{self.tile}[rs2gpu_buffer][{depth}][{line}]"
 
+def _copy_slice(o: _Operand, half: str, k: str) -> list[str]:
+    """This thread's share of the slice of k from `rs2gpu_k0` of operand `o`, into stage `rs2gpu_stage`: the
+    groups of GROUP elements the loop reads, one 16-byte copy where the whole group is read and 16-byte
+    aligned, else element by element, with zeros for the elements it does not read."""
+    line, depth = o.group_place()
+    share = ROWS * DEPTH // GROUP // BLOCK_SIZE
 
-def _load_slice(operands: list[_Operand], half: str, share: int, k0: str, k: str) -> list[str]:
-    """This thread's share of the slice of k from `k0` into its registers: the groups of GROUP elements
-    the loop reads, one 16-byte load where the whole group is read and 16-byte aligned, else element by
-    element, with zeros for the elements it does not read."""
-    out = []
-    for o in operands:
-        line, depth = o.group_place()
-
-        def var(indent: str) -> list[str]:
-            return [f"{indent}const {o.var_type} {o.var} = rs2gpu_start_{o.axis} + {o.position};"] if o.reads_var else []
-        if o.k_contiguous:  # the group runs along k
-            head = [f"        const u32 {o.position} = {o.start} + {line};",
-                    f"        const usize rs2gpu_k_group = {k0} + {depth};", *var("        ")]
-            whole = f"{o.position} < (u32){o.count} && rs2gpu_k_group + {GROUP}u <= rs2gpu_k_end"
-            first = [f"            const usize {k} = rs2gpu_k_group;"]
-            each = [f"            const usize {k} = rs2gpu_k_group + rs2gpu_w;"]
-        else:  # along the rows (or columns)
-            head = [f"        const usize {k} = {k0} + {depth};",
-                    f"        const u32 rs2gpu_first = {o.start} + {line};"]
-            whole = f"{k} < rs2gpu_k_end && rs2gpu_first + {GROUP}u <= (u32){o.count}"
-            first = [f"            const u32 {o.position} = rs2gpu_first;", *var("            ")]
-            each = [f"            const u32 {o.position} = rs2gpu_first + rs2gpu_w;", *var("            ")]
-        vector = [f"        if ({whole}) {{",
-                  *first,
-                  f"            if (rs2gpu_on_lanes_grid(&{o.load}, 0)) {{",
-                  f"                {o.registers}[rs2gpu_l] = rs2gpu_load_lanes<{GROUP}>(&{o.load});",
-                  "                continue;",
-                  "            }",
-                  "        }"] if o.vector else []
-        out += ["#pragma unroll",
-                f"    for (u32 rs2gpu_l = 0; rs2gpu_l < {share}u; rs2gpu_l++) {{",
-                f"        const u32 rs2gpu_e = rs2gpu_thread + rs2gpu_l * {BLOCK_SIZE}u;",
-                *head, *vector,
-                f"        for (u32 rs2gpu_w = 0; rs2gpu_w < {GROUP}u; rs2gpu_w++) {{",
-                *each,
-                f"            {o.registers}[rs2gpu_l].lane[rs2gpu_w] = {o.position} < (u32){o.count} && "
-                f"{k} < rs2gpu_k_end ? {o.load} : {half}::from_bits(0);",
-                "        }",
-                "    }"]
-    return out
-
-
-def _store_slice(o: _Operand, share: int) -> list[str]:
+    def var(indent: str) -> list[str]:
+        return [f"{indent}const {o.var_type} {o.var} = rs2gpu_start_{o.axis} + {o.position};"] if o.reads_var else []
+    if o.k_contiguous:  # the group runs along k
+        head = [f"    const u32 {o.position} = {o.start} + rs2gpu_line;",
+                "    const usize rs2gpu_k_group = rs2gpu_k0 + rs2gpu_depth;", *var("    ")]
+        whole = f"{o.position} < (u32){o.count} && rs2gpu_k_group + {GROUP}u <= rs2gpu_k_end"
+        first = [f"        const usize {k} = rs2gpu_k_group;"]
+        each = [f"        const usize {k} = rs2gpu_k_group + rs2gpu_w;"]
+    else:  # along the rows (or columns)
+        head = [f"    const usize {k} = rs2gpu_k0 + rs2gpu_depth;",
+                f"    const u32 rs2gpu_first = {o.start} + rs2gpu_line;"]
+        whole = f"{k} < rs2gpu_k_end && rs2gpu_first + {GROUP}u <= (u32){o.count}"
+        first = [f"        const u32 {o.position} = rs2gpu_first;", *var("        ")]
+        each = [f"        const u32 {o.position} = rs2gpu_first + rs2gpu_w;", *var("        ")]
+    copy = [f"    if ({whole}) {{",
+            *first,
+            f"        if (rs2gpu_on_lanes_grid(&{o.load}, 0)) {{",
+            f"            rs2gpu_copy16_async(rs2gpu_group_at, &{o.load});",
+            "            continue;",
+            "        }",
+            "    }"] if o.vector else []
+    offset = f"rs2gpu_tile_offset<{_cxx_bool(o.k_contiguous)}, {ROWS}u, {DEPTH}u>(rs2gpu_line, rs2gpu_depth)"
     return ["#pragma unroll",
-            f"        for (u32 rs2gpu_l = 0; rs2gpu_l < {share}u; rs2gpu_l++) {{",
-            f"            const u32 rs2gpu_e = rs2gpu_thread + rs2gpu_l * {BLOCK_SIZE}u;",
-            f"            rs2gpu_store_lanes<{GROUP}>({o.shared_group()}, {o.registers}[rs2gpu_l]);",
-            "        }"]
+            f"for (u32 rs2gpu_l = 0; rs2gpu_l < {share}u; rs2gpu_l++) {{",
+            f"    const u32 rs2gpu_e = rs2gpu_thread + rs2gpu_l * {BLOCK_SIZE}u;",
+            f"    const u32 rs2gpu_line = {line}, rs2gpu_depth = {depth};",
+            f"    {half}* const rs2gpu_group_at = &{o.tile}[rs2gpu_stage][{offset}];",
+            *head, *copy,
+            f"    for (u32 rs2gpu_w = 0; rs2gpu_w < {GROUP}u; rs2gpu_w++) {{",
+            *each,
+            f"        rs2gpu_group_at[rs2gpu_w] = {o.position} < (u32){o.count} && {k} < rs2gpu_k_end ? {o.load} : "
+            f"{half}::from_bits(0);",
+            "    }",
+            "}"]
+
+
+def _indented_by(levels: int, lines: list[str]) -> list[str]:
+    for _ in range(levels):
+        lines = indented(lines)
+    return lines
 
 
 def _cxx_bool(value: bool) -> str:

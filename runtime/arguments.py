@@ -99,7 +99,7 @@ def array_argument(param: Param, value, allow_device: bool) -> ArrayArg:
         host = value.host_values()
         return ArrayArg(name, host.ctypes.data, host.nbytes, host.size, None, host, False, value)
     as_bfloat16 = False
-    if _is_torch(value):
+    if is_torch(value):
         value = value.detach()
         if str(value.dtype) == "torch.bfloat16":
             # numpy and the CUDA array interface have no bfloat16: the tensor's bits as int16, whose bytes
@@ -185,7 +185,7 @@ def _c_contiguous(shape, strides, itemsize) -> bool:
     return True
 
 
-def _is_torch(value) -> bool:
+def is_torch(value) -> bool:
     return type(value).__module__.startswith("torch") and hasattr(value, "detach")
 
 

@@ -11,12 +11,12 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from rs2gpu.ir.abi import (BLOCK_SIZE, RESIDENT_THREADS_PER_MULTIPROCESSOR, CoveringGrid, EntryKind, EntryPoint,
-                           KernelABI, Transfer as ParamTransfer)
-from rs2gpu.runtime.callplan import (BoundArgs, CallPlan, Conditions, LaunchPlan, c_contiguous_of,
-                                     compile_repeat_binding, cupy_ndarray)
+                           KernelABI, ParamKind, Transfer as ParamTransfer)
+from rs2gpu.runtime.callplan import (BoundArgs, CallPlan, Conditions, DeviceArrays, LaunchPlan, compile_repeat_binding,
+                                     cupy_arrays, cupy_ndarray, torch_arrays, torch_tensor, verified_lists)
 from rs2gpu.runtime.covering import covering_geometry
 from rs2gpu.runtime.errors import KernelPanic, LaunchError
 from rs2gpu.runtime.hostchecks import check_launch, launch_order, repeat_error
@@ -169,9 +169,18 @@ class DeviceBackend(ABC):
         """Enqueue the zeroing of device memory on the stream."""
 
     def device_array_type(self) -> type | None:
-        """The type of the device arrays a call may repeat with (see `DeviceKernel._repeat`): cupy's, once
-        the caller has imported cupy."""
+        """The type of the device arrays a call without slices repeats with (see `DeviceKernel._repeat`):
+        cupy's, once the caller has imported cupy."""
         return cupy_ndarray()
+
+    def device_arrays(self, array_type: type) -> DeviceArrays | None:
+        """How a repeat call reads device arrays of `array_type` (see `DeviceKernel._repeat`): cupy's arrays
+        and torch's tensors, of the libraries the caller has imported; None for any other type."""
+        if array_type is not None and array_type is cupy_ndarray():
+            return cupy_arrays(array_type)
+        if array_type is not None and array_type is torch_tensor():
+            return torch_arrays(array_type)
+        return None
 
 
 class MarkArray:
@@ -309,7 +318,11 @@ class DeviceKernel:
                                for lp in self.plan.launches) and self.plan.schedule is None
         self._repeat_scratch = [{**pointers, **lp.unchecked_lists}
                                 for pointers, lp in zip(self._readback.pointers, self.plan.launches)]
-        self._repeat_binding = None
+        self._repeat_bindings: dict[type, Callable | None] = {}  # by the type of the arrays a call passes
+        # the position of the first slice parameter (not a verified list): its array's library chooses the binding
+        lists = set(verified_lists(entry))
+        self._first_slice = next((p.index for p in self.plan.params
+                                  if p.kind == ParamKind.SLICE and p.dtype is not None and p.name not in lists), None)
         self.repeats = 0  # the calls that took the repeat path
 
     def __call__(self, *args, **kwargs):
@@ -349,18 +362,16 @@ class DeviceKernel:
         that cannot record a panic, this one packs and launches the same entry points on the same grids, waits
         for the reductions' results where there are any, and returns what the general path would. Anything
         else takes the general path, which decides for the next call."""
-        bind = self._repeat_binding
-        if bind is None:
-            device_type = self.backend.device_array_type()
-            if device_type is None:
-                return None
+        kind = type(args[self._first_slice]) if self._first_slice is not None and len(args) > self._first_slice \
+            else self.backend.device_array_type()
+        bind = self._repeat_bindings.get(kind, self)
+        if bind is self:  # the first call with this library's arrays: compile its binding
+            arrays = self.backend.device_arrays(kind)
             backend, ordinal = self.backend, self._ordinal
-            bind = compile_repeat_binding(self.plan, device_type, c_contiguous_of(device_type), ordinal,
-                                          lambda verified: verified.device_pointer(backend, ordinal))
-            if bind is None:
-                self._repeatable = False
-                return None
-            self._repeat_binding = bind
+            bind = self._repeat_bindings[kind] = None if arrays is None else compile_repeat_binding(
+                self.plan, arrays, ordinal, lambda verified: verified.device_pointer(backend, ordinal))
+        if bind is None:
+            return None
         bound = bind(args)
         decided = self._decided.get(bound[3]) if bound is not None else None
         if decided is None:

@@ -19,8 +19,8 @@ from typing import Callable
 from rs2gpu.ir.abi import (ArgRole, EntryKind, EntryPoint, IndexListWrite, KernelABI, Launch, Layout, ListRead, Param,
                            ParamKind, Reduction, Transfer, VectorLanes, HostLoop, host_exprs)
 from rs2gpu.ir.types import PRIMITIVES
-from rs2gpu.runtime.arguments import (ArrayArg, array_argument, check_aliasing, check_array_length, numpy_dtype,
-                                      scalar_value, struct_value)
+from rs2gpu.runtime.arguments import (ArrayArg, array_argument, check_aliasing, check_array_length, is_torch,
+                                      numpy_dtype, scalar_value, struct_value)
 from rs2gpu.runtime.bounds import (compile_ranges, first_out_of_bounds, may_leave, poly_value, ranges_hold,
                                    simple_source)
 from rs2gpu.runtime.errors import KernelPanic, RaceError
@@ -34,6 +34,47 @@ def cupy_ndarray() -> type | None:
     """cupy's array type if cupy is imported (a caller passing cupy arrays has imported it)."""
     module = sys.modules.get("cupy")
     return getattr(module, "ndarray", None) if module is not None else None
+
+
+def torch_tensor() -> type | None:
+    """torch's tensor type if torch is imported (a caller passing torch tensors has imported it)."""
+    module = sys.modules.get("torch")
+    return getattr(module, "Tensor", None) if module is not None else None
+
+
+def torch_dtype(dtype) -> object | None:
+    """torch's dtype of a numpy dtype (ml_dtypes' bfloat16 is torch.bfloat16), None where torch has none."""
+    return getattr(sys.modules["torch"], dtype.name, None) if dtype.fields is None else None
+
+
+@dataclass(frozen=True)
+class DeviceArrays:
+    """How a call's fast paths read one library's device arrays, as Python source over an array `{a}`:
+    `unusable` holds where the array is not one the call takes as it is (not of the library's `dtype_of`
+    the slice's numpy dtype `{D}`, not C-contiguous, not on device `{ordinal}`), `pointer` and `length` are
+    its address and element count. `names` are the globals those need."""
+
+    type: type
+    dtype_of: Callable
+    unusable: str
+    pointer: str
+    length: str
+    names: dict
+
+
+def cupy_arrays(array_type: type) -> DeviceArrays:
+    """The fast paths' reading of cupy's arrays (or of arrays that answer as they do): cupy keeps its
+    contiguity in a C field (`c_contiguous_of`) and its device in the array's memory."""
+    return DeviceArrays(array_type, lambda dtype: dtype, "type({a}) is not T or {a}.dtype != {D} or not C({a}) "
+                        "or {a}.data.device_id != {ordinal}", "{a}.data.ptr", "{a}.size",
+                        {"C": c_contiguous_of(array_type)})
+
+
+def torch_arrays(array_type: type) -> DeviceArrays:
+    """The fast paths' reading of torch's tensors: one call answers each question."""
+    return DeviceArrays(array_type, torch_dtype, "type({a}) is not T or {a}.dtype is not {D} "
+                        "or not {a}.is_contiguous() or {a}.get_device() != {ordinal}", "{a}.data_ptr()",
+                        "{a}.numel()", {})
 
 
 def c_contiguous_of(array_type: type | None) -> Callable:
@@ -120,6 +161,8 @@ class CallPlan:
         self.by_name = {p.name: p for p in self.params}
         self._np_ndarray = np.ndarray
         self._cupy_contiguous: Callable | None = None  # set at the first cupy array (see `c_contiguous_of`)
+        self._torch_tensor: type | None = None  # torch's tensor type, set at the first tensor a call passes
+        self._torch_dtypes: dict[int, object] = {}  # torch's dtype of each slice's elements, by parameter
         self.preamble = [(local.name, compile_expr(local.expr), local.source) for local in entry.preamble]
         self.launches = [LaunchPlan(self, launch) for launch in entry.launches]
         self.schedule = [schedule_step(step, self) for step in entry.schedule] if entry.schedule is not None \
@@ -199,9 +242,23 @@ class CallPlan:
                 and not spec.dtype.fields:
             return ArrayArg(spec.name, value.ctypes.data, value.nbytes, value.size, None, value.reshape(-1),
                             value.flags.writeable)
+        if self._torch_tensor is None and allow_device and is_torch(value):
+            self._torch_tensor = torch_tensor()  # the first tensor a call passes: torch is imported
+        if kind is self._torch_tensor and spec.kind == ParamKind.SLICE and value.dtype is self._torch_dtype(spec) \
+                and value.is_contiguous():
+            device = value.get_device()
+            if device >= 0:  # a CUDA tensor (CPU tensors take the general path, through numpy)
+                count = value.numel()
+                return ArrayArg(spec.name, value.data_ptr(), count * spec.dtype.itemsize, count, device, None, True)
         arg = array_argument(spec.param, value, allow_device)
         check_array_length(spec.param, arg)
         return arg
+
+    def _torch_dtype(self, spec: ParamSpec) -> object | None:
+        found = self._torch_dtypes.get(spec.index, self)
+        if found is self:
+            found = self._torch_dtypes[spec.index] = torch_dtype(spec.dtype)
+        return found
 
 
 class PackedArguments:
@@ -601,11 +658,12 @@ def _decision_key(entry: KernelABI) -> Callable[[BoundArgs], tuple] | None:
     return eval(f"lambda bound: ({''.join(parts)})", {})  # noqa: S307 - from the ABI's names only
 
 
-def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callable, ordinal: int,
+def compile_repeat_binding(plan: CallPlan, arrays: DeviceArrays, ordinal: int,
                            list_pointer: Callable[[IndexList], int]) -> Callable[[tuple], tuple | None] | None:
     """For a kernel whose calls can repeat (see `DeviceKernel._repeat`): `bind(args)`, the positional
     arguments of a call checked as the general path would find them, or None where it would not (or would
-    raise): every slice an array of `device_type` on device `ordinal`, of its dtype and C-contiguous, but
+    raise): every slice a device array of the library `arrays` reads on device `ordinal`, of its dtype and
+    C-contiguous, but
     each of the `verified_lists` an `IndexList` of its dtype (at `list_pointer(list)`, its copy on the
     device), every scalar a `bool`, a `float` for an f64 or an `int` in its type's range, and no slice a
     call writes overlapping another argument. It returns (pointers, lengths, scalars, decision key) by name, the key as
@@ -622,7 +680,7 @@ def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callab
         return None
     preamble = {local.name: local.expr for local in entry.preamble}
     lists = verified_lists(entry)
-    names = {"T": device_type, "C": contiguous, "L": IndexList, "P": list_pointer}
+    names = {"T": arrays.type, "L": IndexList, "P": list_pointer, **arrays.names}
     lines = ["def bind(args):", f"    if len(args) != {len(plan.params)}:", "        return None",
              f"    {', '.join(f'a{p.index}' for p in plan.params)}{',' if len(plan.params) == 1 else ''} = args"]
     ptrs, lengths, scalars = [], [], []
@@ -634,11 +692,12 @@ def compile_repeat_binding(plan: CallPlan, device_type: type, contiguous: Callab
             ptrs.append(f"{p.name!r}: P({a})")
             lengths.append(f"{p.name!r}: len({a})")
         elif p.kind == ParamKind.SLICE and p.dtype is not None:
-            names[f"D{p.index}"] = p.dtype
-            lines += [f"    if type({a}) is not T or {a}.dtype != D{p.index} or not C({a}):", "        return None",
-                      f"    m{p.index} = {a}.data", f"    if m{p.index}.device_id != {ordinal}:", "        return None"]
-            ptrs.append(f"{p.name!r}: m{p.index}.ptr")
-            lengths.append(f"{p.name!r}: {a}.size")
+            names[f"D{p.index}"] = arrays.dtype_of(p.dtype)
+            if names[f"D{p.index}"] is None:
+                return None
+            lines += [f"    if {arrays.unusable.format(a=a, D=f'D{p.index}', ordinal=ordinal)}:", "        return None"]
+            ptrs.append(f"{p.name!r}: {arrays.pointer.format(a=a)}")
+            lengths.append(f"{p.name!r}: {arrays.length.format(a=a)}")
         elif p.kind == ParamKind.SCALAR and p.param.layout.type in ("bool", "f64"):
             python_type = "bool" if p.param.layout.type == "bool" else "float"
             lines += [f"    if type({a}) is not {python_type}:", "        return None"]

@@ -213,6 +213,25 @@ def test_torch_tensors_on_both_devices(cuda_kernels):
     assert torch.equal(a_dev.cpu(), b + 2.0 * c)
 
 
+def test_repeated_calls_with_torch_cuda_tensors_skip_the_general_path_and_keep_its_checks(cuda_kernels):
+    import torch
+
+    n = 100_001
+    before = cuda_kernels.triad.repeats
+    for alpha in (0.5, -2.0, 3.0):
+        b, c = torch.rand(n, dtype=torch.float64, device="cuda"), torch.rand(n, dtype=torch.float64, device="cuda")
+        a = torch.empty(n, dtype=torch.float64, device="cuda")
+        cuda_kernels.triad(a, b, c, alpha)
+        assert torch.equal(a, b + alpha * c)
+    assert cuda_kernels.triad.repeats - before >= 2  # the first call of this length decides
+    with pytest.raises(rs2gpu.AliasError):
+        cuda_kernels.triad(b, b, c, 1.0)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        cuda_kernels.triad(a[::2], b[::2], c[::2], 1.0)
+    with pytest.raises(TypeError):
+        cuda_kernels.triad(a.float(), b.float(), c.float(), 1.0)
+
+
 def test_aliasing_device_views_are_refused_before_any_work(cuda_kernels):
     import cupy as cp
 
