@@ -91,13 +91,13 @@ class Rs2gpuLayer:
         token's key and value enter the cache. `mark(name)`, if given, is called after each kernel."""
         k = self.k if mark is None else _Marked(self.k, mark)
         w, s, shape = self.w, self.scratch, self.shape
-        d, head_dim, position = shape.hidden, shape.head_dim, shape.context - 1
+        d, position = shape.hidden, shape.context - 1
         k.rms_norm(s["h"], x, w["attention_norm"], d, EPS)
         k.matvec(s["q"], s["h"], w["wq"])
         k.matvec(s["k"], s["h"], w["wk"])
         k.matvec(s["v"], s["h"], w["wv"])
-        k.rotary(s["q_turned"], s["q"], w["cos"], w["sin"], position, d, head_dim)
-        k.rotary(s["k_turned"], s["k"], w["cos"], w["sin"], position, d, head_dim)
+        k.rotary(s["q_turned"], s["q"], w["cos"], w["sin"], position, d)
+        k.rotary(s["k_turned"], s["k"], w["cos"], w["sin"], position, d)
         k.append(w["keys"], s["k_turned"], position, d)
         k.append(w["values"], s["v"], position, d)
         length = position + 1

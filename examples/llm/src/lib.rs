@@ -21,6 +21,8 @@ use rs2gpu::{bf16, kernel};
 
 /// The values of one attention head (Llama's).
 pub const HEAD_DIM: usize = 128;
+/// Half of a head: the values a rotary embedding turns together are this far apart.
+const HALF: usize = HEAD_DIM / 2;
 /// The positions of one part of a decode step's attention output (`decode_mix_parts`).
 pub const CHUNK: usize = 128;
 
@@ -70,25 +72,30 @@ pub fn matvec(y: &mut [bf16], x: &[bf16], w: &[bf16]) {
     }
 }
 
-/// Rotary position embedding of `x` (`tokens` rows of `heads · head_dim` values, the first token at
-/// position `first`) into `out`: in each head, value `i` of the first half and value `i` of the second turn
-/// by the angle `position · base^(-2i / head_dim)` (the rotate-half convention of Llama's PyTorch code).
-/// `cos` and `sin` hold `positions` rows of `head_dim / 2` values.
+/// Rotary position embedding of `x` (`tokens` rows of `hidden` values, heads of `HEAD_DIM`, the first token
+/// at position `first`) into `out`: in each head, value `i` of the first half and value `i` of the second
+/// turn together by the angle `position · base^(-2i / HEAD_DIM)` (the rotate-half convention of Llama's
+/// PyTorch code). `cos` and `sin` hold `positions` rows of `HEAD_DIM / 2` values.
 #[kernel]
-pub fn rotary(out: &mut [bf16], x: &[bf16], cos: &[f32], sin: &[f32], first: usize, hidden: usize, head_dim: usize) {
-    let half = head_dim / 2;
+pub fn rotary(out: &mut [bf16], x: &[bf16], cos: &[f32], sin: &[f32], first: usize, hidden: usize) {
     let tokens = x.len() / hidden;
+    let heads = hidden / HEAD_DIM;
     for t in 0..tokens {
-        for c in 0..hidden {
-            let i = c % head_dim;
-            let angle = (first + t) * half + i % half;
-            let value = x[t * hidden + c].to_f32();
-            let turned = if i < half {
-                value * cos[angle] - x[t * hidden + c + half].to_f32() * sin[angle]
-            } else {
-                value * cos[angle] + x[t * hidden + c - half].to_f32() * sin[angle]
-            };
-            out[t * hidden + c] = bf16::from_f32(turned);
+        for h in 0..heads {
+            for i in 0..HALF {
+                let at = t * hidden + h * HEAD_DIM + i;
+                let angle = (first + t) * HALF + i;
+                out[at] = bf16::from_f32(x[at].to_f32() * cos[angle] - x[at + HALF].to_f32() * sin[angle]);
+            }
+        }
+    }
+    for t in 0..tokens {
+        for h in 0..heads {
+            for i in 0..HALF {
+                let at = t * hidden + h * HEAD_DIM + i;
+                let angle = (first + t) * HALF + i;
+                out[at + HALF] = bf16::from_f32(x[at + HALF].to_f32() * cos[angle] + x[at].to_f32() * sin[angle]);
+            }
         }
     }
 }
@@ -106,15 +113,16 @@ pub fn append(cache: &mut [bf16], rows: &[bf16], first: usize, hidden: usize) {
 #[kernel]
 pub fn decode_scores(scores: &mut [f32], q: &[bf16], keys: &[bf16], length: usize) {
     let hidden = q.len();
+    let heads = hidden / HEAD_DIM;
     let scale = 1.0 / (HEAD_DIM as f32).sqrt();
-    for r in 0..scores.len() {
-        let h = r / length;
-        let s = r % length;
-        let mut acc = 0.0f32;
-        for d in 0..HEAD_DIM {
-            acc += q[h * HEAD_DIM + d].to_f32() * keys[s * hidden + h * HEAD_DIM + d].to_f32();
+    for h in 0..heads {
+        for s in 0..length {
+            let mut acc = 0.0f32;
+            for d in 0..HEAD_DIM {
+                acc += q[h * HEAD_DIM + d].to_f32() * keys[s * hidden + h * HEAD_DIM + d].to_f32();
+            }
+            scores[h * length + s] = acc * scale;
         }
-        scores[r] = acc * scale;
     }
 }
 
@@ -144,15 +152,17 @@ pub fn softmax_rows(probs: &mut [f32], scores: &[f32], length: usize) {
 #[kernel]
 pub fn decode_mix_parts(parts: &mut [f32], weights: &[f32], values: &[bf16], length: usize, hidden: usize) {
     let chunks = parts.len() / hidden;
+    let heads = hidden / HEAD_DIM;
     for j in 0..chunks {
-        for c in 0..hidden {
-            let h = c / HEAD_DIM;
-            let end = ((j + 1) * CHUNK).min(length);
-            let mut acc = 0.0f32;
-            for s in j * CHUNK..end {
-                acc += weights[h * length + s] * values[s * hidden + c].to_f32();
+        for h in 0..heads {
+            for d in 0..HEAD_DIM {
+                let end = ((j + 1) * CHUNK).min(length);
+                let mut acc = 0.0f32;
+                for s in j * CHUNK..end {
+                    acc += weights[h * length + s] * values[s * hidden + h * HEAD_DIM + d].to_f32();
+                }
+                parts[j * hidden + h * HEAD_DIM + d] = acc;
             }
-            parts[j * hidden + c] = acc;
         }
     }
 }
@@ -190,7 +200,7 @@ pub fn swiglu(out: &mut [bf16], gate: &[bf16], up: &[bf16]) {
 
 #[cfg(test)]
 mod tests {
-    use super::{rms_norm, rotary, softmax_rows};
+    use super::{rms_norm, rotary, softmax_rows, HALF, HEAD_DIM};
     use rs2gpu::bf16;
 
     fn halves(values: &[f32]) -> Vec<bf16> {
@@ -208,11 +218,25 @@ mod tests {
 
     #[test]
     fn rotary_at_position_zero_leaves_the_values_as_they_are() {
-        let x = halves(&[1.0, -2.0, 3.0, 0.5, 7.0, 8.0, -9.0, 1.5]);
-        let (cos, sin) = ([1.0f32; 2], [0.0f32; 2]);
-        let mut out = halves(&[0.0; 8]);
-        rotary(&mut out, &x, &cos, &sin, 0, 8, 4);
+        let values: Vec<f32> = (0..HEAD_DIM).map(|i| i as f32 - 60.5).collect();
+        let x = halves(&values);
+        let (cos, sin) = ([1.0f32; HALF], [0.0f32; HALF]);
+        let mut out = halves(&[0.0; HEAD_DIM]);
+        rotary(&mut out, &x, &cos, &sin, 0, HEAD_DIM);
         assert_eq!(out, x);
+    }
+
+    #[test]
+    fn rotary_by_a_quarter_turn_moves_the_second_half_to_the_first_negated() {
+        let values: Vec<f32> = (0..HEAD_DIM).map(|i| i as f32).collect();
+        let x = halves(&values);
+        let (cos, sin) = ([0.0f32; HALF], [1.0f32; HALF]);
+        let mut out = halves(&[0.0; HEAD_DIM]);
+        rotary(&mut out, &x, &cos, &sin, 0, HEAD_DIM);
+        for i in 0..HALF {
+            assert_eq!(out[i], -x[i + HALF]);
+            assert_eq!(out[i + HALF], x[i]);
+        }
     }
 
     #[test]
