@@ -17,6 +17,7 @@ from rs2gpu.emit.cxx_types import cxx_type, float_literal, int_literal, tuple_st
 from rs2gpu.emit.dialect import RESTRICT
 from rs2gpu.emit.names import LocalNames, cxx_name
 from rs2gpu.emit.privatize import private_lines, private_name, private_scatter
+from rs2gpu.emit.tensor import has_tensor_form
 from rs2gpu.emit.l2_adds import l2_adds_plan
 from rs2gpu.emit.vector import (VectorPlan, head_end, nest_vector_lines, tail_start, vector_lines,
                                vector_plan)
@@ -370,7 +371,8 @@ def _launch_context(plan: KernelPlan, index: int, loop: ParallelLoop, sites: Pan
         covering["checks"] = variants[0]["checks"]  # the same body with the same accesses checked
         covering["lengths_read"] = names.lengths_read
     tiles = None
-    if covering is not None and covering["staging"] in (PRODUCT_STAGING, ""):
+    if covering is not None and (covering["staging"] == PRODUCT_STAGING
+                                 or (not covering["staging"] and has_tensor_form(loop, uniform_values(plan)))):
         names = parameter_names(plan.function, reserved)
         _preamble(plan, loop, names, sites)  # the same names as the variants', given out in the same order
         tiles = tiles_context(loop, launch_axes(loop), names, sites, f"{name}_{EntryKind.TILES.value}",

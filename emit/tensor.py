@@ -41,7 +41,7 @@ from rs2gpu.ir.walk import walk
 ROWS = COLS = 128            # a block's tile of iterations
 DEPTH = 32                   # the k values of one stage of shared memory
 STAGES = 3                   # slices of k in flight: one multiplied while the next two arrive
-WARP_ROWS, WARP_COLS = 64, 32
+WARP_ROWS, WARP_COLS = 32, 64
 MMA_ROWS, MMA_COLS, MMA_DEPTH = 16, 8, 16
 TILES_PER_WARP = (WARP_ROWS // MMA_ROWS, WARP_COLS // MMA_COLS)
 WARPS_PER_ROW = COLS // WARP_COLS
@@ -49,6 +49,11 @@ GROUP = 8                    # the halves of one 16-byte copy
 # Two blocks a multiprocessor (the registers of a thread capped to fit them): while one waits at a barrier,
 # the other multiplies.
 BLOCKS_PER_MULTIPROCESSOR = 2
+
+
+def has_tensor_form(loop: ParallelLoop, uniform: frozenset[ir.Binding]) -> bool:
+    """Whether the loop is a product of half values into an f32 sum (`tensor_product` renders it)."""
+    return match_product(loop, uniform, halves=True) is not None
 
 
 def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozenset[ir.Binding],
