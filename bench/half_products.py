@@ -5,8 +5,9 @@ on torch tensors on the GPU.
     compute-sanitizer --tool racecheck python3 -P bench/half_products.py --sanitize
 
 For each kernel and size it checks the result against the exact product of the same inputs (f64: every
-element within the reduction bound plus one step of the half type, `within_bound`), then times both with CUDA events (median of `reps` calls after a warm-up, inputs in device
-memory, nothing moved between host and device). It writes half-products.json and half-products.md.
+element within the reduction bound plus one step of the half type, `within_bound`), then times both with
+CUDA events (median of `reps` calls after a warm-up, inputs in device memory, nothing moved between host
+and device). It writes half-products.json and half-products.md.
 With --sanitize it runs each kernel once, untimed, on a product just large enough for the tensor-core
 entry point (SANITIZE_SHAPE), for compute-sanitizer to watch.
 """
@@ -118,8 +119,9 @@ def table(rows: list[dict], device: str) -> str:
              "| kernel | m×k×n | rs2gpu TFLOP/s | torch TFLOP/s | % of torch | within bound (error / allowance) |",
              "|---|---|---:|---:|---:|---|"]
     for r in rows:
+        within = f"{'yes' if r['within_bound'] else 'NO'} ({r['error_of_bound']:.3f})"
         lines.append(f"| {r['kernel']} | {r['size']} | {r['rs2gpu_tflops']:.1f} | {r['torch_tflops']:.1f} | "
-                     f"{100 * r['of_torch']:.1f} | {'yes' if r['within_bound'] else 'NO'} ({r['error_of_bound']:.3f}) |")
+                     f"{100 * r['of_torch']:.1f} | {within} |")
     return "\n".join(lines) + "\n"
 
 

@@ -58,13 +58,13 @@ def has_tensor_form(loop: ParallelLoop, uniform: frozenset[ir.Binding]) -> bool:
 
 def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozenset[ir.Binding],
                    hoisted: frozenset) -> StagedBody | None:
-    """The tiles entry point's lines for a 2-D nest whose body is a product of half values into an f32 sum
-    (None for any other body)."""
+    """The tiles entry point's lines for a 2-D nest whose body is a product of half values into an f32 sum,
+    or a 3-D one with a product per value of its outer variable (None for any other body)."""
     pattern = match_product(loop, uniform, halves=True)
     if pattern is None:
         return None
     half = cxx_type(pattern.row_read.ty)
-    row_dim, col_dim = loop.dims
+    row_dim, col_dim = loop.dims[-2:]
     row, col, k = names.name(row_dim.index), names.name(col_dim.index), names.name(pattern.k_loop.var)
     row_type, col_type = cxx_type(row_dim.index.ty), cxx_type(col_dim.index.ty)
     accumulator = names.name(pattern.accumulator)
@@ -92,12 +92,14 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
            "    const u32 rs2gpu_group = rs2gpu_thread % 32u / 4u, rs2gpu_pair = rs2gpu_thread % 4u * 2u;",
            f"    const u32 rs2gpu_row0 = RS2GPU_BLOCK_IDX.y * {ROWS}u;  // the tile's first row and column",
            f"    const u32 rs2gpu_col0 = RS2GPU_BLOCK_IDX.x * {COLS}u;",
+           *_batch_lines(loop, names),
            f"    alignas(16) RS2GPU_SHARED {half} rs2gpu_row_tile[{STAGES}][{ROWS * DEPTH}];  // the tile's rows of "
            f"{source_of(pattern.row_read)}, {a.layout()}",
            f"    alignas(16) RS2GPU_SHARED {half} rs2gpu_col_tile[{STAGES}][{COLS * DEPTH}];  // its columns of "
            f"{source_of(pattern.col_read)}, {b.layout()}",
            f"    f32 rs2gpu_sums[{row_tiles}][{col_tiles}][4];",
-           *_each_sum([*indented(iteration_indices(row, row_type, col, col_type, row_at if row_dim.index in uses else None,
+           *_each_sum([*indented(iteration_indices(row, row_type, col, col_type,
+                                                    row_at if row_dim.index in uses else None,
                                                     col_at if col_dim.index in uses else None)),
                        *before.lines,
                        f"                rs2gpu_sums[rs2gpu_mi][rs2gpu_ni][rs2gpu_e] = {accumulator};"]),
@@ -126,8 +128,8 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
            "        rs2gpu_async_commit();",
            "#pragma unroll",
            f"        for (u32 rs2gpu_kk = 0; rs2gpu_kk < {DEPTH}u; rs2gpu_kk += {MMA_DEPTH}u)",
-           f"            rs2gpu_warp_tile<{_cxx_bool(a.k_contiguous)}, {_cxx_bool(b.k_contiguous)}, {layout}>(rs2gpu_sums, "
-           "rs2gpu_row_tile[rs2gpu_current], rs2gpu_warp_row,",
+           f"            rs2gpu_warp_tile<{_cxx_bool(a.k_contiguous)}, {_cxx_bool(b.k_contiguous)}, {layout}>("
+           "rs2gpu_sums, rs2gpu_row_tile[rs2gpu_current], rs2gpu_warp_row,",
            "                rs2gpu_col_tile[rs2gpu_current], rs2gpu_warp_col, rs2gpu_kk);",
            f"        rs2gpu_current = rs2gpu_current == {STAGES - 1}u ? 0 : rs2gpu_current + 1u;",
            "    }"]
@@ -217,6 +219,15 @@ def _copy_slice(o: _Operand, half: str, k: str) -> list[str]:
             f"{half}::from_bits(0);",
             "    }",
             "}"]
+
+
+def _batch_lines(loop: ParallelLoop, names: LocalNames) -> list[str]:
+    """A 3-D nest's outer variable, the block's along z (its grid covers that axis one value a block)."""
+    if len(loop.dims) != 3:
+        return []
+    batch = loop.dims[0].index
+    return ["    const u32 rs2gpu_tz = RS2GPU_BLOCK_IDX.z;  // one product per value of the outer variable",
+            f"    const {cxx_type(batch.ty)} {names.name(batch)} = rs2gpu_start_z + rs2gpu_tz;"]
 
 
 def _indented_by(levels: int, lines: list[str]) -> list[str]:

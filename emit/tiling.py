@@ -115,6 +115,7 @@ class _Pattern:
     fused: bool              # `acc = x.mul_add(y, acc)`, one rounding per term
     row_first: bool          # the row operand is the product's first
     rest: tuple              # the statements after the k loop
+    batch: ir.Binding | None = None  # a 3-D nest's outer variable: one product per value
 
 
 def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
@@ -314,10 +315,13 @@ def source_of(read: ir.Index) -> str:
 
 def match_product(loop: ParallelLoop, uniform: frozenset[ir.Binding], halves: bool = False) -> _Pattern | None:
     """The product in `loop`'s body, or None; with `halves`, only one of half values widened to an f32 sum
-    (`acc += a[..].to_f32() * b[..].to_f32()`), whose reads are the half elements."""
-    if len(loop.dims) != 2 or loop.reductions or any(d.index.ty != USIZE for d in loop.dims):
+    (`acc += a[..].to_f32() * b[..].to_f32()`), whose reads are the half elements, in a 2-D nest or in a
+    3-D one whose outer variable (the batch) both operands may read: a product per value of it."""
+    if len(loop.dims) not in ((2, 3) if halves else (2,)) or loop.reductions \
+            or any(d.index.ty != USIZE for d in loop.dims):
         return None
-    row_var, col_var = loop.dims[0].index, loop.dims[1].index
+    batch = loop.dims[0].index if len(loop.dims) == 3 else None
+    row_var, col_var = loop.dims[-2].index, loop.dims[-1].index
     stmts = loop.body.stmts + ((ir.ExprStmt(loop.body.tail, loop.body.tail.span),) if loop.body.tail else ())
     at = next((n for n, s in enumerate(stmts) if isinstance(s, ir.ExprStmt) and isinstance(s.expr, ir.For)), None)
     if at is None or any(isinstance(n, (ir.Continue, ir.Break, ir.Return)) for n in walk(loop.body)):
@@ -327,7 +331,7 @@ def match_product(loop: ParallelLoop, uniform: frozenset[ir.Binding], halves: bo
         return None
     if k_loop.inclusive or k_loop.var.ty != USIZE or len(k_loop.body.stmts) != 1 or k_loop.body.tail is not None:
         return None
-    shared = set(uniform)
+    shared = set(uniform) | ({batch} if batch is not None else set())
     if not all(_reads_only(bound, shared) for bound in (k_loop.start, k_loop.end)):
         return None
     term = _term(k_loop.body.stmts[0])
@@ -348,7 +352,7 @@ def match_product(loop: ParallelLoop, uniform: frozenset[ir.Binding], halves: bo
     for row_read, col_read in ((lhs, rhs), (rhs, lhs)):
         if _reads_only(row_read.index, shared | {row_var, k}) and _reads_only(col_read.index, shared | {col_var, k}) \
                 and mentions(row_read.index, k) and mentions(col_read.index, k):
-            return _Pattern(before, k_loop, accumulator, row_read, col_read, fused, row_read is lhs, rest)
+            return _Pattern(before, k_loop, accumulator, row_read, col_read, fused, row_read is lhs, rest, batch)
     return None
 
 

@@ -60,6 +60,14 @@ def test_the_lane_by_lane_tiles_add_in_rusts_order(emulated_device, rust) -> Non
     kernels.product_nt(got, a, b, 0, m, n, p)
     assert kernels.product_nt.last_variants == ["rs2gpu_product_nt_0_tiles"]
     assert got.tobytes() == want.tobytes()
+    heads, tokens, width = 2, 130, 40
+    q, k = halves(ml_dtypes.bfloat16, tokens * heads * width, 3), halves(ml_dtypes.bfloat16, tokens * heads * width, 4)
+    want = np.full(heads * tokens * tokens, np.nan, np.float32)
+    got = np.full(heads * tokens * tokens, np.nan, np.float32)
+    rust.scores_per_head(want, q, k, heads, width)
+    kernels.scores_per_head(got, q, k, heads, width)
+    assert kernels.scores_per_head.last_variants == ["rs2gpu_scores_per_head_0_tiles"]
+    assert got.tobytes() == want.tobytes()
 
 
 def test_a_product_from_a_later_first_row_writes_only_its_rows(device, rust, kernels) -> None:
@@ -95,6 +103,19 @@ def test_a_product_of_transposed_operands_is_within_the_reduction_bound(device, 
     kernels.product_tn(got, a, b, m, n, p)
     wide = lambda x: np.abs(x.astype(np.float64))  # noqa: E731
     assert_within_reduction_bound(got, want, (wide(a).reshape(n, m).T @ wide(b).reshape(n, p)).ravel(), n)
+
+
+def test_a_product_per_head_runs_on_the_tiles_of_each_head(device, rust, kernels) -> None:
+    heads, tokens, width = 2, 130, 40  # 2 x 130² outputs; k ends inside a slice
+    q, k = (halves(ml_dtypes.bfloat16, tokens * heads * width, seed) for seed in (13, 14))
+    want = np.full(heads * tokens * tokens, np.nan, np.float32)
+    got = np.full(heads * tokens * tokens, np.nan, np.float32)
+    rust.scores_per_head(want, q, k, heads, width)
+    kernels.scores_per_head(got, q, k, heads, width)
+    assert kernels.scores_per_head.last_variants == [f"rs2gpu_scores_per_head_0_{entry_for(device, got.size)}"]
+    wide = lambda x: np.abs(x.astype(np.float64)).reshape(tokens, heads, width).transpose(1, 0, 2)  # noqa: E731
+    magnitudes = np.einsum("htd,hsd->hts", wide(q), wide(k)).ravel()
+    assert_within_reduction_bound(got, want, magnitudes, width)
 
 
 def test_a_fused_product_is_no_reduction_and_stays_rustcs_bit_for_bit(device, rust, kernels) -> None:

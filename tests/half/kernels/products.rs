@@ -59,3 +59,23 @@ pub fn product_fused(c: &mut [f32], a: &[bf16], b: &[bf16], m: usize, n: usize, 
         }
     }
 }
+
+/// A product per head, as attention's scores are: for each of `heads` heads, q's rows of the head against
+/// k's, both `tokens` rows of `heads * width` values (a 3-D nest: the head, then the product's rows and
+/// columns).
+#[kernel]
+pub fn scores_per_head(scores: &mut [f32], q: &[bf16], k: &[bf16], heads: usize, width: usize) {
+    let hidden = heads * width;
+    let tokens = q.len() / hidden;
+    for h in 0..heads {
+        for t in 0..tokens {
+            for s in 0..tokens {
+                let mut acc = 0.0f32;
+                for d in 0..width {
+                    acc += q[t * hidden + h * width + d].to_f32() * k[s * hidden + h * width + d].to_f32();
+                }
+                scores[(h * tokens + t) * tokens + s] = acc;
+            }
+        }
+    }
+}
