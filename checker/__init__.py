@@ -24,9 +24,10 @@ def check_crate(crate: ir.Crate) -> tuple[CheckedCrate, DiagnosticSink]:
     sink = DiagnosticSink()
     plans = []
     functions = {f.name: f for f in crate.functions}
+    consts = {c.name: c.value for c in crate.consts}
     for fn in crate.kernels:
         before = len(sink.items)
-        plan = check_kernel(fn, sink, functions)
+        plan = check_kernel(fn, sink, functions, consts)
         if len(sink.items) == before or not any(d.severity == "error" for d in sink.items[before:]):
             plans.append(plan)
     return CheckedCrate(crate, tuple(plans)), sink
@@ -65,7 +66,8 @@ def _loop_vars(nest: Nest, analysis: AffineAnalysis) -> list[LoopVar]:
     return out
 
 
-def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.Function] | None = None) -> KernelPlan:
+def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.Function] | None = None,
+                 consts: dict[str, ir.Expr] | None = None) -> KernelPlan:
     shape = split_kernel(fn, sink)
     outer = set(fn.params) | {s.binding for s in shape.preamble} | set(shape.accumulators) | shape.uniform
     host_values = shape.host_values
@@ -77,7 +79,7 @@ def check_kernel(fn: ir.Function, sink: DiagnosticSink, functions: dict[str, ir.
             _check_bounds_on_host(d, host_values, sink)
         innermost = nest.dims[-1]
         accesses = collect_accesses(innermost, outer, functions)
-        analysis = AffineAnalysis([], set(shape.uniform), private_definitions(innermost), functions)
+        analysis = AffineAnalysis([], set(shape.uniform), private_definitions(innermost), functions, consts)
         analysis.set_loop_vars(_loop_vars(nest, analysis))
         scatters, refusals = find_scatters(nest, accesses, analysis)
         scattered |= {s.param for s in scatters}

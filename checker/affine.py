@@ -111,8 +111,10 @@ class AffineAnalysis:
     """
 
     def __init__(self, loop_vars: list[LoopVar], invariant: set[ir.Binding],
-                 definitions: dict[ir.Binding, ir.Expr], functions: dict[str, ir.Function] | None = None) -> None:
+                 definitions: dict[ir.Binding, ir.Expr], functions: dict[str, ir.Function] | None = None,
+                 consts: dict[str, ir.Expr] | None = None) -> None:
         self.functions = functions or {}
+        self.consts = consts or {}  # the crate's `const` items by name: their values, as the source writes them
         self.loop_vars = {v.binding.node_id: v for v in loop_vars}
         self.invariant = invariant
         self.definitions = definitions
@@ -142,6 +144,10 @@ class AffineAnalysis:
         if isinstance(expr, ir.Lit) and isinstance(expr.value, int) and not isinstance(expr.value, bool):
             return Affine((), constant(expr.value))
         if isinstance(expr, ir.ConstRef):
+            # a const of a known integer value is that value (`HEAD_DIM / 2`), so proofs can use it
+            value = self.form(self.consts[expr.name]) if expr.name in self.consts else None
+            if value is not None and not value.coeffs and constant_value(value.rest) is not None:
+                return value
             return self._atom("const " + expr.name, expr, _unsigned(expr.ty))
         if isinstance(expr, ir.Var):
             b = expr.binding
@@ -190,6 +196,13 @@ class AffineAnalysis:
             if b.coeffs:
                 a, b = b, a
             return _scale(a, b.rest)
+        if isinstance(expr, ir.Binary) and expr.op in ("/", "%") and _is_int(expr.ty):
+            a, b = self.form(expr.lhs), self.form(expr.rhs)  # two constants (a const's `N / 2`), as Rust divides
+            x = constant_value(a.rest) if a is not None and not a.coeffs else None
+            y = constant_value(b.rest) if b is not None and not b.coeffs else None
+            if x is not None and y is not None and x >= 0 and y > 0:
+                return Affine((), constant(x // y if expr.op == "/" else x % y))
+            return None
         if isinstance(expr, ir.BlockExpr) and not expr.block.stmts and expr.block.tail is not None:
             return self.form(expr.block.tail)
         return None

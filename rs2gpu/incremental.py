@@ -102,6 +102,7 @@ def _translate(store: _Store, name: str, data: list[tuple[str, bytes]], sources:
     start = time.perf_counter()
     shared = CrateContext(CheckedCrate(crate, ()))
     functions = {f.name: f for f in crate.functions}
+    consts = {c.name: c.value for c in crate.consts}
     common = cache_key(_translator_digest(), repr(targets), _outside_functions(crate), _shared_digest(shared, crate))
     lines = {file: text.split("\n") for file, text in crate.sources.items()}
     # without a store nothing is kept, so the files need no packing (see `_pack`)
@@ -113,7 +114,7 @@ def _translate(store: _Store, name: str, data: list[tuple[str, bytes]], sources:
         entry = store.get(key)
         if entry is None:
             before = len(sink.items)
-            plan = check_kernel(fn, sink, functions)
+            plan = check_kernel(fn, sink, functions, consts)
             if any(d.severity == "error" for d in sink.items[before:]):
                 continue
             entry = {"warnings": sink.items[before:], "plan": plan}

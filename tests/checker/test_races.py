@@ -720,6 +720,31 @@ pub fn rows(out: &mut [f64], nx: usize) {
     assert loop.launch_checks == ()
 
 
+def test_a_const_computed_from_another_const_proves_what_its_value_proves(check_source) -> None:
+    # `HALF` is 4: the rows of 8 a head (stride 8) hold the 4 values `i` writes, so the head's stride needs no
+    # check; only the token's stride `hidden` against the heads' 8 `heads` remains, for the host
+    source = """
+const WIDTH: usize = 8;
+const HALF: usize = WIDTH / 2;
+
+#[kernel]
+pub fn halves(out: &mut [f64], hidden: usize, tokens: usize, heads: usize) {
+    for t in 0..tokens {
+        for h in 0..heads {
+            for i in 0..HALF {
+                out[t * hidden + h * WIDTH + i] = 1.0;
+            }
+        }
+    }
+}
+"""
+    [loop] = check_source(source).checked.kernels[0].loops
+    [check] = loop.launch_checks
+    for values in ({"hidden": 16, "tokens": 64, "heads": 2}, {"hidden": 12, "tokens": 64, "heads": 2}):
+        assert holds([check], values), values  # rows of 12 hold 2 heads' writes: 8 + 4
+    assert not holds([check], {"hidden": 11, "tokens": 64, "heads": 2})
+
+
 def test_write_through_an_index_list_is_checked_injective_at_launch(check_source) -> None:
     source = """
 #[kernel]
