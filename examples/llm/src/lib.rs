@@ -181,6 +181,66 @@ pub fn decode_mix(out: &mut [bf16], parts: &[f32]) {
     }
 }
 
+/// The attention scores of a prompt (prefill): for each head, each of the `tokens` rows of `q` against the
+/// cached keys of positions `0..tokens`, scaled by 1/√HEAD_DIM (every pair: `causal_softmax` leaves out
+/// the later positions). A product per head, on the tensor cores.
+#[kernel]
+pub fn attention_scores(scores: &mut [f32], q: &[bf16], keys: &[bf16], tokens: usize, hidden: usize) {
+    let heads = hidden / HEAD_DIM;
+    let scale = 1.0 / (HEAD_DIM as f32).sqrt();
+    for h in 0..heads {
+        for t in 0..tokens {
+            for s in 0..tokens {
+                let mut acc = 0.0f32;
+                for d in 0..HEAD_DIM {
+                    acc += q[t * hidden + h * HEAD_DIM + d].to_f32() * keys[s * hidden + h * HEAD_DIM + d].to_f32();
+                }
+                scores[(h * tokens + t) * tokens + s] = acc * scale;
+            }
+        }
+    }
+}
+
+/// `probs` = the softmax of each row of `tokens` scores over the positions up to the row's own (row `r` is
+/// token `r % tokens` of its head), zero after it; rounded once to bf16.
+#[kernel]
+pub fn causal_softmax(probs: &mut [bf16], scores: &[f32], tokens: usize) {
+    let rows = scores.len() / tokens;
+    for r in 0..rows {
+        let last = r % tokens;
+        let mut largest = f32::NEG_INFINITY;
+        for s in 0..last + 1 {
+            largest = largest.max(scores[r * tokens + s]);
+        }
+        let mut total = 0.0f32;
+        for s in 0..last + 1 {
+            total += (scores[r * tokens + s] - largest).exp();
+        }
+        for s in 0..tokens {
+            let p = if s <= last { (scores[r * tokens + s] - largest).exp() / total } else { 0.0 };
+            probs[r * tokens + s] = bf16::from_f32(p);
+        }
+    }
+}
+
+/// The attention output of a prompt: for each head and token, the cached values of positions `0..tokens`
+/// weighted by the token's row of `probs`. A product per head, on the tensor cores.
+#[kernel]
+pub fn attention_mix(out: &mut [bf16], probs: &[bf16], values: &[bf16], tokens: usize, hidden: usize) {
+    let heads = hidden / HEAD_DIM;
+    for h in 0..heads {
+        for t in 0..tokens {
+            for d in 0..HEAD_DIM {
+                let mut acc = 0.0f32;
+                for s in 0..tokens {
+                    acc += probs[(h * tokens + t) * tokens + s].to_f32() * values[s * hidden + h * HEAD_DIM + d].to_f32();
+                }
+                out[t * hidden + h * HEAD_DIM + d] = bf16::from_f32(acc);
+            }
+        }
+    }
+}
+
 /// `x += y`, rounded to bf16 (a residual add).
 #[kernel]
 pub fn add_into(x: &mut [bf16], y: &[bf16]) {
