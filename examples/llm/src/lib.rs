@@ -202,23 +202,26 @@ pub fn attention_scores(scores: &mut [f32], q: &[bf16], keys: &[bf16], tokens: u
 }
 
 /// `probs` = the softmax of each row of `tokens` scores over the positions up to the row's own (row `r` is
-/// token `r % tokens` of its head), zero after it; rounded once to bf16.
+/// token `r % tokens` of its head), zero after it; rounded once to bf16. Each pass reads the whole row and
+/// leaves out the later positions by value, so that the row's threads can split it.
 #[kernel]
 pub fn causal_softmax(probs: &mut [bf16], scores: &[f32], tokens: usize) {
     let rows = scores.len() / tokens;
     for r in 0..rows {
         let last = r % tokens;
         let mut largest = f32::NEG_INFINITY;
-        for s in 0..last + 1 {
-            largest = largest.max(scores[r * tokens + s]);
+        for s in 0..tokens {
+            let score = if s <= last { scores[r * tokens + s] } else { f32::NEG_INFINITY };
+            largest = largest.max(score);
         }
         let mut total = 0.0f32;
-        for s in 0..last + 1 {
-            total += (scores[r * tokens + s] - largest).exp();
+        for s in 0..tokens {
+            let score = if s <= last { scores[r * tokens + s] } else { f32::NEG_INFINITY };
+            total += (score - largest).exp();
         }
         for s in 0..tokens {
-            let p = if s <= last { (scores[r * tokens + s] - largest).exp() / total } else { 0.0 };
-            probs[r * tokens + s] = bf16::from_f32(p);
+            let score = if s <= last { scores[r * tokens + s] } else { f32::NEG_INFINITY };
+            probs[r * tokens + s] = bf16::from_f32((score - largest).exp() / total);
         }
     }
 }
