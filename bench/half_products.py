@@ -7,7 +7,8 @@ on torch tensors on the GPU.
 For each kernel and size it checks the result against the exact product of the same inputs (f64: every
 element within the reduction bound plus one step of the half type, `within_bound`), then times both with
 CUDA events (median of `reps` calls after a warm-up, inputs in device memory, nothing moved between host
-and device). It writes half-products.json and half-products.md.
+and device). It writes half-products.json and half-products.md, and history.csv's rows under
+$RS2GPU_BENCH_COMMIT (bench/gpu_checks.sh sets it).
 With --sanitize it runs each kernel once, untimed, on a product just large enough for the tensor-core
 entry point (SANITIZE_SHAPE), for compute-sanitizer to watch.
 """
@@ -15,12 +16,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.append(str(REPO))  # appended: an installed rs2gpu takes precedence over the source tree
+
+from bench.report import commit_date, update_history  # noqa: E402
 CRATE = REPO / "bench" / "half-products"
 EPSILON = 2.0 ** -23
 KERNELS = {"matmul_bf16": ("bfloat16", False), "matmul_f16": ("float16", False),
@@ -125,6 +132,14 @@ def table(rows: list[dict], device: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def history_rows(rows: list[dict], commit: str, run_date: str) -> list[dict]:
+    """history.csv's rows of a run: torch.matmul's µs as `hand_us`, rs2gpu's as `gen_us`."""
+    return [{"commit": commit, "commit_date": commit_date(commit), "run_date": run_date, "bench": "half_products.py",
+             "kernel": r["kernel"], "size_label": r["size"], "size": int(r["size"].split("x")[0]),
+             "check": "bound" if r["within_bound"] else "FAILED", "hand_us": r["torch_us"], "gen_us": r["rs2gpu_us"],
+             "ratio": r["rs2gpu_us"] / r["torch_us"]} for r in rows]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[4096, 2048])
@@ -137,9 +152,14 @@ def main(argv: list[str] | None = None) -> int:
     import torch
     rows = run(args.sizes, args.reps)
     device = torch.cuda.get_device_name()
+    commit = os.environ.get("RS2GPU_BENCH_COMMIT", "")
+    run_date = datetime.now(timezone.utc).isoformat(timespec="seconds")
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "half-products.json").write_text(json.dumps({"device": device, "rows": rows}, indent=2) + "\n")
+    (args.out / "half-products.json").write_text(json.dumps({"device": device, "commit": commit, "run_date": run_date,
+                                                             "rows": rows}, indent=2) + "\n")
     (args.out / "half-products.md").write_text(table(rows, device))
+    if commit:
+        update_history(args.out / "history.csv", history_rows(rows, commit, run_date))
     return 0 if all(r["within_bound"] for r in rows) else 1
 
 
