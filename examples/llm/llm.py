@@ -368,25 +368,28 @@ def time_cuda(torch, call, reps: int) -> float:
     return float(np.median(times))
 
 
-def kernel_times(torch, state: Rs2gpuLayer, x0, reps: int) -> dict[str, float]:
-    """The median time of each kernel of the rs2gpu step in µs (summed over its calls in a step), from CUDA
-    events recorded after each call: the GPU's time from the end of one kernel to the end of the next,
-    which includes the wait for the host where the host's launches fall behind."""
-    steps = []
-    for _ in range(reps):
-        marks = [("start", torch.cuda.Event(enable_timing=True))]
-        marks[0][1].record()
+def marked_times(torch, run) -> dict[str, float]:
+    """Each kernel's time in µs (summed over its calls) in one `run(mark)` of a step, from CUDA events
+    recorded after each call: the GPU's time from the end of one kernel to the end of the next, which
+    includes the wait for the host where the host's launches fall behind."""
+    marks = [("start", torch.cuda.Event(enable_timing=True))]
+    marks[0][1].record()
 
-        def mark(name: str) -> None:
-            event = torch.cuda.Event(enable_timing=True)
-            event.record()
-            marks.append((name, event))
-        state.decode(x0.clone(), mark)
-        marks[-1][1].synchronize()
-        step: dict[str, float] = {}
-        for (_, before), (name, after) in zip(marks, marks[1:]):
-            step[name] = step.get(name, 0.0) + before.elapsed_time(after) * 1000
-        steps.append(step)
+    def mark(name: str) -> None:
+        event = torch.cuda.Event(enable_timing=True)
+        event.record()
+        marks.append((name, event))
+    run(mark)
+    marks[-1][1].synchronize()
+    times: dict[str, float] = {}
+    for (_, before), (name, after) in zip(marks, marks[1:]):
+        times[name] = times.get(name, 0.0) + before.elapsed_time(after) * 1000
+    return times
+
+
+def kernel_times(torch, state: Rs2gpuLayer, x0, reps: int) -> dict[str, float]:
+    """The median of each kernel's time in the decode step over `reps` steps (`marked_times`)."""
+    steps = [marked_times(torch, lambda mark: state.decode(x0.clone(), mark)) for _ in range(reps)]
     return {name: float(np.median([step[name] for step in steps])) for name in steps[0]}
 
 
@@ -489,21 +492,9 @@ def run_cuda_prefill(torch, state: Rs2gpuLayer, layer: dict, shape: Shape, like,
     return out
 
 
-def prefill_kernel_times(torch, state: Rs2gpuLayer, prompt, empty) -> dict[str, float]:
-    """Each kernel's time in one prefill in µs (summed over its calls), from CUDA events after each call,
-    with each kernel's entry points."""
-    marks = [("start", torch.cuda.Event(enable_timing=True))]
-    marks[0][1].record()
-
-    def mark(name: str) -> None:
-        event = torch.cuda.Event(enable_timing=True)
-        event.record()
-        marks.append((name, event))
-    state.prefill(prompt.clone(), empty, mark)
-    marks[-1][1].synchronize()
-    times: dict[str, float] = {}
-    for (_, before), (name, after) in zip(marks, marks[1:]):
-        times[name] = times.get(name, 0.0) + before.elapsed_time(after) * 1000
+def prefill_kernel_times(torch, state: Rs2gpuLayer, prompt, empty) -> dict[str, dict]:
+    """Each kernel's time in one prefill in µs (`marked_times`), with its entry points."""
+    times = marked_times(torch, lambda mark: state.prefill(prompt.clone(), empty, mark))
     return {name: {"us": us, "entry": getattr(getattr(state.k, name), "last_variants", None)}
             for name, us in times.items()}
 

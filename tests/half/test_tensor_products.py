@@ -28,6 +28,20 @@ def halves(dtype, count: int, seed) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal(count).astype(dtype)
 
 
+def results(rust, kernels, name: str, outputs: int, *arguments, dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
+    """rustc's and the device's outputs of the kernel `name` on the same inputs, each written into `outputs`
+    elements of `dtype` that start as NaN (f32) or zero (f16): an element no iteration writes shows."""
+    fill = np.nan if dtype == np.float32 else 0
+    want, got = np.full(outputs, fill, dtype), np.full(outputs, fill, dtype)
+    getattr(rust, name)(want, *arguments)
+    getattr(kernels, name)(got, *arguments)
+    return want, got
+
+
+def wide(x: np.ndarray) -> np.ndarray:
+    return np.abs(x.astype(np.float64))
+
+
 def assert_within_reduction_bound(got: np.ndarray, want: np.ndarray, magnitudes: np.ndarray, n: int) -> None:
     """`got` within n·ε·Σ|aₖbₖ| of `want`, element by element (`magnitudes`: Σ|aₖbₖ|)."""
     error = np.abs(got.astype(np.float64) - want.astype(np.float64))
@@ -35,7 +49,6 @@ def assert_within_reduction_bound(got: np.ndarray, want: np.ndarray, magnitudes:
 
 
 def magnitudes_nt(a: np.ndarray, b: np.ndarray, m: int, n: int, p: int) -> np.ndarray:
-    wide = lambda x: np.abs(x.astype(np.float64))  # noqa: E731
     return (wide(a).reshape(m, n) @ wide(b).reshape(p, n).T).ravel()
 
 
@@ -44,9 +57,7 @@ def magnitudes_nt(a: np.ndarray, b: np.ndarray, m: int, n: int, p: int) -> np.nd
                               "several tiles, k past three slices"])
 def test_a_bf16_product_into_f32_is_within_the_reduction_bound_of_rustcs(device, rust, kernels, m, n, p) -> None:
     a, b = halves(ml_dtypes.bfloat16, m * n, [m, n]), halves(ml_dtypes.bfloat16, p * n, [p, n])
-    want, got = np.full(m * p, np.nan, np.float32), np.full(m * p, np.nan, np.float32)
-    rust.product_nt(want, a, b, 0, m, n, p)
-    kernels.product_nt(got, a, b, 0, m, n, p)
+    want, got = results(rust, kernels, "product_nt", m * p, a, b, 0, m, n, p)
     assert kernels.product_nt.last_variants == [f"rs2gpu_product_nt_0_{entry_for(device, m * p)}"]
     assert_within_reduction_bound(got, want, magnitudes_nt(a, b, m, n, p), n)
 
@@ -55,17 +66,12 @@ def test_the_lane_by_lane_tiles_add_in_rusts_order(emulated_device, rust) -> Non
     m, n, p = 130, 37, 131
     kernels = emulated_device.load(SOURCE)
     a, b = halves(ml_dtypes.bfloat16, m * n, 1), halves(ml_dtypes.bfloat16, p * n, 2)
-    want, got = np.full(m * p, np.nan, np.float32), np.full(m * p, np.nan, np.float32)
-    rust.product_nt(want, a, b, 0, m, n, p)
-    kernels.product_nt(got, a, b, 0, m, n, p)
+    want, got = results(rust, kernels, "product_nt", m * p, a, b, 0, m, n, p)
     assert kernels.product_nt.last_variants == ["rs2gpu_product_nt_0_tiles"]
     assert got.tobytes() == want.tobytes()
     heads, tokens, width = 2, 130, 40
-    q, k = halves(ml_dtypes.bfloat16, tokens * heads * width, 3), halves(ml_dtypes.bfloat16, tokens * heads * width, 4)
-    want = np.full(heads * tokens * tokens, np.nan, np.float32)
-    got = np.full(heads * tokens * tokens, np.nan, np.float32)
-    rust.scores_per_head(want, q, k, heads, width)
-    kernels.scores_per_head(got, q, k, heads, width)
+    q, k = (halves(ml_dtypes.bfloat16, tokens * heads * width, seed) for seed in (3, 4))
+    want, got = results(rust, kernels, "scores_per_head", heads * tokens * tokens, q, k, heads, width)
     assert kernels.scores_per_head.last_variants == ["rs2gpu_scores_per_head_0_tiles"]
     assert got.tobytes() == want.tobytes()
 
@@ -73,10 +79,8 @@ def test_the_lane_by_lane_tiles_add_in_rusts_order(emulated_device, rust) -> Non
 def test_a_product_from_a_later_first_row_writes_only_its_rows(device, rust, kernels) -> None:
     first, m, n, p = 70, 200, 33, 129
     a, b = halves(ml_dtypes.bfloat16, m * n, 3), halves(ml_dtypes.bfloat16, p * n, 4)
-    want, got = np.full(m * p, 7, np.float32), np.full(m * p, 7, np.float32)
-    rust.product_nt(want, a, b, first, m, n, p)
-    kernels.product_nt(got, a, b, first, m, n, p)
-    assert np.all(got[:first * p] == 7)
+    want, got = results(rust, kernels, "product_nt", m * p, a, b, first, m, n, p)
+    assert np.all(np.isnan(got[:first * p]))
     assert_within_reduction_bound(got[first * p:], want[first * p:],
                                   magnitudes_nt(a, b, m, n, p)[first * p:], n)
 
@@ -84,9 +88,7 @@ def test_a_product_from_a_later_first_row_writes_only_its_rows(device, rust, ker
 def test_an_f16_product_with_strided_columns_rounds_each_sum_once_to_f16(device, rust, kernels) -> None:
     m, n, p = 150, 45, 140
     a, b = halves(np.float16, m * n, 5), halves(np.float16, n * p, 6)
-    want, got = np.zeros(m * p, np.float16), np.zeros(m * p, np.float16)
-    rust.product_nn(want, a, b, m, n, p)
-    kernels.product_nn(got, a, b, m, n, p)
+    want, got = results(rust, kernels, "product_nn", m * p, a, b, m, n, p, dtype=np.float16)
     assert kernels.product_nn.last_variants == [f"rs2gpu_product_nn_0_{entry_for(device, m * p)}"]
     # each f16 result is the f32 sum rounded once: within the bound plus half an f16 ulp of the sum
     sums = np.abs(a.astype(np.float64)).reshape(m, n) @ np.abs(b.astype(np.float64)).reshape(n, p)
@@ -98,32 +100,25 @@ def test_an_f16_product_with_strided_columns_rounds_each_sum_once_to_f16(device,
 def test_a_product_of_transposed_operands_is_within_the_reduction_bound(device, rust, kernels) -> None:
     m, n, p = 140, 50, 135
     a, b = halves(ml_dtypes.bfloat16, n * m, 7), halves(ml_dtypes.bfloat16, n * p, 8)
-    want, got = np.full(m * p, np.nan, np.float32), np.full(m * p, np.nan, np.float32)
-    rust.product_tn(want, a, b, m, n, p)
-    kernels.product_tn(got, a, b, m, n, p)
-    wide = lambda x: np.abs(x.astype(np.float64))  # noqa: E731
+    want, got = results(rust, kernels, "product_tn", m * p, a, b, m, n, p)
     assert_within_reduction_bound(got, want, (wide(a).reshape(n, m).T @ wide(b).reshape(n, p)).ravel(), n)
 
 
 def test_a_product_per_head_runs_on_the_tiles_of_each_head(device, rust, kernels) -> None:
     heads, tokens, width = 2, 130, 40  # 2 x 130² outputs; k ends inside a slice
     q, k = (halves(ml_dtypes.bfloat16, tokens * heads * width, seed) for seed in (13, 14))
-    want = np.full(heads * tokens * tokens, np.nan, np.float32)
-    got = np.full(heads * tokens * tokens, np.nan, np.float32)
-    rust.scores_per_head(want, q, k, heads, width)
-    kernels.scores_per_head(got, q, k, heads, width)
+    want, got = results(rust, kernels, "scores_per_head", heads * tokens * tokens, q, k, heads, width)
     assert kernels.scores_per_head.last_variants == [f"rs2gpu_scores_per_head_0_{entry_for(device, got.size)}"]
-    wide = lambda x: np.abs(x.astype(np.float64)).reshape(tokens, heads, width).transpose(1, 0, 2)  # noqa: E731
-    magnitudes = np.einsum("htd,hsd->hts", wide(q), wide(k)).ravel()
+    def by_head(x):
+        return wide(x).reshape(tokens, heads, width).transpose(1, 0, 2)
+    magnitudes = np.einsum("htd,hsd->hts", by_head(q), by_head(k)).ravel()
     assert_within_reduction_bound(got, want, magnitudes, width)
 
 
 def test_a_fused_product_is_no_reduction_and_stays_rustcs_bit_for_bit(device, rust, kernels) -> None:
     m, n, p = 130, 37, 131
     a, b = halves(ml_dtypes.bfloat16, m * n, 9), halves(ml_dtypes.bfloat16, p * n, 10)
-    want, got = np.full(m * p, np.nan, np.float32), np.full(m * p, np.nan, np.float32)
-    rust.product_fused(want, a, b, m, n, p)
-    kernels.product_fused(got, a, b, m, n, p)
+    want, got = results(rust, kernels, "product_fused", m * p, a, b, m, n, p)
     assert all("tiles" not in name for name in kernels.product_fused.last_variants)
     assert got.tobytes() == want.tobytes()
 
@@ -136,12 +131,9 @@ def test_on_the_gpu_a_product_that_fills_it_runs_on_the_tensor_cores_within_the_
     kernels = device.load(SOURCE)
     m, n, p = 1536, 40, 1536  # 8 outputs per thread an H100 or H200 holds; k ends inside a slice
     a, b = halves(getattr(ml_dtypes, dtype), m * n, 11), halves(getattr(ml_dtypes, dtype), n * p, 12)
-    want, got = np.full(m * p, np.nan, np.float32), np.full(m * p, np.nan, np.float32)
     arguments = (a, b, 0, m, n, p) if kernel == "product_nt" else (a, b, m, n, p)
-    getattr(rust, kernel)(want, *arguments)
-    getattr(kernels, kernel)(got, *arguments)
+    want, got = results(rust, kernels, kernel, m * p, *arguments)
     assert getattr(kernels, kernel).last_variants == [f"rs2gpu_{kernel}_0_tiles"]
-    wide = lambda x: np.abs(x.astype(np.float64))  # noqa: E731
     magnitudes = (wide(a).reshape(m, n) @ wide(b).reshape(p, n).T if kernel == "product_nt"
                   else wide(a).reshape(n, m).T @ wide(b).reshape(n, p)).ravel()
     assert_within_reduction_bound(got, want, magnitudes, n)
