@@ -280,6 +280,18 @@ class AffineAnalysis:
             return Injectivity(False)
         return Injectivity(True, launch_checks=tuple(best[2]))
 
+    def paired_injectivity(self, form: Affine, offset: int) -> "Injectivity":
+        """Whether two writes of each iteration, at `form` and `form + offset` (`offset` > 0), meet no write
+        of another iteration: the same question as `injectivity` of `form + offset * w` with `w` a
+        variable of two values (`out[at]` and `out[at + HALF]` of a rotary embedding are `at + HALF * w`)."""
+        pair = LoopVar(_PAIR, constant(2), False)
+        self.loop_vars[_PAIR.node_id] = pair  # last: the order `injectivity` tries variables in
+        try:
+            return self.injectivity(Affine(tuple(sorted((*form.coeffs, (_PAIR.node_id, constant(offset))))),
+                                           form.rest))
+        finally:
+            del self.loop_vars[_PAIR.node_id]
+
     def row_overlap(self, form: Affine) -> "RowOverlap | None":
         """A write `j * w + i` whose stride-1 variable `i` takes more values than the row stride `w`, for
         every value of the sizes: iterations (j, i = start + w) and (j + 1, i = start) write one element as
@@ -405,6 +417,17 @@ class RowOverlap:
     inner: str
     stride: str
     trip_count: str
+
+
+@dataclass(frozen=True)
+class _PairOfWrites:
+    """The variable that tells two writes of one iteration apart (`AffineAnalysis.paired_injectivity`)."""
+
+    name: str = "the second write"
+    node_id: int = -1  # no IR node's id: those count up from zero
+
+
+_PAIR = _PairOfWrites()
 
 
 def _at_most_one(extent: Poly) -> bool:

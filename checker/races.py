@@ -215,6 +215,12 @@ def _check_write_pairs(param, writes, nest: Nest, analysis: AffineAnalysis, sink
             if not diff.coeffs and (offset is None or stride is None) and diff.rest \
                     and analysis.read_disjoint(b, a, launch_checks, wb.span):
                 continue  # e.g. px[i] and px[i + 12 * n] with i < n: the two rows never meet
+            if not diff.coeffs and offset not in (None, 0) and stride is None:
+                low, high = (a, abs(offset)) if offset > 0 else (b, abs(offset))
+                proof = analysis.paired_injectivity(low, high)
+                if proof.proven:  # e.g. out[at] and out[at + HALF], `at` a row-major index: maybe at launch
+                    launch_checks += [(check, wb.span) for check in proof.launch_checks]
+                    continue
             if diff.coeffs or offset is None or (offset != 0 and stride is None):
                 sink.error("RG0105", f"two writes to `{param.name}` may hit one element from different iterations",
                            wb.span, "this write", notes=_notes(param, refusals, Note("and this write", wa.span)),

@@ -150,7 +150,10 @@ The kernel then returns it. A reduction inside a host loop (across its iteration
 When an iteration writes several elements of one slice, say `a[2*i]` and `a[2*i + 1]`, the writes of
 different iterations must not overlap. `a[i]` and `a[i + 1]` do overlap: iteration i+1's first write
 is iteration i's second. Updates that only add into the elements may overlap: `a[i] += v; a[i + 1] += v`
-is a scatter reduction, applied with atomics."""),
+is a scatter reduction, applied with atomics. In a nest, two writes a
+constant apart (`out[at]` and `out[at + half]`, with `at` a row-major index whose innermost variable
+takes `half` values) are proven apart as one more variable of the index would be; where the sizes decide,
+the host checks them before the launch and raises `RaceError` where they meet."""),
     "RG0106": ("loop bounds not computable before the launch", """
 The number of GPU threads is chosen before the kernel runs, so a parallel loop's bounds (and a host
 loop's) may use only parameters, slice lengths, constants, the variables and `let`s of the host loops

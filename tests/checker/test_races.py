@@ -745,6 +745,51 @@ pub fn halves(out: &mut [f64], hidden: usize, tokens: usize, heads: usize) {
     assert not holds([check], {"hidden": 11, "tokens": 64, "heads": 2})
 
 
+def test_two_writes_half_a_row_apart_in_a_nest_of_half_rows_are_race_free(check_source) -> None:
+    # out[at] and out[at + 4] with `i` in 0..4 fill each row of 8 once: `at + 4 * w` for w in 0..2 is the
+    # row-major index of (t, h, w, i); the host compares the stride `hidden` with the heads' rows
+    source = """
+#[kernel]
+pub fn halves(out: &mut [f64], hidden: usize, tokens: usize, heads: usize) {
+    for t in 0..tokens {
+        for h in 0..heads {
+            for i in 0..4 {
+                let at = t * hidden + h * 8 + i;
+                out[at] = 1.0;
+                out[at + 4] = 2.0;
+            }
+        }
+    }
+}
+"""
+    [loop] = check_source(source).checked.kernels[0].loops
+    assert holds(loop.launch_checks, {"hidden": 16, "tokens": 3, "heads": 2})
+    assert not holds(loop.launch_checks, {"hidden": 15, "tokens": 3, "heads": 2})
+
+
+def test_two_writes_closer_than_a_row_are_refused_at_every_launch_that_runs_iterations(check_source) -> None:
+    # out[at + 2] of i = 0 is out[at] of i = 2: no sizes make the pair of writes distinct, and the host's
+    # checks say so before any launch (a RaceError), though the sizes keep them from being decided here
+    source = """
+#[kernel]
+pub fn overlapping(out: &mut [f64], hidden: usize, tokens: usize, heads: usize) {
+    for t in 0..tokens {
+        for h in 0..heads {
+            for i in 0..4 {
+                let at = t * hidden + h * 8 + i;
+                out[at] = 1.0;
+                out[at + 2] = 2.0;
+            }
+        }
+    }
+}
+"""
+    [loop] = check_source(source).checked.kernels[0].loops
+    for values in ({"hidden": 16, "tokens": 1, "heads": 1}, {"hidden": 16, "tokens": 3, "heads": 2},
+                   {"hidden": 1000, "tokens": 2, "heads": 100}):
+        assert not holds(loop.launch_checks, values), values
+
+
 def test_write_through_an_index_list_is_checked_injective_at_launch(check_source) -> None:
     source = """
 #[kernel]
