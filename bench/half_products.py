@@ -7,15 +7,14 @@ on torch tensors on the GPU.
 For each kernel and size it checks the result against the exact product of the same inputs (f64: every
 element within the reduction bound plus one step of the half type, `within_bound`), then times both with
 CUDA events (median of `reps` calls after a warm-up, inputs in device memory, nothing moved between host
-and device). It writes half-products.json and half-products.md, and history.csv's rows under
-$RS2GPU_BENCH_COMMIT (bench/gpu_checks.sh sets it).
+and device). It writes half-products.md, and history.csv's rows under $RS2GPU_BENCH_COMMIT
+(bench/gpu_checks.sh sets it).
 With --sanitize it runs each kernel once, untimed, on a product just large enough for the tensor-core
 entry point (SANITIZE_SHAPE), for compute-sanitizer to watch.
 """
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from datetime import datetime, timezone
@@ -119,8 +118,9 @@ def sanitize() -> int:
     return 1 if failures else 0
 
 
-def table(rows: list[dict], device: str) -> str:
-    lines = [f"# Half-precision products from plain Rust loops against torch.matmul ({device})", "",
+def table(rows: list[dict], device: str, commit: str) -> str:
+    title = "Half-precision products from plain Rust loops against torch.matmul"
+    lines = [f"# {title} ({device}, {commit or 'no commit'})", "",
              "CUDA events, median, device tensors; `a · b` (NN) and `a · bᵀ` (NT), f32 sums rounded once to the "
              "half type.", "",
              "| kernel | m×k×n | rs2gpu TFLOP/s | torch TFLOP/s | % of torch | within bound (error / allowance) |",
@@ -155,9 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     commit = os.environ.get("RS2GPU_BENCH_COMMIT", "")
     run_date = datetime.now(timezone.utc).isoformat(timespec="seconds")
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "half-products.json").write_text(json.dumps({"device": device, "commit": commit, "run_date": run_date,
-                                                             "rows": rows}, indent=2) + "\n")
-    (args.out / "half-products.md").write_text(table(rows, device))
+    (args.out / "half-products.md").write_text(table(rows, device, commit))
     if commit:
         update_history(args.out / "history.csv", history_rows(rows, commit, run_date))
     return 0 if all(r["within_bound"] for r in rows) else 1

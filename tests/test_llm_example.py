@@ -37,7 +37,7 @@ def test_the_decode_step_on_the_cpu_backend_is_numpys_within_bf16_rounding(small
 
 def test_the_prefill_on_the_cpu_backend_is_numpys_within_bf16_rounding(small_run) -> None:
     # a prompt's attention rounds 64 x 64 probabilities per head to bf16 after an f32 softmax (numpy's is
-    # f64): where one lands on the other side of a rounding boundary, every later value of its row moves by
+    # f64): where one lands on the other side of a rounding boundary, the values computed from it move by
     # a step, so the bound allows a few steps more than the decode step's
-    assert small_run["prefill_against_numpy"]["max_rel"] <= 16 * 2.0 ** -8
-    assert small_run["prefill_against_numpy"]["rms_rel"] <= 2.0 ** -7
+    assert small_run["prefill_against_numpy"]["max_rel"] <= 8 * 2.0 ** -8
+    assert small_run["prefill_against_numpy"]["rms_rel"] <= 2.0 ** -8
