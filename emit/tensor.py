@@ -106,6 +106,7 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
            f"    const usize rs2gpu_k_begin = {k_start}, rs2gpu_k_end = {k_end};",
            "    const usize rs2gpu_slices = rs2gpu_k_end > rs2gpu_k_begin ? "
            f"(rs2gpu_k_end - rs2gpu_k_begin + {DEPTH - 1}u) / {DEPTH}u : 0;",
+           *_group_sources(a, half, k), *_group_sources(b, half, k),
            f"    for (u32 rs2gpu_ahead = 0; rs2gpu_ahead < {STAGES - 1}u; rs2gpu_ahead++) {{",
            "        if (rs2gpu_ahead < rs2gpu_slices) {",
            "            const u32 rs2gpu_stage = rs2gpu_ahead;",
@@ -165,6 +166,7 @@ class _Operand:
         self.k_contiguous = _unit_term(index, k) or not _unit_term(index, var_binding)
         self.vector = _unit_term(index, k) or _unit_term(index, var_binding)
         self.count, self.start = f"rs2gpu_count_{axis}", ("rs2gpu_row0" if axis == "y" else "rs2gpu_col0")
+        self.sources = tile.replace("_tile", "_from")  # `_group_sources`' pointers
         self.position = "rs2gpu_ty" if axis == "y" else "rs2gpu_tx"
 
     def layout(self) -> str:
@@ -187,25 +189,30 @@ def _copy_slice(o: _Operand, half: str, k: str) -> list[str]:
 
     def var(indent: str) -> list[str]:
         return [f"{indent}const {o.var_type} {o.var} = rs2gpu_start_{o.axis} + {o.position};"] if o.reads_var else []
-    if o.k_contiguous:  # the group runs along k
+    if o.k_contiguous and o.vector:  # along k, from where `_group_sources` found the group's first slice
+        head = [f"    const u32 {o.position} = {o.start} + rs2gpu_line;",
+                "    const usize rs2gpu_k_group = rs2gpu_k0 + rs2gpu_depth;"]
+        copy = [f"    if ({o.sources}_aligned[rs2gpu_l] && rs2gpu_k_group + {GROUP}u <= rs2gpu_k_end) {{",
+                f"        rs2gpu_copy16_async(rs2gpu_group_at, {o.sources}[rs2gpu_l] + (rs2gpu_k0 - rs2gpu_k_begin));",
+                "        continue;",
+                "    }"]
+        each = [*var("        "), f"        const usize {k} = rs2gpu_k_group + rs2gpu_w;"]
+    elif o.k_contiguous:  # along k, element by element
         head = [f"    const u32 {o.position} = {o.start} + rs2gpu_line;",
                 "    const usize rs2gpu_k_group = rs2gpu_k0 + rs2gpu_depth;", *var("    ")]
-        whole = f"{o.position} < (u32){o.count} && rs2gpu_k_group + {GROUP}u <= rs2gpu_k_end"
-        first = [f"        const usize {k} = rs2gpu_k_group;"]
+        copy = []
         each = [f"        const usize {k} = rs2gpu_k_group + rs2gpu_w;"]
     else:  # along the rows (or columns)
         head = [f"    const usize {k} = rs2gpu_k0 + rs2gpu_depth;",
                 f"    const u32 rs2gpu_first = {o.start} + rs2gpu_line;"]
-        whole = f"{k} < rs2gpu_k_end && rs2gpu_first + {GROUP}u <= (u32){o.count}"
-        first = [f"        const u32 {o.position} = rs2gpu_first;", *var("        ")]
+        copy = [f"    if ({k} < rs2gpu_k_end && rs2gpu_first + {GROUP}u <= (u32){o.count}) {{",
+                f"        const u32 {o.position} = rs2gpu_first;", *var("        "),
+                f"        if (rs2gpu_on_lanes_grid(&{o.load}, 0)) {{",
+                f"            rs2gpu_copy16_async(rs2gpu_group_at, &{o.load});",
+                "            continue;",
+                "        }",
+                "    }"] if o.vector else []
         each = [f"        const u32 {o.position} = rs2gpu_first + rs2gpu_w;", *var("        ")]
-    copy = [f"    if ({whole}) {{",
-            *first,
-            f"        if (rs2gpu_on_lanes_grid(&{o.load}, 0)) {{",
-            f"            rs2gpu_copy16_async(rs2gpu_group_at, &{o.load});",
-            "            continue;",
-            "        }",
-            "    }"] if o.vector else []
     offset = f"rs2gpu_tile_offset<{_cxx_bool(o.k_contiguous)}, {ROWS}u, {DEPTH}u>(rs2gpu_line, rs2gpu_depth)"
     return ["#pragma unroll",
             f"for (u32 rs2gpu_l = 0; rs2gpu_l < {share}u; rs2gpu_l++) {{",
@@ -219,6 +226,30 @@ def _copy_slice(o: _Operand, half: str, k: str) -> list[str]:
             f"{half}::from_bits(0);",
             "    }",
             "}"]
+
+
+def _group_sources(o: _Operand, half: str, k: str) -> list[str]:
+    """For an operand copied along k 16 bytes at a time: where each of the thread's groups starts in memory
+    at the loop's first k, and whether its copies are aligned. A later slice's group is `DEPTH` elements on
+    (the index adds `k` itself), and as aligned (`DEPTH` halves are a multiple of 16 bytes), so the copies
+    need no index of their own."""
+    if not (o.k_contiguous and o.vector):
+        return []
+    line, depth = o.group_place()
+    share = ROWS * DEPTH // GROUP // BLOCK_SIZE
+    var = [f"        const {o.var_type} {o.var} = rs2gpu_start_{o.axis} + {o.position};"] if o.reads_var else []
+    return [f"    const {half}* {o.sources}[{share}];  // where the thread's groups of the first slice start",
+            f"    bool {o.sources}_aligned[{share}];",
+            "#pragma unroll",
+            f"    for (u32 rs2gpu_l = 0; rs2gpu_l < {share}u; rs2gpu_l++) {{",
+            f"        const u32 rs2gpu_e = rs2gpu_thread + rs2gpu_l * {BLOCK_SIZE}u;",
+            f"        const u32 {o.position} = {o.start} + {line};",
+            f"        const usize {k} = rs2gpu_k_begin + {depth};",
+            *var,
+            f"        {o.sources}[rs2gpu_l] = {o.position} < (u32){o.count} ? &{o.load} : nullptr;",
+            f"        {o.sources}_aligned[rs2gpu_l] = {o.sources}[rs2gpu_l] != nullptr && "
+            f"rs2gpu_on_lanes_grid({o.sources}[rs2gpu_l], 0);",
+            "    }"]
 
 
 def _batch_lines(loop: ParallelLoop, names: LocalNames) -> list[str]:
