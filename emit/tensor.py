@@ -167,6 +167,9 @@ class _Operand:
         self.vector = _unit_term(index, k) or _unit_term(index, var_binding)
         self.count, self.start = f"rs2gpu_count_{axis}", ("rs2gpu_row0" if axis == "y" else "rs2gpu_col0")
         self.sources = tile.replace("_tile", "_from")  # `_group_sources`' pointers
+        # copied 16 bytes at a time from addresses found once: along k (a slice is `DEPTH` elements on), or
+        # along the rows where `k` enters the index linearly (a slice is as many elements on as `k`'s factor)
+        self.stepped = self.vector and (self.k_contiguous or _linear_in(index, k, var_binding))
         self.position = "rs2gpu_ty" if axis == "y" else "rs2gpu_tx"
 
     def layout(self) -> str:
@@ -189,7 +192,7 @@ def _copy_slice(o: _Operand, half: str, k: str) -> list[str]:
 
     def var(indent: str) -> list[str]:
         return [f"{indent}const {o.var_type} {o.var} = rs2gpu_start_{o.axis} + {o.position};"] if o.reads_var else []
-    if o.k_contiguous and o.vector:  # along k, from where `_group_sources` found the group's first slice
+    if o.k_contiguous and o.stepped:  # along k, from where `_group_sources` found the group's first slice
         head = [f"    const u32 {o.position} = {o.start} + rs2gpu_line;",
                 "    const usize rs2gpu_k_group = rs2gpu_k0 + rs2gpu_depth;"]
         copy = [f"    if ({o.sources}_aligned[rs2gpu_l] && rs2gpu_k_group + {GROUP}u <= rs2gpu_k_end) {{",
@@ -202,6 +205,15 @@ def _copy_slice(o: _Operand, half: str, k: str) -> list[str]:
                 "    const usize rs2gpu_k_group = rs2gpu_k0 + rs2gpu_depth;", *var("    ")]
         copy = []
         each = [f"        const usize {k} = rs2gpu_k_group + rs2gpu_w;"]
+    elif o.stepped:  # along the rows (or columns), from where `_group_sources` found the group's first slice
+        head = [f"    const usize {k} = rs2gpu_k0 + rs2gpu_depth;",
+                f"    const u32 rs2gpu_first = {o.start} + rs2gpu_line;"]
+        copy = [f"    if ({o.sources}_aligned[rs2gpu_l] && {k} < rs2gpu_k_end) {{",
+                f"        rs2gpu_copy16_async(rs2gpu_group_at, {o.sources}[rs2gpu_l] + "
+                f"(isize)((rs2gpu_k0 - rs2gpu_k_begin) / {DEPTH}u) * {o.sources}_step);",
+                "        continue;",
+                "    }"]
+        each = [f"        const u32 {o.position} = rs2gpu_first + rs2gpu_w;", *var("        ")]
     else:  # along the rows (or columns)
         head = [f"    const usize {k} = rs2gpu_k0 + rs2gpu_depth;",
                 f"    const u32 rs2gpu_first = {o.start} + rs2gpu_line;"]
@@ -229,27 +241,42 @@ def _copy_slice(o: _Operand, half: str, k: str) -> list[str]:
 
 
 def _group_sources(o: _Operand, half: str, k: str) -> list[str]:
-    """For an operand copied along k 16 bytes at a time: where each of the thread's groups starts in memory
-    at the loop's first k, and whether its copies are aligned. A later slice's group is `DEPTH` elements on
-    (the index adds `k` itself), and as aligned (`DEPTH` halves are a multiple of 16 bytes), so the copies
-    need no index of their own."""
-    if not (o.k_contiguous and o.vector):
+    """For an operand copied 16 bytes at a time (`_Operand.stepped`): where each of the thread's groups
+    starts in memory at the loop's first k, whether its copies are aligned, and, along the rows, how many
+    elements on a slice's group is from the one before. Along k that is `DEPTH` (the index adds `k` itself);
+    along the rows, `k`'s factor times `DEPTH`, found once as the distance between two k a slice apart. Either
+    way a later slice's group is as aligned as the first (`DEPTH` halves are a multiple of 16 bytes), so the
+    copies need no index of their own."""
+    if not o.stepped:
         return []
     line, depth = o.group_place()
     share = ROWS * DEPTH // GROUP // BLOCK_SIZE
     var = [f"        const {o.var_type} {o.var} = rs2gpu_start_{o.axis} + {o.position};"] if o.reads_var else []
-    return [f"    const {half}* {o.sources}[{share}];  // where the thread's groups of the first slice start",
-            f"    bool {o.sources}_aligned[{share}];",
-            "#pragma unroll",
-            f"    for (u32 rs2gpu_l = 0; rs2gpu_l < {share}u; rs2gpu_l++) {{",
-            f"        const u32 rs2gpu_e = rs2gpu_thread + rs2gpu_l * {BLOCK_SIZE}u;",
-            f"        const u32 {o.position} = {o.start} + {line};",
-            f"        const usize {k} = rs2gpu_k_begin + {depth};",
-            *var,
-            f"        {o.sources}[rs2gpu_l] = {o.position} < (u32){o.count} ? &{o.load} : nullptr;",
-            f"        {o.sources}_aligned[rs2gpu_l] = {o.sources}[rs2gpu_l] != nullptr && "
-            f"rs2gpu_on_lanes_grid({o.sources}[rs2gpu_l], 0);",
-            "    }"]
+    whole = f"{o.position} < (u32){o.count}" if o.k_contiguous else f"{o.position} + {GROUP}u <= (u32){o.count}"
+    out = [f"    const {half}* {o.sources}[{share}];  // where the thread's groups of the first slice start",
+           f"    bool {o.sources}_aligned[{share}];"]
+    if not o.k_contiguous:  # the elements from one slice's group to the next: the same for every group
+        out += ["    isize " + o.sources + "_step;",
+                "    {",
+                f"        const u32 {o.position} = {o.start};",
+                *var,
+                f"        const usize {k} = rs2gpu_k_begin;",
+                f"        const {half}* const rs2gpu_here = &{o.load};",
+                "        {",
+                f"            const usize {k} = rs2gpu_k_begin + {DEPTH}u;",
+                f"            {o.sources}_step = &{o.load} - rs2gpu_here;",
+                "        }",
+                "    }"]
+    return out + ["#pragma unroll",
+                  f"    for (u32 rs2gpu_l = 0; rs2gpu_l < {share}u; rs2gpu_l++) {{",
+                  f"        const u32 rs2gpu_e = rs2gpu_thread + rs2gpu_l * {BLOCK_SIZE}u;",
+                  f"        const u32 {o.position} = {o.start} + {line};",
+                  f"        const usize {k} = rs2gpu_k_begin + {depth};",
+                  *var,
+                  f"        {o.sources}[rs2gpu_l] = {whole} ? &{o.load} : nullptr;",
+                  f"        {o.sources}_aligned[rs2gpu_l] = {o.sources}[rs2gpu_l] != nullptr && "
+                  f"rs2gpu_on_lanes_grid({o.sources}[rs2gpu_l], 0);",
+                  "    }"]
 
 
 def _batch_lines(loop: ParallelLoop, names: LocalNames) -> list[str]:
@@ -294,9 +321,24 @@ def _each_sum(body: list[str]) -> list[str]:
             "    }"]
 
 
-def _unit_term(index: ir.Expr, var: ir.Binding) -> bool:
-    """The index is a sum with `var` itself as a term and nowhere else: consecutive values of `var` read
-    consecutive elements."""
+def _linear_in(index: ir.Expr, var: ir.Binding, line: ir.Binding) -> bool:
+    """The index is a sum with one term that reads `var`: `var` itself or `var * f` (`f * var`) with `f`
+    free of it and of the operand's row (or column) variable `line`, so that it moves by the same number of
+    elements in every row when `var` does."""
+    terms = _terms(index)
+    with_var = [t for _, t in terms if mentions(t, var)]
+    if len(with_var) != 1:
+        return False
+    term = with_var[0]
+    if isinstance(term, ir.Var):
+        return term.binding is var
+    return isinstance(term, ir.Binary) and term.op == "*" and any(
+        isinstance(side, ir.Var) and side.binding is var and not mentions(other, var) and not mentions(other, line)
+        for side, other in ((term.lhs, term.rhs), (term.rhs, term.lhs)))
+
+
+def _terms(index: ir.Expr) -> list[tuple[int, ir.Expr]]:
+    """The terms of a sum and difference, with their signs."""
     terms: list[tuple[int, ir.Expr]] = []
 
     def flatten(e: ir.Expr, sign: int) -> None:
@@ -306,6 +348,12 @@ def _unit_term(index: ir.Expr, var: ir.Binding) -> bool:
         else:
             terms.append((sign, e))
     flatten(index, 1)
-    with_var = [(sign, t) for sign, t in terms if mentions(t, var)]
+    return terms
+
+
+def _unit_term(index: ir.Expr, var: ir.Binding) -> bool:
+    """The index is a sum with `var` itself as a term and nowhere else: consecutive values of `var` read
+    consecutive elements."""
+    with_var = [(sign, t) for sign, t in _terms(index) if mentions(t, var)]
     return len(with_var) == 1 and with_var[0][0] == 1 and isinstance(with_var[0][1], ir.Var) \
         and with_var[0][1].binding is var
