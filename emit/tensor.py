@@ -28,11 +28,11 @@ zero elsewhere, which no kept sum reads but as a zero term), and the checker has
 """
 from __future__ import annotations
 
-from rs2gpu.emit.cxx_stmt import BodyEmitter, iteration_declaration
+from rs2gpu.emit.cxx_stmt import BodyEmitter
 from rs2gpu.emit.cxx_types import cxx_type
 from rs2gpu.emit.names import LocalNames
 from rs2gpu.emit.tiling import (SIDE, StagedBody, indented, iteration_indices, match_product, mentions,
-                                render_access, source_of)
+                                output_lines, render_access, source_of)
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.abi import BLOCK_SIZE, RESIDENT_THREADS_PER_MULTIPROCESSOR, TENSOR_STAGING
 from rs2gpu.ir.plan import ParallelLoop
@@ -134,19 +134,9 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
            "                rs2gpu_col_tile[rs2gpu_current], rs2gpu_warp_col, rs2gpu_kk);",
            f"        rs2gpu_current = rs2gpu_current == {STAGES - 1}u ? 0 : rs2gpu_current + 1u;",
            "    }"]
-    rest = BodyEmitter(names, indent=5, sites=sites, hoisted=hoisted, scatters=loop.scatters)
-    for stmt in pattern.rest:
-        rest.statement(stmt)
-    finish = [f"                const u32 rs2gpu_ty = rs2gpu_row0 + {row_at};",
-              f"                const u32 rs2gpu_tx = rs2gpu_col0 + {col_at};",
-              "                if (rs2gpu_ty < (u32)rs2gpu_count_y && rs2gpu_tx < (u32)rs2gpu_count_x) {",
-              *indented(indented(iteration_indices(row, row_type, col, col_type, row_at, col_at))),
-              *indented(before.lines),
-              f"                    {accumulator} = rs2gpu_sums[rs2gpu_mi][rs2gpu_ni][rs2gpu_e];"]
-    if rest.used_sites or rest.passes_iteration:
-        finish.append(f"                    {iteration_declaration(len(loop.dims))}")
     out += ["    // the iterations of the space: the rest of the body, from each one's sum",
-            *_each_sum([*finish, *rest.lines, "                }"])]
+            *_each_sum(output_lines(loop, pattern, names, sites, hoisted, (row_at, col_at), before.lines,
+                                    "rs2gpu_sums[rs2gpu_mi][rs2gpu_ni][rs2gpu_e]", 4))]
     fill = ROWS * COLS // RESIDENT_THREADS_PER_MULTIPROCESSOR
     return StagedBody(out, (SIDE, SIDE, 1), (COLS // SIDE, ROWS // SIDE, 1), TENSOR_STAGING, fill,
                       BLOCKS_PER_MULTIPROCESSOR)

@@ -203,21 +203,34 @@ def tiled_product(loop: ParallelLoop, axes: list[str], names: LocalNames, sites,
            "            }",
            "        }",
            "    }"]
-    rest = BodyEmitter(names, indent=4, sites=sites, hoisted=hoisted, scatters=loop.scatters)
-    for stmt in pattern.rest:
-        rest.statement(stmt)
-    finish = [f"            const u32 rs2gpu_ty = rs2gpu_row0 + {thread_row};",
-              f"            const u32 rs2gpu_tx = rs2gpu_col0 + {thread_col};",
-              "            if (rs2gpu_ty < (u32)rs2gpu_count_y && rs2gpu_tx < (u32)rs2gpu_count_x) {",
-              *indented(iteration_indices(row, row_type, col, col_type, thread_row, thread_col)),
-              *indented(before.lines),
-              f"                {accumulator} = rs2gpu_sums[rs2gpu_r][rs2gpu_c];"]
-    if rest.used_sites or rest.passes_iteration:
-        finish.append(f"                {iteration_declaration(len(loop.dims))}")
     out += ["    // the iterations of the space: the rest of the body, from each one's sum",
-            *_each_iteration(tiles, [*finish, *rest.lines, "            }"])]
+            *_each_iteration(tiles, output_lines(loop, pattern, names, sites, hoisted, (thread_row, thread_col),
+                                                 before.lines, "rs2gpu_sums[rs2gpu_r][rs2gpu_c]", 3))]
     fill = tiles.rows * tiles.cols // RESIDENT_THREADS_PER_MULTIPROCESSOR if large else 0
     return StagedBody(out, (SIDE, SIDE, 1), (tiles.thread_cols, tiles.thread_rows, 1), PRODUCT_STAGING, fill)
+
+
+def output_lines(loop: ParallelLoop, pattern: "_Pattern", names: LocalNames, sites, hoisted: frozenset,
+                 at: tuple[str, str], before: list[str], total: str, depth: int) -> list[str]:
+    """What one output of a thread's tile runs after the k loop, at `depth` levels of indent: where the tile
+    places it (`at`, its row and column in the tile), inside the iteration space, its loop variables, the
+    `let`s before the k loop (`before`, rendered one level in), its sum (`total`) and the rest of the body."""
+    row_dim, col_dim = loop.dims[-2:]
+    row, col = names.name(row_dim.index), names.name(col_dim.index)
+    pad = "    " * depth
+    rest = BodyEmitter(names, indent=depth + 1, sites=sites, hoisted=hoisted, scatters=loop.scatters)
+    for stmt in pattern.rest:
+        rest.statement(stmt)
+    indices = iteration_indices(row, cxx_type(row_dim.index.ty), col, cxx_type(col_dim.index.ty), *at)
+    for _ in range(depth - 2):  # `iteration_indices` writes them three levels in
+        indices = indented(indices)
+    lines = [f"{pad}const u32 rs2gpu_ty = rs2gpu_row0 + {at[0]};",
+             f"{pad}const u32 rs2gpu_tx = rs2gpu_col0 + {at[1]};",
+             f"{pad}if (rs2gpu_ty < (u32)rs2gpu_count_y && rs2gpu_tx < (u32)rs2gpu_count_x) {{",
+             *indices, *indented(before), f"{pad}    {names.name(pattern.accumulator)} = {total};"]
+    if rest.used_sites or rest.passes_iteration:
+        lines.append(f"{pad}    {iteration_declaration(len(loop.dims))}")
+    return [*lines, *rest.lines, f"{pad}}}"]
 
 
 def indented(lines: list[str]) -> list[str]:
