@@ -15,7 +15,9 @@ combines locals declared before it (`s += e`, `*=`, `&=`, `|=`, `^=`, `m = m.max
 `if`s, with `continue`), and writes slice elements at an index `j + c` (softmax's last pass,
 `out[i * n + j] = ...`), is split: each lane combines its share of the iterations from the operation's
 identity, then the warp combines the lanes' values with shuffles into every lane (`rs2gpu_warp_all`), and
-the variable takes its value before the loop combined with that. Every lane then holds the same values of
+the variable takes its value before the loop combined with that. An inner loop that writes nothing reads
+its rows 16 bytes at a time where they start on the 16-byte grid: each lane takes W consecutive `j` at a
+time (`_render_groups`). Every lane then holds the same values of
 the iteration's locals, so the statements after the loop compute the same in every lane, and a write
 outside the inner loops is lane 0's alone. Where a warp per iteration would leave the device partly idle
 (fewer iterations than it holds warps), the blocks entry point gives each iteration a block instead, its
@@ -54,7 +56,7 @@ from rs2gpu.emit.names import LocalNames
 from rs2gpu.ir import nodes as ir
 from rs2gpu.ir.abi import BLOCK_SIZE, EntryKind, InnerLoop
 from rs2gpu.ir.plan import ParallelLoop
-from rs2gpu.ir.types import PrimType, RefType, SliceType
+from rs2gpu.ir.types import PrimType, RefType, SliceType, size_of
 from rs2gpu.ir.walk import place_indices, rebuild, same_value, walk
 
 # The threads the host gives each iteration: the narrowest warp of the targets (a wider one strides over
@@ -373,6 +375,7 @@ class _Threads:
     opening: tuple[str, ...]  # the loop over iterations, down to `rs2gpu_tx`
     threads: int
     fill: int
+    groups: bool  # whether a thread's share may be runs of consecutive iterations (`_render_groups`)
 
 
 THREAD = "rs2gpu_thread"
@@ -383,7 +386,7 @@ FORMS = {
         ("    // One block per iteration: its threads split the inner loops and combine what they reduce.",
          f"    const u32 {THREAD} = RS2GPU_THREAD_IDX.x;",
          "    for (usize rs2gpu_tx = RS2GPU_BLOCK_IDX.x; rs2gpu_tx < rs2gpu_count_x; rs2gpu_tx += RS2GPU_GRID_DIM.x) {"),
-        BLOCK_SIZE, LANES),
+        BLOCK_SIZE, LANES, True),
     EntryKind.WARPS: _Threads(
         LANE, "RS2GPU_WARP_SIZE", "rs2gpu_warp_all", f"{LANE} == 0u",
         ("    // One warp per iteration: its lanes split the inner loops and combine what they reduce.",
@@ -391,7 +394,7 @@ FORMS = {
          "    for (usize rs2gpu_tx = ((usize)RS2GPU_BLOCK_IDX.x * RS2GPU_BLOCK_DIM.x + RS2GPU_THREAD_IDX.x) "
          "/ RS2GPU_WARP_SIZE; rs2gpu_tx < rs2gpu_count_x; "
          "rs2gpu_tx += (usize)RS2GPU_GRID_DIM.x * RS2GPU_BLOCK_DIM.x / RS2GPU_WARP_SIZE) {"),
-        LANES, 0),
+        LANES, 0, True),
     EntryKind.COLUMNS: _Threads(
         GROUP, f"{BLOCK_SIZE // COLUMN_WIDTH}u", f"rs2gpu_lane_all<{BLOCK_SIZE}, {COLUMN_WIDTH}>",
         f"rs2gpu_writes && {GROUP} == 0u",
@@ -404,7 +407,7 @@ FORMS = {
          "        // a lane past the last iteration runs the last one again without writing, to meet the barriers",
          f"        const bool rs2gpu_writes = rs2gpu_first + {LANE} < rs2gpu_count_x;",
          f"        const usize rs2gpu_tx = rs2gpu_writes ? rs2gpu_first + {LANE} : rs2gpu_count_x - 1;"),
-        BLOCK_SIZE // COLUMN_WIDTH, 1),
+        BLOCK_SIZE // COLUMN_WIDTH, 1, False),
 }
 
 
@@ -471,14 +474,18 @@ def _render_split(body: BodyEmitter, split: _Split, names: LocalNames, identity,
     # elements (or, in the columns form, the lanes' iterations do); unrolled, each thread has several loads
     # in flight (its operations stay in order)
     body.hoist_brace(f"const {ty} {first} = {start_text}, {end} = {end_text};")
-    body.hoist_raw((f"#pragma unroll {UNROLL}", None))
-    body.hoist_brace(f"for (u64 {k} = {threads.share}, {count} = {first} < {end} ? (u64){end} - (u64){first} : 0ULL; "
-                     f"{k} < {count}; {k} += {threads.sharers}) {{")
-    body.indent += 1
-    body.hoist_brace(f"const {ty} {var} = ({ty})((u64){first} + {k});")
+    body.hoist(f"const u64 {count} = {first} < {end} ? (u64){end} - (u64){first} : 0ULL;")
     renamed = rebuild(f.body, lambda n: ir.Var(shares[n.binding], n.span)
                       if isinstance(n, ir.Var) and n.binding in shares else None)
     checked = set(body.used_sites)
+    streams = _streams(f) if threads.groups and not split.writes else {}
+    rest = threads.share  # where a thread's iterations one at a time begin
+    if streams:
+        rest = _render_groups(body, f, renamed, streams, names, threads, first, count)
+    body.hoist_raw((f"#pragma unroll {UNROLL}", None))
+    body.hoist_brace(f"for (u64 {k} = {rest}; {k} < {count}; {k} += {threads.sharers}) {{")
+    body.indent += 1
+    body.hoist_brace(f"const {ty} {var} = ({ty})((u64){first} + {k});")
     body.block(renamed)
     if body.used_sites != checked or _calls_checking_helper(f.body, body.sites):
         return False
@@ -492,6 +499,81 @@ def _render_split(body: BodyEmitter, split: _Split, names: LocalNames, identity,
     body.indent -= 1
     body.hoist_brace("}")
     return True
+
+
+def _streams(f: ir.For) -> dict[tuple, list[ir.Index]]:
+    """The reads of the split loop's body at `s[c + j]` of a slice parameter `s` of primitive elements,
+    grouped by slice and index, that a thread reads W consecutive elements of in one 16-byte load."""
+    own = {n.binding for n in walk(f.body) if isinstance(n, ir.Let)}
+    streams: dict[tuple, list[ir.Index]] = {}
+    for node in walk(f.body):
+        if isinstance(node, ir.Index) and isinstance(node.base, ir.Var) and node.base.binding.kind == "param" \
+                and isinstance(node.base.ty, RefType) and isinstance(node.base.ty.target, SliceType) \
+                and isinstance(node.ty, PrimType) and _unit_step(node.index, f.var, own):
+            key = next((key for key in streams if key[0] is node.base.binding and same_value(key[1], node.index)),
+                       (node.base.binding, node.index))
+            streams.setdefault(key, []).append(node)
+    # a group is 16 bytes of each stream of the widest element: narrower ones stay element reads, since
+    # their group would be less than a 16-byte load (whose type has 16-byte alignment, so size too)
+    widest = max((size_of(reads[0].ty) for reads in streams.values()), default=16)
+    if widest > 8:
+        return {}
+    return {key: reads for key, reads in streams.items() if size_of(reads[0].ty) == widest}
+
+
+def _render_groups(body: BodyEmitter, f: ir.For, renamed: ir.Block, streams: dict, names: LocalNames,
+                   threads: _Threads, first: str, count: str) -> str:
+    """Emit the groups of a split loop whose body reads `streams`, and return the C++ expression of the
+    first iteration a thread runs one at a time after them. Where each stream's element at the loop's
+    first iteration lies on the 16-byte grid, a thread runs W consecutive iterations at a time (W elements
+    of a stream fill 16 bytes) with one 16-byte load per stream, so a warp's lanes read 512 consecutive
+    bytes with a load each, where one iteration per lane read them 2 to 8 bytes at a time. The iterations
+    after the last whole group (all of them where a stream is off the grid) run one per thread as before.
+    A thread's share is then other iterations, so only reassociated combinations (float sums and
+    products) can come out otherwise: the split's rule."""
+    var, ty = names.name(f.var), cxx_type(f.var.ty)
+    width = 16 // max(size_of(reads[0].ty) for reads in streams.values())
+    start, group_first = (ir.Binding(f"{f.var.name}_{role}", f.var.ty, False, "local", f.var.span)
+                          for role in ("start", "group"))
+
+    def at(key, binding: ir.Binding) -> str:  # the stream's index where the loop variable is `binding`
+        return body.expr(rebuild(key[1], lambda n: ir.Var(binding, n.span)
+                                 if isinstance(n, ir.Var) and n.binding is f.var else None))
+    grouped, step, lane = names.fresh(f"{var}_grouped"), names.fresh(f"{var}_g"), names.fresh(f"{var}_lane")
+    body.hoist(f"const {ty} {names.name(start)} = {first};")
+    on_grid = " && ".join(f"rs2gpu_on_lanes_grid({names.name(key[0])}, {at(key, start)})" for key in streams)
+    body.hoist(f"const u64 {grouped} = {on_grid} ? {count} / {width}u * {width}u : 0ULL;")
+    # two groups per step, both loads first: one 16-byte load in flight per thread leaves the memory idle
+    body.hoist_raw(("#pragma unroll 2", None))
+    body.hoist_brace(f"for (u64 {step} = (u64){threads.share} * {width}u; {step} < {grouped}; "
+                     f"{step} += (u64){threads.sharers} * {width}u) {{")
+    body.indent += 1
+    body.hoist(f"const {ty} {names.name(group_first)} = ({ty})((u64){first} + {step});")
+    elements = {}
+    for key, reads in streams.items():
+        lanes = names.fresh(f"lanes_{key[0].name}")
+        element = cxx_type(reads[0].ty)
+        body.hoist(f"const rs2gpu_lanes<{element}, {width}> {lanes} = "
+                   f"rs2gpu_load_lanes<{width}>({names.name(key[0])} + {at(key, group_first)});")
+        elements[key] = (lanes, ir.Binding(f"{key[0].name}_element", reads[0].ty, False, "local", key[0].span))
+    body.hoist_raw(("#pragma unroll", None))
+    body.hoist_brace(f"for (u32 {lane} = 0; {lane} < {width}u; {lane}++) {{")
+    body.indent += 1
+    replaced = {}
+    for key, reads in streams.items():
+        lanes, binding = elements[key]
+        body.hoist(f"const {cxx_type(binding.ty)} {names.name(binding)} = {lanes}.lane[{lane}];")
+        replaced.update({read.node_id: binding for read in reads})
+    lane_body = rebuild(renamed, lambda n: ir.Var(replaced[n.node_id], n.span)
+                        if isinstance(n, ir.Index) and n.node_id in replaced else None)
+    if _mentions(lane_body, f.var):
+        body.hoist(f"const {ty} {var} = ({ty})({names.name(group_first)} + {lane});")
+    body.block(lane_body)
+    body.indent -= 1
+    body.hoist_brace("}")
+    body.indent -= 1
+    body.hoist_brace("}")
+    return f"{grouped} + {threads.share}"
 
 
 def _calls_checking_helper(node, sites) -> bool:

@@ -209,3 +209,12 @@ def test_the_lanes_combine_with_butterfly_shuffles(translation) -> None:
     ptx = ptx_entries(translation, "row_sum")
     assert "shfl.sync.bfly" in ptx["rs2gpu_row_sum_0_warps"]
     assert "shfl.sync" not in ptx["rs2gpu_row_sum_0"]
+
+
+@pytest.mark.parametrize("kernel, loads", [("row_sum", "v4.f32"), ("byte_row_sum", "v4.u32"),
+                                           ("weighted_row_sum", "v4.u32")])
+def test_a_row_is_read_sixteen_bytes_a_load_in_both_split_forms(translation, kernel, loads) -> None:
+    ptx = ptx_entries(translation, kernel)
+    for entry in (f"rs2gpu_{kernel}_0_blocks", f"rs2gpu_{kernel}_0_warps"):
+        assert f"ld.global.nc.{loads}" in ptx[entry]
+    assert ".v4." not in ptx[f"rs2gpu_{kernel}_0"]  # one iteration per thread reads one element

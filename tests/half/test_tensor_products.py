@@ -115,6 +115,16 @@ def test_a_product_per_head_runs_on_the_tiles_of_each_head(device, rust, kernels
     assert_within_reduction_bound(got, want, magnitudes, width)
 
 
+@pytest.mark.parametrize("rows, inputs", [(70, 64), (70, 45), (3, 1000)],
+                         ids=["rows on the 16-byte grid", "rows off it but every eighth", "long rows"])
+def test_a_matrix_vector_product_read_eight_halves_a_load_is_within_the_reduction_bound(device, rust, kernels, rows,
+                                                                                      inputs) -> None:
+    w, x = halves(ml_dtypes.bfloat16, rows * inputs, 15), halves(ml_dtypes.bfloat16, inputs, 16)
+    want, got = results(rust, kernels, "matrix_vector", rows, w, x)
+    assert kernels.matrix_vector.last_variants[0].rsplit("_", 1)[1] in ("blocks", "warps")  # a row split
+    assert_within_reduction_bound(got, want, wide(w).reshape(rows, inputs) @ wide(x), inputs)
+
+
 def test_a_fused_product_is_no_reduction_and_stays_rustcs_bit_for_bit(device, rust, kernels) -> None:
     m, n, p = 130, 37, 131
     a, b = halves(ml_dtypes.bfloat16, m * n, 9), halves(ml_dtypes.bfloat16, p * n, 10)

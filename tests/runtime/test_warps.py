@@ -68,6 +68,35 @@ def test_bitwise_and_min_max_rows_are_rusts_bit_for_bit(device, rust, kernels, r
     assert [r.tobytes() for r in extremes[0]] == [r.tobytes() for r in extremes[1]]
 
 
+# 48 bytes a row: every row on the 16-byte grid, read in groups, with one iteration past the last group of
+# the 4-byte rows; 45: a row in 16 (or 4) on it; and all rows off it, the data one element past the grid
+ROW_LAYOUTS = [(70, 48, 0), (70, 45, 0), (70, 48, 1), (3, 200, 0)]
+ROW_LAYOUT_IDS = ["rows on the grid", "rows of 45", "rows off the grid", "long rows"]
+
+
+@pytest.mark.parametrize("rows, cols, shift", ROW_LAYOUTS, ids=ROW_LAYOUT_IDS)
+def test_rows_read_sixteen_bytes_at_a_time_sum_as_rusts_bit_for_bit(device, rust, kernels, rows, cols, shift) -> None:
+    a = integers(np.uint8, rows * cols, 4)
+    want, got = np.zeros(rows, np.uint32), device.to_device(np.zeros(rows, np.uint32))
+    rust.byte_row_sum(a, want, cols)
+    kernels.byte_row_sum(device.shifted(a, shift), got, cols)
+    assert ran_split(device, kernels.byte_row_sum, "byte_row_sum", rows)
+    assert device.to_host(got).tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("rows, cols, shift", ROW_LAYOUTS, ids=ROW_LAYOUT_IDS)
+def test_rows_read_in_groups_beside_a_vector_read_element_by_element_are_rusts_bit_for_bit(
+        device, rust, kernels, rows, cols, shift) -> None:
+    a = integers(np.int32, rows * cols, 5)
+    w = integers(np.uint8, cols, 6)
+    w[::7] = 0  # the iterations the loop continues past
+    want, got = np.zeros(rows, np.int64), device.to_device(np.zeros(rows, np.int64))
+    rust.weighted_row_sum(a, w, want, cols)
+    kernels.weighted_row_sum(device.shifted(a, shift), device.to_device(w), got, cols)
+    assert ran_split(device, kernels.weighted_row_sum, "weighted_row_sum", rows)
+    assert device.to_host(got).tobytes() == want.tobytes()
+
+
 @pytest.mark.parametrize("rows, cols", SHAPES[:2], ids=SHAPE_IDS[:2])
 def test_conditional_combinations_and_continue_are_rusts_bit_for_bit(device, rust, kernels, rows, cols) -> None:
     a = integers(np.int64, rows * cols, 6)

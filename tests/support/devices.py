@@ -124,6 +124,11 @@ class Device(ABC):
         """A host copy of a device array."""
 
     @abstractmethod
+    def shifted(self, host: np.ndarray, elements: int):
+        """A device array holding a copy of `host` that starts `elements` elements into an allocation: off
+        the 16-byte grid where those elements are not a multiple of 16 bytes."""
+
+    @abstractmethod
     def multiprocessors(self) -> int: ...
 
     @abstractmethod
@@ -190,6 +195,9 @@ class EmulatedDevice(Device):
     def to_host(self, array: EmulatedDeviceArray) -> np.ndarray:
         return array.array.copy()
 
+    def shifted(self, host: np.ndarray, elements: int) -> EmulatedDeviceArray:
+        return EmulatedDeviceArray(np.concatenate([np.zeros(elements, host.dtype), host])[elements:])
+
     def multiprocessors(self) -> int:
         return self.backend.multiprocessors()
 
@@ -223,6 +231,9 @@ class CudaDevice(Device):
 
     def to_host(self, array) -> np.ndarray:
         return self._cupy.asnumpy(array)
+
+    def shifted(self, host: np.ndarray, elements: int):
+        return self._cupy.asarray(np.concatenate([np.zeros(elements, host.dtype), host]))[elements:]
 
     def multiprocessors(self) -> int:
         return int(self._cupy.cuda.Device().attributes["MultiProcessorCount"])

@@ -79,3 +79,17 @@ pub fn scores_per_head(scores: &mut [f32], q: &[bf16], k: &[bf16], heads: usize,
         }
     }
 }
+
+/// A matrix-vector product, as a decode step's projections are: one output per row of `w`, a row's sum
+/// split over a block's or a warp's threads, which read the row 8 halves (16 bytes) at a time.
+#[kernel]
+pub fn matrix_vector(y: &mut [f32], w: &[bf16], x: &[bf16]) {
+    let inputs = x.len();
+    for o in 0..y.len() {
+        let mut acc = 0.0f32;
+        for k in 0..inputs {
+            acc += w[o * inputs + k].to_f32() * x[k].to_f32();
+        }
+        y[o] = acc;
+    }
+}

@@ -131,6 +131,33 @@ pub fn layer_norm(x: &[f32], gamma: &[f32], out: &mut [f32], rows: usize, n: usi
     }
 }
 
+// A thread reads 16 bytes of a row at a time where the row starts on the 16-byte grid: 16 bytes here,
+// and 4-byte rows beside a vector of bytes, which stays one element a read.
+#[kernel]
+pub fn byte_row_sum(a: &[u8], out: &mut [u32], cols: usize) {
+    for i in 0..out.len() {
+        let mut s = 0u32;
+        for j in 0..cols {
+            s += a[i * cols + j] as u32;
+        }
+        out[i] = s;
+    }
+}
+
+#[kernel]
+pub fn weighted_row_sum(a: &[i32], w: &[u8], out: &mut [i64], cols: usize) {
+    for i in 0..out.len() {
+        let mut s = 0i64;
+        for j in 0..cols {
+            if w[j] == 0 {
+                continue;
+            }
+            s += a[i * cols + j] as i64 * (w[j] as i64 - j as i64);
+        }
+        out[i] = s;
+    }
+}
+
 // Lane 0 looks the row's sum up after the loop: an index past the table panics on the device, and the
 // call raises the panic of the first row that has one.
 #[kernel]
