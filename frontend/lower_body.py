@@ -78,6 +78,17 @@ _CONSTRUCT_HELP = {
 }
 
 
+
+_LET_PATTERNS = "bind a name (`let x`, `let mut x`), `_`, or a tuple of them (`let (a, mut b) = ...`)"
+
+
+def _pattern_names(pattern: Node) -> list[Node]:
+    """The identifiers a pattern binds, in order."""
+    if pattern.type == "identifier":
+        return [pattern]
+    return [n for child in pattern.named_children for n in _pattern_names(child)]
+
+
 class FunctionLowerer(LoopLowering, CheckedLowering):
     def __init__(self, crate, item: RawItem | None, type_args: tuple, ir_name: str, as_kernel: bool,
                  file: SourceFile | None = None, arrays: dict[int, int] | None = None) -> None:
@@ -224,7 +235,7 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
             return
         try:
             infer.unify(expected, found)
-        except TypeMismatch as e:
+        except TypeMismatch:
             self.error(node, "mismatched types", f"expected `{infer.display(expected)}`, found "
                        f"`{infer.display(found)}`", code="RG0005")
 
@@ -272,7 +283,7 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
             for i, child in enumerate(children):
                 last = i == len(children) - 1
                 if child.type == "let_declaration":
-                    stmts.append(self.let(child))
+                    stmts += self.let(child)
                 elif child.type == "expression_statement":
                     inner = child.named_children[0]
                     has_semicolon = child.children[-1].type == ";" or _followed_by_semicolon(child)
@@ -300,17 +311,21 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
             if new_scope:
                 self.scopes.pop()
 
-    def let(self, node: Node) -> ir.Let:
+    def let(self, node: Node) -> list[ir.Let]:
+        """A `let`'s statements: its one `ir.Let`, or those of a tuple pattern (`_destructure`)."""
         pattern = node.child_by_field_name("pattern")
         mutable = any(c.type == "mutable_specifier" for c in node.children)
         if pattern.type == "mut_pattern":
             mutable, pattern = True, pattern.named_children[0]
-        if pattern.type != "identifier" and text_of(pattern) != "_":
-            self.unsupported(pattern, "a destructuring `let` pattern",
-                             "bind one name per `let`: `let t = ...;`, then `t.0` and `t.1`"
-                             if pattern.type == "tuple_pattern" else "bind one name per `let`")
         if node.child_by_field_name("alternative") is not None:
             self.unsupported(node, "`let ... else`")
+        if pattern.type == "tuple_pattern" and not mutable:
+            return self._destructure(node, pattern)
+        if pattern.type == "struct_pattern":
+            self.unsupported(pattern, "a struct pattern in a `let`",
+                             "bind the struct to a name, `let v = ...;`, then its fields `v.x`")
+        if pattern.type != "identifier" and text_of(pattern) != "_":
+            self.unsupported(pattern, "this `let` pattern", _LET_PATTERNS)
         annotated = node.child_by_field_name("type")
         ty = self.type(annotated) if annotated is not None else InferVar("any")
         value_node = node.child_by_field_name("value")
@@ -325,7 +340,51 @@ class FunctionLowerer(LoopLowering, CheckedLowering):
         self.scopes[-1][binding.name] = binding
         if init is None and not mutable:
             self.deferred.add(binding)
-        return ir.Let(binding, init, self.span(node))
+        return [ir.Let(binding, init, self.span(node))]
+
+    def _destructure(self, node: Node, pattern: Node) -> list[ir.Let]:
+        """`let (a, (b, mut c), _) = e;` as rustc runs it: `e` once, into a local of its own (named after
+        the pattern's names), then each name bound to its element; the names come into scope after `e`,
+        so `let (x, y) = (y, x);` swaps."""
+        value_node = node.child_by_field_name("value")
+        if value_node is None:
+            self.unsupported(pattern, "a destructuring `let` without a value", "give each name its own `let`")
+        annotated = node.child_by_field_name("type")
+        ty = self.type(annotated) if annotated is not None else InferVar("any")
+        init = self.coerce(ty, self.expr(value_node), value_node)
+        names = [text_of(n) for n in _pattern_names(pattern)]
+        whole = ir.Binding("_".join(names) or "unused", init.ty, False, "local", self.span(pattern))
+        lets = [ir.Let(whole, init, self.span(node))]
+        bound: dict[str, ir.Binding] = {}
+        self._bind_elements(pattern, ir.Var(whole, whole.span), lets, bound)
+        self.scopes[-1].update(bound)
+        return lets
+
+    def _bind_elements(self, pattern: Node, value, lets: list, bound: dict) -> None:
+        parts = [c for c in pattern.children if c.type not in ("(", ")", ",") and c.type not in _IGNORED]
+        ty = find(value.ty)
+        if any(p.type == "remaining_field_pattern" for p in parts):
+            self.unsupported(pattern, "`..` in a tuple pattern", "name each element, `_` for those not used")
+        if not isinstance(ty, TupleType) or len(ty.elems) != len(parts):
+            self.error(pattern, "mismatched types", f"expected `{infer.display(value.ty)}`, found a tuple of "
+                                                    f"{len(parts)} elements", code="RG0005")
+        for position, (part, elem) in enumerate(zip(parts, ty.elems)):
+            element = ir.Field(value, str(position), elem, self.span(part))
+            if part.type == "tuple_pattern":
+                self._bind_elements(part, element, lets, bound)
+                continue
+            if text_of(part) == "_":
+                continue
+            mutable = part.type == "mut_pattern"
+            name_node = part.named_children[-1] if mutable else part
+            if name_node.type != "identifier":
+                self.unsupported(part, "this pattern in a `let`", _LET_PATTERNS)
+            name = text_of(name_node)
+            if name in bound:
+                self.error(name_node, f"identifier `{name}` is bound more than once in the same pattern",
+                           code="RG0010", help="give each element its own name, `_` for those not used")
+            bound[name] = ir.Binding(name, elem, mutable, "local", self.span(name_node))
+            lets.append(ir.Let(bound[name], element, self.span(part)))
 
     def statement(self, node: Node):
         if node.type == "assignment_expression":

@@ -113,6 +113,62 @@ def test_a_shared_slice_passed_as_mut_is_still_a_mismatch(rustc):
 
 
 
+
+# ---------------------------------------------------------------- destructuring `let`
+
+DESTRUCTURED = """
+fn min_max(a: f64, b: f64) -> (f64, f64) { if a <= b { (a, b) } else { (b, a) } }
+
+#[kernel]
+pub fn k(lo: &mut [f64], hi: &mut [f64], n: &mut [u32]) {
+    for i in 0..lo.len() {
+        let (a, b) = min_max(lo[i], hi[i]);
+        let (b, (a, mut c), _): (f64, (f64, u32), u8) = (a, (b, n[i]), 7);
+        c += 1;
+        lo[i] = b;
+        hi[i] = a;
+        n[i] = c;
+    }
+}
+"""
+
+
+def test_a_tuple_pattern_in_a_let_binds_each_name_to_its_element(rustc):
+    assert_both_accept(rustc, DESTRUCTURED)
+
+
+def test_a_tuple_pattern_of_another_arity_than_the_value_is_a_mismatch(rustc):
+    source = DESTRUCTURED.replace("let (a, b) = min_max", "let (a, b, _) = min_max")
+    rustc.assert_rejects(source, "E0308")
+    assert errors(source) == ["7:13 RG0005 mismatched types"]
+
+
+def test_a_name_bound_twice_in_one_pattern_is_an_error_as_in_rustc(rustc):
+    source = DESTRUCTURED.replace("let (a, b) = min_max", "let (a, a) = min_max")
+    rustc.assert_rejects(source, "E0416")
+    assert errors(source)[0] == "7:17 RG0010 identifier `a` is bound more than once in the same pattern"
+
+
+def test_a_struct_pattern_in_a_let_says_to_bind_the_struct_and_read_its_fields(rustc):
+    source = """
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct P { pub x: f64, pub y: f64 }
+
+#[kernel]
+pub fn k(out: &mut [f64], p: &[P]) {
+    for i in 0..out.len() {
+        let P { x, y } = p[i];
+        out[i] = x * y;
+    }
+}
+"""
+    rustc.assert_accepts(source)
+    _, sink = lower_text(source)
+    [diagnostic] = sink.items
+    assert (diagnostic.code, diagnostic.span.line) == ("RG0002", 9)
+    assert "`let v = ...;`, then its fields `v.x`" in diagnostic.help
+
 def test_a_helper_returning_a_slice_is_rejected_by_name(rustc):
     source = """
 fn view(s: &[f64]) -> &[f64] { s }

@@ -46,13 +46,12 @@ pub fn k(out: &mut [u8], m: &[i32], cols: usize) {
     }
 }
 """, "RG0002", "a `bool` variable that the inner loops test"),
-    "tuple_let": ("""
-fn pair(a: f64) -> (f64, f64) { (a, -a) }
+    "struct_let": (STRUCTS + """
 #[kernel]
-pub fn k(out: &mut [f64], x: &[f64]) {
-    for i in 0..out.len() { let (p, q) = pair(x[i]); out[i] = p * q; }
+pub fn k(out: &mut [f64], p: &[P]) {
+    for i in 0..out.len() { let P { x, y } = p[i]; out[i] = x * y; }
 }
-""", "RG0002", "`let t = ...;`, then `t.0` and `t.1`"),
+""", "RG0002", "`let v = ...;`, then its fields `v.x`"),
     "impl_method": (STRUCTS + """
 #[kernel]
 pub fn k(out: &mut [f64], p: &[P]) {

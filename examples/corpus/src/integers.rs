@@ -12,6 +12,7 @@ pub fn bin_index(out: &mut [u32], x: &[f32], lo: f32, width: f32, bins: u32) {
 }
 
 /// Greatest common divisor of each pair, by Euclid's algorithm.
+#[kernel]
 pub fn gcd_pairs(out: &mut [u64], a: &[u64], b: &[u64]) {
     for i in 0..out.len() {
         let (mut x, mut y) = (a[i], b[i]);

@@ -217,6 +217,13 @@ mod tests {
     }
 
     #[test]
+    fn swap_destructured_swaps() {
+        let (mut a, mut b) = ([1, 2], [3, 4]);
+        tuples::swap_destructured(&mut a, &mut b);
+        assert_eq!((a, b), ([3, 4], [1, 2]));
+    }
+
+    #[test]
     fn mean_and_max_of_three_values() {
         assert_eq!(tuples::mean_and_max(&[1.0, 5.0, 3.0]), (3.0, 5.0));
     }

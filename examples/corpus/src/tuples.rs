@@ -22,6 +22,7 @@ pub fn order_pairs(lo: &mut [f64], hi: &mut [f64]) {
 }
 
 /// Orders each pair so that `lo[i] <= hi[i]`, destructuring the helper's tuple.
+#[kernel]
 pub fn order_pairs_destructured(lo: &mut [f64], hi: &mut [f64]) {
     for i in 0..lo.len() {
         let (a, b) = min_max(lo[i], hi[i]);
@@ -60,6 +61,18 @@ pub fn swap_through_tuple(a: &mut [i32], b: &mut [i32]) {
         let t = (a[i], b[i]);
         a[i] = t.1;
         b[i] = t.0;
+    }
+}
+
+/// Swaps two slices element by element, destructuring a tuple of the values into the names it swaps:
+/// the names of a pattern are bound after the whole value is computed.
+#[kernel]
+pub fn swap_destructured(a: &mut [i32], b: &mut [i32]) {
+    for i in 0..a.len() {
+        let (x, y) = (a[i], b[i]);
+        let (x, y) = (y, x);
+        a[i] = x;
+        b[i] = y;
     }
 }
 
