@@ -68,9 +68,9 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
     row, col, k = names.name(row_dim.index), names.name(col_dim.index), names.name(pattern.k_loop.var)
     row_type, col_type = cxx_type(row_dim.index.ty), cxx_type(col_dim.index.ty)
     accumulator = names.name(pattern.accumulator)
-    a = _Operand("rs2gpu_row_tile", "y", row, row_type, render_access(names, sites, loop, pattern.row_read),
+    a = _Operand("rs2gpu_row_tile", "y", ROWS, row, row_type, render_access(names, sites, loop, pattern.row_read),
                  pattern.row_read.index, row_dim.index, pattern.k_loop.var)
-    b = _Operand("rs2gpu_col_tile", "x", col, col_type, render_access(names, sites, loop, pattern.col_read),
+    b = _Operand("rs2gpu_col_tile", "x", COLS, col, col_type, render_access(names, sites, loop, pattern.col_read),
                  pattern.col_read.index, col_dim.index, pattern.k_loop.var)
     before = BodyEmitter(names, indent=4, sites=sites, hoisted=hoisted)
     for stmt in pattern.before:
@@ -80,7 +80,7 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
     row_tiles, col_tiles = TILES_PER_WARP
     k_start = render_access(names, sites, loop, pattern.k_loop.start)
     k_end = render_access(names, sites, loop, pattern.k_loop.end)
-    layout = f"{ROWS}u, {DEPTH}u"
+    layout = f"{ROWS}u, {COLS}u, {DEPTH}u"
     out = [f"    // A matrix product of half values with f32 sums: tiles of {ROWS} x {COLS} iterations per block of "
            f"{SIDE} x {SIDE} threads,",
            f"    // {WARP_ROWS} x {WARP_COLS} per warp on the tensor cores' 16 x 8 x 16 tiles where the GPU has them, "
@@ -149,9 +149,11 @@ class _Operand:
     itself, contiguous along that (`a[k * m + row]`); where it adds neither, k-contiguous in shared memory,
     read element by element."""
 
-    def __init__(self, tile: str, axis: str, var: str, var_type: str, load: str, index: ir.Expr,
+    def __init__(self, tile: str, axis: str, lines: int, var: str, var_type: str, load: str, index: ir.Expr,
                  var_binding: ir.Binding, k: ir.Binding) -> None:
         self.tile, self.axis, self.var, self.var_type, self.load = tile, axis, var, var_type, load
+        self.lines = lines  # the tile's rows (or columns)
+        self.share = lines * DEPTH // GROUP // BLOCK_SIZE  # the groups of a slice each thread copies
         self.reads_var = mentions(index, var_binding)
         self.k_contiguous = _unit_term(index, k) or not _unit_term(index, var_binding)
         self.vector = _unit_term(index, k) or _unit_term(index, var_binding)
@@ -170,7 +172,7 @@ class _Operand:
         consecutive threads take consecutive groups of the operand in memory."""
         if self.k_contiguous:
             return f"rs2gpu_e / {DEPTH // GROUP}u", f"rs2gpu_e % {DEPTH // GROUP}u * {GROUP}u"
-        return f"rs2gpu_e % {ROWS // GROUP}u * {GROUP}u", f"rs2gpu_e / {ROWS // GROUP}u"
+        return f"rs2gpu_e % {self.lines // GROUP}u * {GROUP}u", f"rs2gpu_e / {self.lines // GROUP}u"
 
 
 def _copy_slice(o: _Operand, half: str, k: str) -> list[str]:
@@ -178,7 +180,6 @@ def _copy_slice(o: _Operand, half: str, k: str) -> list[str]:
     groups of GROUP elements the loop reads, one 16-byte copy where the whole group is read and 16-byte
     aligned, else element by element, with zeros for the elements it does not read."""
     line, depth = o.group_place()
-    share = ROWS * DEPTH // GROUP // BLOCK_SIZE
 
     def var(indent: str) -> list[str]:
         return [f"{indent}const {o.var_type} {o.var} = rs2gpu_start_{o.axis} + {o.position};"] if o.reads_var else []
@@ -215,9 +216,9 @@ def _copy_slice(o: _Operand, half: str, k: str) -> list[str]:
                 "        }",
                 "    }"] if o.vector else []
         each = [f"        const u32 {o.position} = rs2gpu_first + rs2gpu_w;", *var("        ")]
-    offset = f"rs2gpu_tile_offset<{_cxx_bool(o.k_contiguous)}, {ROWS}u, {DEPTH}u>(rs2gpu_line, rs2gpu_depth)"
+    offset = f"rs2gpu_tile_offset<{_cxx_bool(o.k_contiguous)}, {o.lines}u, {DEPTH}u>(rs2gpu_line, rs2gpu_depth)"
     return ["#pragma unroll",
-            f"for (u32 rs2gpu_l = 0; rs2gpu_l < {share}u; rs2gpu_l++) {{",
+            f"for (u32 rs2gpu_l = 0; rs2gpu_l < {o.share}u; rs2gpu_l++) {{",
             f"    const u32 rs2gpu_e = rs2gpu_thread + rs2gpu_l * {BLOCK_SIZE}u;",
             f"    const u32 rs2gpu_line = {line}, rs2gpu_depth = {depth};",
             f"    {half}* const rs2gpu_group_at = &{o.tile}[rs2gpu_stage][{offset}];",
@@ -240,7 +241,7 @@ def _group_sources(o: _Operand, half: str, k: str) -> list[str]:
     if not o.stepped:
         return []
     line, depth = o.group_place()
-    share = ROWS * DEPTH // GROUP // BLOCK_SIZE
+    share = o.share
     var = [f"        const {o.var_type} {o.var} = rs2gpu_start_{o.axis} + {o.position};"] if o.reads_var else []
     whole = f"{o.position} < (u32){o.count}" if o.k_contiguous else f"{o.position} + {GROUP}u <= (u32){o.count}"
     out = [f"    const {half}* {o.sources}[{share}];  // where the thread's groups of the first slice start",
