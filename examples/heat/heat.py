@@ -1,17 +1,19 @@
 """The heat equation on a grid split into chunks of rows, through rs2gpu.dask.call: a Python time loop,
 one lazy call of `heat_step` per step, computed at the end by the Dask workers.
 
-    python examples/heat/heat.py --rows 4096 --width 4096 --steps 50 --chunk-rows 512            # cpu backend
-    python examples/heat/heat.py --rows 65536 --width 65536 --steps 10 --chunk-rows 2048 --cuda  # dask-cuda
+    python examples/heat/heat.py --rows 4096 --width 4096 --steps 50 --chunk-rows 512             # cpu backend
+    python examples/heat/heat.py --rows 163840 --width 65536 --steps 4 --chunk-rows 2048 --cuda  # dask-cuda
 
 With --cuda each GPU of the machine runs one worker (dask_cuda.LocalCUDACluster) and the chunks are cupy
-arrays, so the grid may be larger than one GPU's memory: a worker holds a few chunks at a time. --check
-compares the result with one plain call of `heat_steps` (the whole time loop in one kernel) on the whole
-grid, which must agree bitwise.
+arrays, so the grid may be larger than one GPU's memory (the second line's is 86 GB): a worker holds a few
+chunks at a time, and the total heat is summed on the workers, chunk by chunk. --check brings the whole grid
+back and compares it with one plain call of `heat_steps` (the whole time loop in one kernel) on the whole
+grid, which must agree bitwise, so it needs a grid that fits.
 """
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 import dask.array as da
@@ -71,8 +73,15 @@ def main() -> None:
     with cluster, Client(cluster):
         kernels = rs2gpu.load(HERE, backend=backend)
         grid = run(kernels, initial(args.rows, args.width, args.chunk_rows, xp), args.steps, args.alpha)
-        result = grid.compute()
-    print(f"{args.steps} steps on {args.rows}×{args.width}: total heat {float(result.sum()):.6f}")
+        started = time.perf_counter()
+        result = grid.compute() if args.check else None
+        total = float(result.sum() if args.check else grid.sum().compute())
+        seconds = time.perf_counter() - started
+    size = f"{args.rows * args.width * 8 / 1e9:.1f} GB a grid"
+    if args.cuda:
+        size += f", {xp.cuda.Device().mem_info[1] / 1e9:.1f} GB on one GPU"
+    print(f"{args.steps} steps on {args.rows}×{args.width} ({size}) in chunks of {args.chunk_rows} rows: "
+          f"total heat {total:.6f}, {seconds:.1f} s")
     if args.check:
         a = initial(args.rows, args.width, args.rows, xp).compute().reshape(-1)
         kernels.heat_steps(a, a.copy(), args.width, args.alpha, args.steps // 2)
