@@ -206,13 +206,16 @@ def parameters(text: str) -> list[str]:
 
 def trampolines(source: str) -> str:
     """For each kernel `k`, `bench_packed_k(void** p)`: the call of `k` with the arguments p points at, as a
-    driver's launch with a `void**` argument array makes it."""
+    driver's launch with a `void**` argument array makes it; and `bench_sizes_k`, the size of each argument
+    (ending with 0), which a graph's capture copies as a driver's does."""
     out = []
     for m in _KERNEL.finditer(source):
         name, params = m.group(1), parameters(m.group(2))
         types = [re.sub(r"\s*\b__restrict__\b\s*", " ", re.sub(r"\w+$", "", p)).strip() for p in params]
         args = ", ".join(f"*({t}*)p[{i}]" for i, t in enumerate(types))
         out.append(f'extern "C" void bench_packed_{name}(void** p) {{ {name}({args}); }}')
+        sizes = "".join(f"sizeof({t}), " for t in types)
+        out.append(f'extern "C" const unsigned long bench_sizes_{name}[] = {{{sizes}0}};')
     return "\n".join(out) + "\n"
 
 
@@ -248,6 +251,15 @@ class Library:
         c_args = [_c_value(a) for a in args]
         pointers = (ctypes.c_void_p * max(1, len(c_args)))(*[ctypes.addressof(a) for a in c_args])
         self.launch_packed(symbol, grid, block, ctypes.addressof(pointers))
+
+    def argument_bytes(self, symbol: str, params_address: int) -> list[bytes]:
+        """The bytes of each argument of a launch of `symbol` with the `void**` array at `params_address`."""
+        sizes = ctypes.cast(getattr(self.handle, f"bench_sizes_{symbol}"), ctypes.POINTER(ctypes.c_ulong))
+        pointers = ctypes.cast(params_address, ctypes.POINTER(ctypes.c_void_p))
+        out = []
+        while sizes[len(out)]:
+            out.append(ctypes.string_at(pointers[len(out)], sizes[len(out)]))
+        return out
 
     def launch_packed(self, symbol: str, grid: tuple, block: tuple, params_address: int, reverse: bool = False) -> None:
         """Run the kernel on `grid` x `block` with the `void**` argument array at `params_address`; with
@@ -303,7 +315,8 @@ class EmulatedBackend(DeviceBackend):
     `l2_bytes` is its L2 size for the L2-adds entry points (0: they never run);
     `reverse` runs every grid's blocks and threads last first (what the order of their side effects must
     not change); `launches` records every launch, `synchronizations` counts the waits for the device and
-    `word_waits` those for a launch's done word; `launch_streams` the stream each launch was queued on."""
+    `word_waits` those for a launch's done word; `launch_streams` the stream each launch was queued on;
+    `replays` the graphs replayed (a graph: the launches with copies of their arguments, made at capture)."""
 
     name = "cuda"
 
@@ -317,6 +330,8 @@ class EmulatedBackend(DeviceBackend):
         self.launch_streams: list[int | None] = []  # the stream of every launch
         self.synchronizations = 0
         self.word_waits = 0
+        self.replays = 0  # the graphs replayed
+        self._captured: list | None = None  # the launches of a graph being captured
 
     def compile(self, source: str, source_name: str, fast_math: bool) -> bytes:
         return source.encode()
@@ -352,9 +367,30 @@ class EmulatedBackend(DeviceBackend):
 
     def launch_packed(self, function, grid: tuple, block: tuple, params_address: int) -> None:
         module, symbol = function
+        if self._captured is not None:  # a graph's capture: the arguments as they are now, nothing run
+            self._captured.append((function, grid, block, module.argument_bytes(symbol, params_address)))
+            return
         self.launches.append((symbol, grid, block))
         self.launch_streams.append(self.stream)
         module.launch_packed(symbol, grid, block, params_address, self.reverse)
+
+    graphs = True
+
+    def capture(self, launches) -> list:
+        """The launches' functions, shapes and argument bytes, in order: a graph, as the driver captures one."""
+        self._captured = []
+        try:
+            launches()
+            return self._captured
+        finally:
+            self._captured = None
+
+    def replay(self, graph: list) -> None:
+        self.replays += 1
+        for function, grid, block, arguments in graph:
+            buffers = [ctypes.create_string_buffer(a, len(a)) for a in arguments]
+            pointers = (ctypes.c_void_p * max(1, len(buffers)))(*[ctypes.addressof(b) for b in buffers])
+            self.launch_packed(function, grid, block, ctypes.addressof(pointers))
 
     def synchronize(self) -> None:
         self.synchronizations += 1  # every launch has finished when it returns: nothing to wait for

@@ -147,6 +147,8 @@ def run_row(ctx: GpuContext, k: Kernel, label: str, factor: float, seed: int) ->
         status = f"error: rs2gpu.load failed: {ctx.module_error}"
     entry = ctx.corpus.kernels.get(k.rust) if ctx.corpus is not None else None
     gen_fn = getattr(ctx.module, k.rust, None) if status == "ok" else None
+    if gen_fn is not None and not args.graphs and hasattr(gen_fn, "graphs"):  # the cpu backend has none
+        gen_fn.graphs = False
     try:
         if k.source in ctx.resources:
             row.regs_hand, row.frame_hand = registers(ctx.resources[k.source], [lp.symbol for lp in k.launches])
@@ -210,6 +212,8 @@ def run_row(ctx: GpuContext, k: Kernel, label: str, factor: float, seed: int) ->
             for side in calls:
                 setattr(row, f"{side}_us", timing.median(events[side]))
                 setattr(row, f"{side}_rep_us", reps[side])
+            if getattr(gen_fn, "last_graph", False):
+                row.extra["graph"] = "the repeat calls replayed a graph of the launches"
             row.event_reps = max(plan[0] for plan in plans.values())
             row.rep_count = max(plan[1] for plan in plans.values())
         row.status = status
@@ -348,7 +352,7 @@ def run_child(args, pairs, workdir: Path) -> list[Row]:
     remaining = max(10.0, args.budget_s - (time.perf_counter() - args.t0))
     command = [sys.executable, str(Path(__file__).resolve()), "--resume", spec, "--resume-json", str(out_json),
                "--budget-s", str(remaining), "--out", str(args.out)] + (["--quick"] if args.quick else []) \
-        + ([] if args.verified_lists else ["--plain-lists"])
+        + ([] if args.verified_lists else ["--plain-lists"]) + ([] if args.graphs else ["--no-graphs"])
     subprocess.run(command, check=False)
     if not out_json.exists():
         return [Row(k.name, k.group, label, 0, rust=k.rust, status="error: the child process wrote no results")
@@ -383,6 +387,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plain-lists", dest="verified_lists", action="store_false",
                         help="pass the generated side's index lists as plain arrays, which the kernels check on "
                              "the device in every call (default: verified lists, rs2gpu.IndexList)")
+    parser.add_argument("--no-graphs", dest="graphs", action="store_false",
+                        help="launch the loops of a generated call one by one, never as a CUDA graph (default: "
+                             "a repeat call of several launches replays a graph)")
     parser.add_argument("--resume", default=None, help=argparse.SUPPRESS)       # rows for a child process
     parser.add_argument("--resume-json", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

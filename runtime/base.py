@@ -134,6 +134,18 @@ class DeviceBackend(ABC):
     def on_stream(self, handle: int):
         """A context in which the backend's stream is the stream `handle` (see `runtime/streams.py`)."""
 
+    # whether `capture` makes graphs this backend can `replay`
+    graphs = False
+
+    def capture(self, launches: Callable[[], None]):
+        """The launches `launches()` queues, captured into a graph with the arguments they are given, without
+        running them; `replay` queues them all at once on the stream. Only backends with `graphs` have one."""
+        raise NotImplementedError
+
+    def replay(self, graph) -> None:
+        """Queue the launches of a graph `capture` made on the stream."""
+        raise NotImplementedError
+
     def wait_for_word(self, word: memoryview) -> None:
         """Wait until the stream's last launch has set `word` (one word of `mapped` memory, cleared before
         the launch; see the prelude's `rs2gpu_signal_done`), or for the stream where the word never comes:
@@ -225,6 +237,7 @@ class _PendingVerification(NamedTuple):
 
 
 DECISIONS_KEPT = 64  # the decisions a kernel keeps, for as many different lengths and integer parameters
+GRAPHS_KEPT = 16     # the graphs a kernel keeps, for as many different arguments of repeat calls
 
 
 class _Decided:
@@ -324,6 +337,11 @@ class DeviceKernel:
         self._first_slice = next((p.index for p in self.plan.params
                                   if p.kind == ParamKind.SLICE and p.dtype is not None and p.name not in lists), None)
         self.repeats = 0  # the calls that took the repeat path
+        # a repeat call of several launches queues them as one graph, captured at the first call with its
+        # pointers, lengths and scalars, where the backend has graphs (`graphs = False`: one by one)
+        self.graphs = backend.graphs
+        self._graphs: dict[tuple, object] = {}
+        self.last_graph = False  # whether the last call replayed a graph
 
     def __call__(self, *args, **kwargs):
         if kwargs:
@@ -389,14 +407,21 @@ class DeviceKernel:
             if lp.index_lists and found[0].kind != EntryKind.PROVEN:
                 return None  # only the host's proof from verified lists leaves their checks out
             launches.append((index, lp, space, found, seeds))
-        with self._call:
-            self._readback.clear_done()
-            self.last_variants = []
+        def launch_all() -> None:
             for number, (index, lp, (starts, counts), (entry, function, grid, block), seeds) in enumerate(launches, 1):
                 self._pack_and_launch(lp, function, grid, block,
                                       lp.repeat_values(ptrs, lengths, scalars, starts, counts, number, seeds,
                                                        self._repeat_scratch[index]))
-                self.last_variants.append(entry.symbol)
+        with self._call:
+            self._readback.clear_done()
+            self.last_variants = [launch[3][0].symbol for launch in launches]
+            graph = self._graph((*ptrs.values(), *lengths.values(), *scalars.values()), launch_all) \
+                if self.graphs and len(launches) > 1 else None
+            self.last_graph = graph is not None
+            if graph is None:
+                launch_all()
+            else:
+                self._on_device(lambda: self.backend.replay(graph))
             reductions = returned = None
             if self._readback.has_results:  # the launches' last blocks write them into host memory
                 self._on_device(lambda: self._readback.wait(True))
@@ -412,6 +437,20 @@ class DeviceKernel:
         if self.plan.result is None:
             return (None,)
         return (self.plan.result(Environment(scalars, lengths, None, reductions)),)
+
+    def _graph(self, key: tuple, launch_all: Callable[[], None]):
+        """The graph of a repeat call's launches for its arguments `key` (every value its launches are
+        given follows from them, the reductions' scratch and results being the kernel's own), captured from
+        `launch_all` at the first call with them."""
+        graph = self._graphs.get(key)
+        if graph is None:
+            if len(self._graphs) >= GRAPHS_KEPT:
+                self._graphs.clear()
+            try:
+                graph = self._graphs[key] = self.backend.capture(launch_all)
+            except LaunchError as e:
+                raise LaunchError(f"capturing the launches of kernel `{self.name}` failed: {e}") from e
+        return graph
 
     def _check_on_host(self, bound: BoundArgs) -> list[Conditions | None]:
         """Everything the host decides before any device work, launch after launch (see `_check_launch`),
@@ -443,6 +482,7 @@ class DeviceKernel:
         seeds, whether it ran (an empty range does not), and whether any code that ran can record a panic."""
         launched = _Launched(len(self.plan.launches))
         self.last_variants = []
+        self.last_graph = False
         try:
             for step in launch_order(self.plan, bound.env):
                 self._run_step(step, bound, conditions, device_ptrs, launched)

@@ -140,6 +140,24 @@ class CudaBackend(DeviceBackend):
     def synchronize(self) -> None:
         self._check(self.stream.synchronize)
 
+    graphs = True
+
+    def capture(self, launches):
+        """A CUDA graph of the launches, captured on a stream of its own (the legacy default stream cannot be
+        captured), in relaxed mode so that other threads' CUDA calls meanwhile do not end the capture."""
+        stream = self.cp.cuda.Stream(non_blocking=True)
+        relaxed = getattr(self.cp.cuda.runtime, "streamCaptureModeRelaxed", None)
+        with self.device, stream:
+            self._check(lambda: stream.begin_capture() if relaxed is None else stream.begin_capture(relaxed))
+            try:
+                launches()
+            finally:
+                graph = self._check(stream.end_capture)
+        return graph
+
+    def replay(self, graph) -> None:
+        self._check(lambda: graph.launch(self._current_stream()))
+
     def on_stream(self, handle: int):
         """The stream `handle` as cupy's current stream for the call (a cupy stream is that context), so that
         what cupy allocates for the call is ordered on it too."""
