@@ -93,9 +93,9 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
            f"    const u32 rs2gpu_row0 = RS2GPU_BLOCK_IDX.y * {ROWS}u;  // the tile's first row and column",
            f"    const u32 rs2gpu_col0 = RS2GPU_BLOCK_IDX.x * {COLS}u;",
            *_batch_lines(loop, names),
-           f"    alignas(16) RS2GPU_SHARED {half} rs2gpu_row_tile[{STAGES}][{ROWS * DEPTH}];  // the tile's rows of "
+           f"    alignas(1024) RS2GPU_SHARED {half} rs2gpu_row_tile[{STAGES}][{ROWS * DEPTH}];  // the tile's rows of "
            f"{source_of(pattern.row_read)}, {a.layout()}",
-           f"    alignas(16) RS2GPU_SHARED {half} rs2gpu_col_tile[{STAGES}][{COLS * DEPTH}];  // its columns of "
+           f"    alignas(1024) RS2GPU_SHARED {half} rs2gpu_col_tile[{STAGES}][{COLS * DEPTH}];  // its columns of "
            f"{source_of(pattern.col_read)}, {b.layout()}",
            f"    f32 rs2gpu_sums[{row_tiles}][{col_tiles}][4];",
            *_each_sum([*indented(iteration_indices(row, row_type, col, col_type,
@@ -118,6 +118,7 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
            "    u32 rs2gpu_current = 0;  // the stage of slice rs2gpu_slice",
            "    for (usize rs2gpu_slice = 0; rs2gpu_slice < rs2gpu_slices; rs2gpu_slice++) {",
            f"        rs2gpu_async_wait<{STAGES - 2}>();  // this thread's copies of the slice have arrived",
+           "        rs2gpu_async_proxy_fence();  // and are visible to the tensor cores' own reads of shared memory",
            "        // one barrier a slice: every thread's copies of it have arrived, and every warp has multiplied",
            "        // out the slice before, whose stage the copies below overwrite",
            "        RS2GPU_SYNC_THREADS();",
