@@ -12,7 +12,8 @@
 
 This is `emit.tiling`'s pattern with operands of one half type (`f16` or `bf16`) widened to an `f32` sum.
 Each block of 16 x 16 threads computes a tile of `ROWS` x `COLS` iterations as eight warps, each a warp tile
-of `WARP_ROWS` x `WARP_COLS` of them, made of the 16 x 8 tiles of the tensor cores' `mma.m16n8k16`
+(`WARP_TILE`, or `WARPGROUP_TILE` where both operands are k-contiguous) made of the 16 x 8 tiles of the tensor
+cores' `mma.m16n8k16`, or, on Hopper (sm_90a), four warps' tiles as one warpgroup product, wgmma
 (`rs2gpu_warp_tile` in the prelude). The block moves through k `DEPTH` values at a time, in `STAGES`
 buffers of shared memory: its threads copy the tile's rows of `a` and columns of `b` for those k, 16 bytes
 a copy along the operand's unit-stride axis (k where the index adds `k` itself, the row or column
@@ -41,10 +42,12 @@ from rs2gpu.ir.walk import walk
 ROWS = COLS = 128            # a block's tile of iterations
 DEPTH = 32                   # the k values of one stage of shared memory
 STAGES = 3                   # slices of k in flight: one multiplied while the next two arrive
-WARP_ROWS, WARP_COLS = 32, 64
 MMA_ROWS, MMA_COLS, MMA_DEPTH = 16, 8, 16
-TILES_PER_WARP = (WARP_ROWS // MMA_ROWS, WARP_COLS // MMA_COLS)
-WARPS_PER_ROW = COLS // WARP_COLS
+# A warp's sums: 32 x 64, two 16-row fragments of A against eight 8-column ones of B per 16 k; where both
+# operands are k-contiguous, 16 x 128, four warps making a warpgroup's 64 x 128, the shape of Hopper's
+# warpgroup products (wgmma), which read both operands from shared memory (elsewhere, mma.m16n8k16 tiles).
+WARP_TILE = (32, 64)
+WARPGROUP_TILE = (16, 128)
 GROUP = 8                    # the halves of one 16-byte copy
 # Two blocks a multiprocessor (the registers of a thread capped to fit them): while one waits at a barrier,
 # the other multiplies.
@@ -77,18 +80,20 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
         before.statement(stmt)
     uses = {n.binding for stmt in pattern.before for n in walk(stmt) if isinstance(n, ir.Var)}
     row_at, col_at = _position("y"), _position("x")
-    row_tiles, col_tiles = TILES_PER_WARP
+    warp_rows, warp_cols = WARPGROUP_TILE if a.k_contiguous and b.k_contiguous else WARP_TILE
+    tiles = row_tiles, col_tiles = warp_rows // MMA_ROWS, warp_cols // MMA_COLS
+    warps_per_row = COLS // warp_cols
     k_start = render_access(names, sites, loop, pattern.k_loop.start)
     k_end = render_access(names, sites, loop, pattern.k_loop.end)
     layout = f"{ROWS}u, {COLS}u, {DEPTH}u"
     out = [f"    // A matrix product of half values with f32 sums: tiles of {ROWS} x {COLS} iterations per block of "
            f"{SIDE} x {SIDE} threads,",
-           f"    // {WARP_ROWS} x {WARP_COLS} per warp on the tensor cores' 16 x 8 x 16 tiles where the GPU has them, "
+           f"    // {warp_rows} x {warp_cols} per warp on the tensor cores where the GPU has them, "
            f"k {DEPTH} at a time through {STAGES} stages of shared memory.",
            f"    const u32 rs2gpu_thread = RS2GPU_THREAD_IDX.y * {SIDE}u + RS2GPU_THREAD_IDX.x;",
-           f"    const u32 rs2gpu_warp_row = rs2gpu_thread / 32u / {WARPS_PER_ROW}u * {WARP_ROWS}u;  "
+           f"    const u32 rs2gpu_warp_row = rs2gpu_thread / 32u / {warps_per_row}u * {warp_rows}u;  "
            "// the warp's first row and column in the tile",
-           f"    const u32 rs2gpu_warp_col = rs2gpu_thread / 32u % {WARPS_PER_ROW}u * {WARP_COLS}u;",
+           f"    const u32 rs2gpu_warp_col = rs2gpu_thread / 32u % {warps_per_row}u * {warp_cols}u;",
            "    const u32 rs2gpu_group = rs2gpu_thread % 32u / 4u, rs2gpu_pair = rs2gpu_thread % 4u * 2u;",
            f"    const u32 rs2gpu_row0 = RS2GPU_BLOCK_IDX.y * {ROWS}u;  // the tile's first row and column",
            f"    const u32 rs2gpu_col0 = RS2GPU_BLOCK_IDX.x * {COLS}u;",
@@ -98,7 +103,7 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
            f"    alignas(1024) RS2GPU_SHARED {half} rs2gpu_col_tile[{STAGES}][{COLS * DEPTH}];  // its columns of "
            f"{source_of(pattern.col_read)}, {b.layout()}",
            f"    f32 rs2gpu_sums[{row_tiles}][{col_tiles}][4];",
-           *_each_sum([*indented(iteration_indices(row, row_type, col, col_type,
+           *_each_sum(tiles, [*indented(iteration_indices(row, row_type, col, col_type,
                                                     row_at if row_dim.index in uses else None,
                                                     col_at if col_dim.index in uses else None)),
                        *before.lines,
@@ -133,10 +138,11 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
            f"            rs2gpu_warp_tile<{_cxx_bool(a.k_contiguous)}, {_cxx_bool(b.k_contiguous)}, {layout}>("
            "rs2gpu_sums, rs2gpu_row_tile[rs2gpu_current], rs2gpu_warp_row,",
            "                rs2gpu_col_tile[rs2gpu_current], rs2gpu_warp_col, rs2gpu_kk);",
+           "        rs2gpu_warp_tiles_done(rs2gpu_sums);  // the slice's products are in the sums",
            f"        rs2gpu_current = rs2gpu_current == {STAGES - 1}u ? 0 : rs2gpu_current + 1u;",
            "    }"]
     out += ["    // the iterations of the space: the rest of the body, from each one's sum",
-            *_each_sum(output_lines(loop, pattern, names, sites, hoisted, (row_at, col_at), before.lines,
+            *_each_sum(tiles, output_lines(loop, pattern, names, sites, hoisted, (row_at, col_at), before.lines,
                                     "rs2gpu_sums[rs2gpu_mi][rs2gpu_ni][rs2gpu_e]", 4))]
     fill = ROWS * COLS // RESIDENT_THREADS_PER_MULTIPROCESSOR
     return StagedBody(out, (SIDE, SIDE, 1), (COLS // SIDE, ROWS // SIDE, 1), TENSOR_STAGING, fill,
@@ -298,9 +304,10 @@ def _position(axis: str) -> str:
     return f"rs2gpu_warp_col + rs2gpu_ni * {MMA_COLS}u + rs2gpu_pair + rs2gpu_e % 2u"
 
 
-def _each_sum(body: list[str]) -> list[str]:
-    """`body` (at an indent of four levels) for each of the thread's sums."""
-    row_tiles, col_tiles = TILES_PER_WARP
+def _each_sum(tiles: tuple[int, int], body: list[str]) -> list[str]:
+    """`body` (at an indent of four levels) for each of the thread's sums, in its warp's `tiles` (rows, columns)
+    of 16 x 8."""
+    row_tiles, col_tiles = tiles
     return ["#pragma unroll",
             f"    for (u32 rs2gpu_mi = 0; rs2gpu_mi < {row_tiles}u; rs2gpu_mi++) {{",
             "#pragma unroll",

@@ -14,6 +14,7 @@ import time
 from rs2gpu.runtime.base import DeviceBackend
 from rs2gpu.runtime.cache import BinaryCache
 from rs2gpu.runtime.errors import LaunchError, ToolchainUnavailable
+from rs2gpu.runtime.options import device_arch
 from rs2gpu.runtime.staging import StagingRing
 
 # `wait_for_word` polls the word for this long before the driver waits instead (a long kernel need not keep
@@ -45,7 +46,7 @@ class CudaBackend(DeviceBackend):
             major, minor = self.device.compute_capability[:-1], self.device.compute_capability[-1]
         except cp.cuda.runtime.CUDARuntimeError as e:
             raise ToolchainUnavailable(f"no usable CUDA device {device}: {e}") from e
-        self.arch = arch or f"sm_{major}{minor}"
+        self.arch = arch or device_arch(int(major), int(minor))
         self._current_stream = cp.cuda.get_current_stream
         self._launch_kernel = cp.cuda.driver.launchKernel
         self._driver_errors = (cp.cuda.driver.CUDADriverError, cp.cuda.runtime.CUDARuntimeError)

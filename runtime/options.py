@@ -17,6 +17,15 @@ CXX_STANDARD = "c++17"
 # The architecture each target compiles for where the caller names none.
 DEFAULT_ARCH = {"cuda": "sm_90", "hip": "gfx90a"}
 
+
+
+def device_arch(major: int, minor: int) -> str:
+    """The architecture a CUDA device of compute capability major.minor compiles for at run time: its own,
+    with Hopper's architecture-specific features (`sm_90a`: the warpgroup products of the tensor-core
+    tiles), which a cubin may use where it runs on that very architecture."""
+    return f"sm_{major}{minor}{'a' if (major, minor) == (9, 0) else ''}"
+
+
 _CUDA_ARCH = re.compile(r"^(sm|compute)_[0-9]{2,3}[af]?$")
 # `gfx90a`, `gfx1030`, `gfx90a:sramecc+:xnack-`, and ROCm 6's generic targets such as `gfx10-3-generic`.
 _HIP_ARCH = re.compile(r"^gfx([0-9a-f]{3,4}|[0-9]+(-[0-9]+)?-generic)(:[a-z0-9_]+[+-])*$")

@@ -214,6 +214,13 @@ fn load_cuda() -> Result<Cuda, Error> {
     Ok(cuda)
 }
 
+/// The architecture a device of compute capability major.minor compiles for: its own, with Hopper's
+/// architecture-specific features (`sm_90a`: the warpgroup products of the tensor-core tiles), as the Python
+/// runtime's `device_arch` says.
+fn device_arch(major: c_int, minor: c_int) -> String {
+    format!("sm_{major}{minor}{}", if (major, minor) == (9, 0) { "a" } else { "" })
+}
+
 /// A device's primary context, made current on the calling thread by `enter`.
 pub(super) struct DeviceContext {
     pub(super) device: CuDevice,
@@ -292,7 +299,7 @@ impl Cuda {
         let mut context: CuContext = std::ptr::null_mut();
         // SAFETY: writes one context handle, released in `close_device`.
         self.check(unsafe { (self.primary_ctx_retain)(&mut context, device) }, "cuDevicePrimaryCtxRetain")?;
-        let opened = DeviceContext { device, context, name, arch: format!("sm_{major}{minor}"), driver_version,
+        let opened = DeviceContext { device, context, name, arch: device_arch(major, minor), driver_version,
                                      multiprocessors: multiprocessors.max(1) as u32,
                                      l2_bytes: l2_bytes.max(0) as u64 };
         self.enter(&opened)?;

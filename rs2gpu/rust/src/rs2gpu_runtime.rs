@@ -237,7 +237,7 @@ impl Gpu {
         &self.inner.device.name
     }
 
-    /// The architecture the kernels are compiled for, e.g. "sm_90".
+    /// The architecture the kernels are compiled for, e.g. "sm_90a" on an H100 or H200.
     pub fn arch(&self) -> &str {
         &self.inner.device.arch
     }
