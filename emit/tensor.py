@@ -12,7 +12,7 @@
 
 This is `emit.tiling`'s pattern with operands of one half type (`f16` or `bf16`) widened to an `f32` sum.
 Each block of 16 x 16 threads computes a tile of `ROWS` x `COLS` iterations as eight warps, each a warp tile
-(`WARP_TILE`, or `WARPGROUP_TILE` where both operands are k-contiguous) made of the 16 x 8 tiles of the tensor
+(`WARP_TILE`, or `WARPGROUP_TILE` where `a` is k-contiguous) made of the 16 x 8 tiles of the tensor
 cores' `mma.m16n8k16`, or, on Hopper (sm_90a), four warps' tiles as one warpgroup product, wgmma
 (`rs2gpu_warp_tile` in the prelude). The block moves through k `DEPTH` values at a time, in `STAGES`
 buffers of shared memory: its threads copy the tile's rows of `a` and columns of `b` for those k, 16 bytes
@@ -43,9 +43,9 @@ ROWS = COLS = 128            # a block's tile of iterations
 DEPTH = 32                   # the k values of one stage of shared memory
 STAGES = 3                   # slices of k in flight: one multiplied while the next two arrive
 MMA_ROWS, MMA_COLS, MMA_DEPTH = 16, 8, 16
-# A warp's sums: 32 x 64, two 16-row fragments of A against eight 8-column ones of B per 16 k; where both
-# operands are k-contiguous, 16 x 128, four warps making a warpgroup's 64 x 128, the shape of Hopper's
-# warpgroup products (wgmma), which read both operands from shared memory (elsewhere, mma.m16n8k16 tiles).
+# A warp's sums: 32 x 64, two 16-row fragments of A against eight 8-column ones of B per 16 k; where A is
+# k-contiguous, 16 x 128, four warps making a warpgroup's 64 x 128, the shape of Hopper's warpgroup
+# products (wgmma), which read both operands from shared memory (elsewhere, mma.m16n8k16 tiles).
 WARP_TILE = (32, 64)
 WARPGROUP_TILE = (16, 128)
 GROUP = 8                    # the halves of one 16-byte copy
@@ -80,7 +80,7 @@ def tensor_product(loop: ParallelLoop, names: LocalNames, sites, uniform: frozen
         before.statement(stmt)
     uses = {n.binding for stmt in pattern.before for n in walk(stmt) if isinstance(n, ir.Var)}
     row_at, col_at = _position("y"), _position("x")
-    warp_rows, warp_cols = WARPGROUP_TILE if a.k_contiguous and b.k_contiguous else WARP_TILE
+    warp_rows, warp_cols = WARPGROUP_TILE if a.k_contiguous else WARP_TILE
     tiles = row_tiles, col_tiles = warp_rows // MMA_ROWS, warp_cols // MMA_COLS
     warps_per_row = COLS // warp_cols
     k_start = render_access(names, sites, loop, pattern.k_loop.start)
