@@ -205,6 +205,27 @@ fn run(gpu: &Gpu, n: usize, report: &mut Report) -> Result<(), Error> {
     let magnitude: f64 = a_ref.iter().zip(&c_ref).map(|(x, y)| (x * y).abs()).sum();
     let (ok, detail) = close_sums(dot_dev, dot(&a_ref, &c_ref), magnitude);
     report.check("dot of DeviceBuffers", ok, detail, 0.0);
+
+    // The same triads on two streams at once, each on buffers of its own: a download after the calls
+    // (on the default stream) waits for them.
+    let (results, seconds) = timed(|| {
+        let streams = [gpu.stream()?, gpu.stream()?];
+        let mut buffers = Vec::new();
+        for stream in &streams {
+            buffers.push((DeviceBuffer::zeroed(stream, n)?, DeviceBuffer::from_slice(stream, &b)?,
+                          DeviceBuffer::from_slice(stream, &c)?));
+        }
+        for _ in 0..steps {
+            for (stream, (a, b_dev, c_dev)) in streams.iter().zip(buffers.iter_mut()) {
+                kernels::triad_on(stream, a, b_dev, c_dev, alpha)?;
+                kernels::triad_on(stream, c_dev, a, b_dev, -alpha)?;
+            }
+        }
+        streams[0].synchronize()?;
+        buffers.iter().map(|(a, _, _)| a.to_vec()).collect::<Result<Vec<_>, Error>>()
+    })?;
+    let ok = results.iter().all(|a| bitwise_equal(a, &a_ref).0);
+    report.check(&format!("{} triads on each of two streams", 2 * steps), ok, String::new(), seconds);
     Ok(())
 }
 

@@ -136,6 +136,9 @@ pub(super) struct Cuda {
     ctx_set_current: unsafe extern "C" fn(CuContext) -> CuResult,
     ctx_synchronize: unsafe extern "C" fn() -> CuResult,
     stream_query: unsafe extern "C" fn(CuStream) -> CuResult,
+    stream_create: unsafe extern "C" fn(*mut CuStream, c_uint) -> CuResult,
+    stream_destroy: unsafe extern "C" fn(CuStream) -> CuResult,
+    stream_synchronize: unsafe extern "C" fn(CuStream) -> CuResult,
     module_load_data: unsafe extern "C" fn(*mut CuModule, *const c_void) -> CuResult,
     module_unload: unsafe extern "C" fn(CuModule) -> CuResult,
     module_get_function: unsafe extern "C" fn(*mut CuFunction, CuModule, *const c_char) -> CuResult,
@@ -187,6 +190,9 @@ fn load_cuda() -> Result<Cuda, Error> {
             ctx_set_current = "cuCtxSetCurrent",
             ctx_synchronize = "cuCtxSynchronize",
             stream_query = "cuStreamQuery",
+            stream_create = "cuStreamCreate",
+            stream_destroy = "cuStreamDestroy_v2",
+            stream_synchronize = "cuStreamSynchronize",
             module_load_data = "cuModuleLoadData",
             module_unload = "cuModuleUnload",
             module_get_function = "cuModuleGetFunction",
@@ -322,11 +328,33 @@ impl Cuda {
         self.check(unsafe { (self.ctx_synchronize)() }, "cuCtxSynchronize")
     }
 
-    /// Whether the default stream's work has finished (`false` while it runs), or the error of a launch
-    /// that failed.
-    pub(super) fn finished(&self) -> Result<bool, Error> {
-        // SAFETY: the null stream is the context's default stream, the one every launch goes to.
-        let status = unsafe { (self.stream_query)(std::ptr::null_mut()) };
+    /// Waits for the work of `stream` (null: the default stream).
+    pub(super) fn synchronize_stream(&self, stream: CuStream) -> Result<(), Error> {
+        // SAFETY: as in `finished`.
+        self.check(unsafe { (self.stream_synchronize)(stream) }, "cuStreamSynchronize")
+    }
+
+    /// A new stream of the current context. It is a blocking stream: the default stream's work (the copies
+    /// of `DeviceBuffer`s) waits for its work before it, and its work for the default stream's.
+    pub(super) fn create_stream(&self) -> Result<CuStream, Error> {
+        let mut stream: CuStream = std::ptr::null_mut();
+        // SAFETY: writes one stream handle; flags 0 is CU_STREAM_DEFAULT.
+        self.check(unsafe { (self.stream_create)(&mut stream, 0) }, "cuStreamCreate")?;
+        Ok(stream)
+    }
+
+    /// SAFETY (for the caller): `stream` came from `create_stream` and is not used afterwards (work queued
+    /// on it still runs to its end).
+    pub(super) unsafe fn destroy_stream(&self, stream: CuStream) {
+        // SAFETY: the caller's contract. Nothing can report an error here.
+        unsafe { (self.stream_destroy)(stream) };
+    }
+
+    /// Whether the work of `stream` (null: the default stream) has finished (`false` while it runs), or
+    /// the error of a launch that failed.
+    pub(super) fn finished(&self, stream: CuStream) -> Result<bool, Error> {
+        // SAFETY: the stream is the context's default one or one `create_stream` made and not yet destroyed.
+        let status = unsafe { (self.stream_query)(stream) };
         if status == CUDA_ERROR_NOT_READY {
             return Ok(false);
         }
@@ -438,15 +466,17 @@ impl Cuda {
         }
     }
 
-    /// Launches `function` on the default stream; `params` points at one pointer per kernel parameter.
+    /// Launches `function` on `stream` (null: the default stream); `params` points at one pointer per
+    /// kernel parameter.
     ///
-    /// SAFETY (for the caller): each pointer in `params` points at a value of the parameter's exact size.
+    /// SAFETY (for the caller): each pointer in `params` points at a value of the parameter's exact size;
+    /// the stream is as in `finished`.
     pub(super) unsafe fn launch(&self, function: CuFunction, grid: [u32; 3], block: [u32; 3],
-                                params: &mut [*mut c_void]) -> Result<(), Error> {
-        // SAFETY: the caller's contract; no shared memory, the default stream, no `extra` block.
+                                params: &mut [*mut c_void], stream: CuStream) -> Result<(), Error> {
+        // SAFETY: the caller's contract; no shared memory, no `extra` block.
         let status = unsafe {
             (self.launch_kernel)(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0,
-                                 std::ptr::null_mut(), params.as_mut_ptr(), std::ptr::null_mut())
+                                 stream, params.as_mut_ptr(), std::ptr::null_mut())
         };
         self.check(status, "cuLaunchKernel")
     }

@@ -16,7 +16,7 @@ mod driver {
     include!(concat!(env!("OUT_DIR"), "/rs2gpu_driver.rs"));
 }
 
-use driver::{CuDevicePtr, CuFunction, CuModule, Cuda, DeviceContext};
+use driver::{CuDevicePtr, CuFunction, CuModule, CuStream, Cuda, DeviceContext};
 
 // `BLOCK_SIZE: u32`, the threads per block of every launch, is defined by the generated module beside its
 // `include!` of this file: the manifest's block size, for which the kernels' block reductions are written.
@@ -186,6 +186,23 @@ unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 #[derive(Clone)]
 pub struct Gpu {
     inner: Arc<Context>,
+    /// The stream its kernel calls queue their launches on (None: the default stream); see `Stream`.
+    stream: Option<Arc<OwnedStream>>,
+}
+
+/// A stream of a context, destroyed when the last `Gpu` handle queueing on it goes.
+struct OwnedStream {
+    context: Arc<Context>,
+    handle: usize,
+}
+
+impl Drop for OwnedStream {
+    fn drop(&mut self) {
+        if self.context.cuda.enter(&self.context.device).is_ok() {
+            // SAFETY: the handle came from `create_stream`, and no handle that queues on it is left.
+            unsafe { self.context.cuda.destroy_stream(self.handle as CuStream) };
+        }
+    }
 }
 
 struct Context {
@@ -229,7 +246,20 @@ impl Gpu {
     pub fn with_device(ordinal: usize) -> Result<Gpu, Error> {
         let cuda = driver::cuda()?;
         let device = cuda.open_device(ordinal)?;
-        Ok(Gpu { inner: Arc::new(Context { cuda, device, kernels: Mutex::new(Vec::new()) }) })
+        Ok(Gpu { inner: Arc::new(Context { cuda, device, kernels: Mutex::new(Vec::new()) }), stream: None })
+    }
+
+    /// A new stream of this GPU. Kernel calls given it (`&stream`, where a `&Gpu` is taken) queue their
+    /// launches there; see `Stream`.
+    pub fn stream(&self) -> Result<Stream, Error> {
+        let handle = self.enter()?.create_stream()? as usize;
+        let owned = OwnedStream { context: self.inner.clone(), handle };
+        Ok(Stream { gpu: Gpu { inner: self.inner.clone(), stream: Some(Arc::new(owned)) } })
+    }
+
+    /// The stream this handle's kernel calls queue on (null: the default stream).
+    fn queue(&self) -> CuStream {
+        self.stream.as_ref().map_or(std::ptr::null_mut(), |s| s.handle as CuStream)
     }
 
     /// The device's name, e.g. "NVIDIA H200".
@@ -285,6 +315,37 @@ impl Gpu {
         let loaded = Arc::new(loaded?);
         kernels.push(loaded.clone());
         Ok(loaded)
+    }
+}
+
+/// A stream of one GPU, from `Gpu::stream`: a `Gpu` (it dereferences to one) whose kernel calls queue their
+/// launches on this stream instead of the default one, so that calls on different streams may run at the
+/// same time. A call waits for its stream where it returns a value or can record a panic, and otherwise
+/// returns with its launches queued. `DeviceBuffer` copies (`from_slice`, `upload`, `download`, ...) run
+/// on the default stream, which waits for the work queued on the stream before them, as the stream's later
+/// work waits for them: a result downloaded after a call is the call's.
+pub struct Stream {
+    gpu: Gpu,
+}
+
+impl Stream {
+    /// Waits for the work queued on this stream; returns the error of a launch of it that failed.
+    pub fn synchronize(&self) -> Result<(), Error> {
+        self.gpu.enter()?.synchronize_stream(self.gpu.queue())
+    }
+}
+
+impl std::ops::Deref for Stream {
+    type Target = Gpu;
+
+    fn deref(&self) -> &Gpu {
+        &self.gpu
+    }
+}
+
+impl fmt::Debug for Stream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Stream").field("gpu", &self.gpu).finish()
     }
 }
 
@@ -655,7 +716,7 @@ impl LoadedKernel {
     /// Waits until the call's last launch has set the done word, or for the device where it does not come:
     /// then the results are in host memory. A launch that fails never sets it, which the driver's answer
     /// to `finished` reports.
-    fn wait_for_done(&self, cuda: &Cuda) -> Result<(), Error> {
+    fn wait_for_done(&self, cuda: &Cuda, stream: CuStream) -> Result<(), Error> {
         let word = self.done_word().0;
         let started = Instant::now();
         let mut polls_to_query = DONE_POLLS_PER_QUERY;
@@ -664,8 +725,8 @@ impl LoadedKernel {
         while unsafe { std::ptr::read_volatile(word) } == 0 {
             polls_to_query -= 1;
             if polls_to_query == 0 {
-                if cuda.finished()? || started.elapsed() > DONE_POLL {
-                    return cuda.synchronize();
+                if cuda.finished(stream)? || started.elapsed() > DONE_POLL {
+                    return cuda.synchronize_stream(stream);
                 }
                 polls_to_query = DONE_POLLS_PER_QUERY;
             }
@@ -729,9 +790,9 @@ impl<'a> KernelCall<'a> {
                 return Err(source.device_panic(site, index, len));
             }
         } else if self.signalled {
-            self.kernel.wait_for_done(cuda).map_err(|e| e.during(during()))?;
+            self.kernel.wait_for_done(cuda, self.gpu.queue()).map_err(|e| e.during(during()))?;
         } else if source.result_words != 0 {
-            cuda.synchronize().map_err(|e| e.during(during()))?;
+            cuda.synchronize_stream(self.gpu.queue()).map_err(|e| e.during(during()))?;
         }
         // SAFETY: `results` holds `result_words` words, which no launch writes any more: the call has waited
         // for its launches, and the next call cannot start before this one ends.
@@ -926,7 +987,7 @@ impl KernelArgs<'_, '_> {
         }
         // SAFETY: every pointer points at an argument of the size the kernel's parameter has (checked above
         // against the manifest, and at load time against the cubin where the driver can tell).
-        unsafe { cuda.launch(function, grid, block, parameters) }
+        unsafe { cuda.launch(function, grid, block, parameters, self.call.gpu.queue()) }
             .map_err(|e| e.during(format!("launching kernel `{}` (the loop at {})", source.name, launch.source)))?;
         self.call.signalled |= launch.signals_done;
         Ok(())
