@@ -13,6 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rs2gpu import pipeline
+from tests.support.generated_code import ptx_entries
+
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
 SOURCE = Path(__file__).parent / "kernels" / "products.rs"
@@ -147,3 +150,19 @@ def test_on_the_gpu_a_product_that_fills_it_runs_on_the_tensor_cores_within_the_
     magnitudes = (wide(a).reshape(m, n) @ wide(b).reshape(p, n).T if kernel == "product_nt"
                   else wide(a).reshape(n, m).T @ wide(b).reshape(n, p)).ravel()
     assert_within_reduction_bound(got, want, magnitudes, n)
+
+
+@pytest.fixture(scope="module")
+def translation():
+    return pipeline.translate(SOURCE)
+
+
+@pytest.mark.parametrize("kernel, warpgroups", [("product_nt", True), ("product_nn", True), ("product_tn", False)],
+                         ids=["a and b k-contiguous", "b contiguous along its columns", "a contiguous along its rows"])
+def test_on_hopper_a_product_whose_a_is_k_contiguous_runs_warpgroup_products(translation, kernel, warpgroups) -> None:
+    """NVRTC's PTX for sm_90a, the architecture the runtime compiles for on an H100 or H200: `wgmma` where
+    `a` is stored k-contiguous, `mma.sync` tiles otherwise (and everywhere on compute_90)."""
+    tiles = f"rs2gpu_{kernel}_0_tiles"
+    hopper, portable = ptx_entries(translation, kernel, "compute_90a")[tiles], ptx_entries(translation, kernel)[tiles]
+    assert ("wgmma.mma_async" in hopper, "mma.sync" in hopper) == (warpgroups, not warpgroups)
+    assert "wgmma" not in portable and "mma.sync.aligned.m16n8k16" in portable

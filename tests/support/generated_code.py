@@ -35,7 +35,7 @@ def _split_parameters(text: str) -> list[str]:
     return params + [text[start:].strip()]
 
 
-def ptx_entries(translation, kernel: str) -> dict[str, str]:
-    """The PTX of each entry point of `kernel`'s CUDA file (compute_90), by symbol: its parameters and body."""
-    ptx = compile_cuda(translation.emitted.files[f"{kernel}.cu"], f"{kernel}.cu", "compute_90").binary
+def ptx_entries(translation, kernel: str, arch: str = "compute_90") -> dict[str, str]:
+    """The PTX of each entry point of `kernel`'s CUDA file (for `arch`), by symbol: its parameters and body."""
+    ptx = compile_cuda(translation.emitted.files[f"{kernel}.cu"], f"{kernel}.cu", arch).binary
     return dict(PTX_ENTRY.findall(ptx.decode(errors="replace")))
