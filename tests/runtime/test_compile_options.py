@@ -7,7 +7,7 @@ import pytest
 from rs2gpu.runtime.hipclang import compile_hip_clang, find_toolchain
 from rs2gpu.runtime.hiprtc import compile_hip
 from rs2gpu.runtime.nvrtc import compile_cuda
-from rs2gpu.runtime.options import CudaOptions, HipOptions
+from rs2gpu.runtime.options import CudaOptions, HipOptions, device_arch
 
 
 def amdgpu_fma_count(code_object: bytes, tmp_path: Path) -> int:
@@ -17,6 +17,12 @@ def amdgpu_fma_count(code_object: bytes, tmp_path: Path) -> int:
     path.write_bytes(code_object)
     listing = subprocess.run([objdump, "-d", "--mcpu=gfx90a", path], capture_output=True, text=True, check=True)
     return listing.stdout.count("v_fma")
+
+
+def test_hopper_compiles_for_its_architecture_specific_features_and_others_for_their_own():
+    assert device_arch(9, 0) == "sm_90a"  # the warpgroup products of the tensor-core tiles
+    assert [device_arch(8, 0), device_arch(8, 9), device_arch(10, 0)] == ["sm_80", "sm_89", "sm_100"]
+    assert CudaOptions(device_arch(9, 0)).arch == "sm_90a"
 
 
 def test_default_nvrtc_flags_disable_fma_contraction():

@@ -1,5 +1,6 @@
-//! The compile cache's key (`fnv1a`) and its entries on disk (`write_cached`, `read_cached`): a damaged
-//! entry must read as a miss, never as a cubin the driver would load.
+//! The architecture a device compiles for (`device_arch`), and the compile cache's key (`fnv1a`) and its
+//! entries on disk (`write_cached`, `read_cached`): a damaged entry must read as a miss, never as a cubin
+//! the driver would load.
 
 use super::*;
 
@@ -75,4 +76,11 @@ fn a_cache_that_cannot_be_written_is_skipped() {
     let path = file.join("k.cubin"); // its folder would be a file
     write_cached(&path, b"a cubin");
     assert_eq!(read_cached(&path), None);
+}
+
+#[test]
+fn hopper_compiles_for_its_architecture_specific_features_and_others_for_their_own() {
+    assert_eq!(device_arch(9, 0), "sm_90a");
+    assert_eq!((device_arch(8, 0), device_arch(8, 9), device_arch(10, 0)),
+               ("sm_80".to_string(), "sm_89".to_string(), "sm_100".to_string()));
 }
