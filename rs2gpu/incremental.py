@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from rs2gpu import config, pipeline
+from rs2gpu import config, pipeline, workers
 from rs2gpu.checker import check_kernel
 from rs2gpu.emit import CrateContext, emit_kernel, reachable_helpers, render_prelude
 from rs2gpu.emit.dialect import DIALECTS
@@ -108,38 +108,50 @@ def _translate(store: _Store, name: str, data: list[tuple[str, bytes]], sources:
     # without a store nothing is kept, so the files need no packing (see `_pack`)
     pieces = ([*(render_prelude(DIALECTS[t]) for t in targets), shared.structs, shared.consts]
               if store.root is not None else [])
-    sink, entries, fresh = DiagnosticSink(), {}, []
+    items, entries, fresh, misses = [], {}, [], []
     for fn in crate.kernels:
         key = _kernel_key(common, crate, lines, fn)
-        entry = store.get(key)
-        if entry is None:
-            before = len(sink.items)
-            plan = check_kernel(fn, sink, functions, consts)
-            if any(d.severity == "error" for d in sink.items[before:]):
+        entries[fn.name] = (key, store.get(key))
+        if entries[fn.name][1] is None:
+            misses.append(fn)
+
+    def translate_kernel(fn: ir.Function) -> tuple[list[Diagnostic], dict | None]:
+        """The checker's diagnostics of a kernel, and its entry: None where it has errors; without files
+        for an open generic kernel (checked for every type its bounds admit, no code)."""
+        sink = DiagnosticSink()
+        plan = check_kernel(fn, sink, functions, consts)
+        if sink.has_errors:
+            return sink.items, None
+        if is_open(plan.function):
+            return sink.items, {"warnings": sink.items}
+        return sink.items, _emitted_entry(shared, {"warnings": sink.items, "plan": plan}, targets, __version__,
+                                          pieces)
+    translated = dict(zip((fn.name for fn in misses), workers.spread(translate_kernel, misses)))
+    for fn in crate.kernels:
+        key, entry = entries.pop(fn.name)
+        if fn.name in translated:
+            found, entry = translated[fn.name]
+            items += found
+            if entry is None:
                 continue
-            entry = {"warnings": sink.items[before:], "plan": plan}
             fresh.append(fn.name)
         else:
-            sink.items.extend(entry["warnings"])
+            items += entry["warnings"]
         entries[fn.name] = (key, entry)
-    seconds["checker"] = time.perf_counter() - start
-    diagnostics += [d for d in dict.fromkeys(sink.items) if d not in diagnostics]
-    if lowered.has_errors or sink.has_errors:
-        # The kernels without errors are good whatever the others hold, where the crate's shared items all
-        # lowered (their text is part of every kernel's key and code).
-        for kernel in fresh if not lowered.has_errors else ():
-            key, entry = entries[kernel]
-            if not is_open(entry["plan"].function):
-                store.put(key, _emitted_entry(shared, entry, targets, __version__, pieces))
+    seconds["checker"] = time.perf_counter() - start  # and the emitter's, for the kernels checked
+    diagnostics += [d for d in dict.fromkeys(items) if d not in diagnostics]
+    errors = lowered.has_errors or any(d.severity == "error" for d in items)
+    for kernel in fresh if not lowered.has_errors else ():
+        key, entry = entries[kernel]
+        if "files" in entry:  # the kernels without errors are good whatever the others hold, where the
+            store.put(key, entry)  # crate's shared items all lowered (their text is in every kernel's key)
+    if errors:
         raise CompileFailed(pipeline.in_source_order(diagnostics, crate.sources), crate.sources)
     start = time.perf_counter()
     packed, kernels, manifest = {}, {}, {}
     for kernel, (key, entry) in entries.items():
-        if "plan" in entry:
-            if is_open(entry["plan"].function):  # checked once for every type its bounds admit; no code
-                continue
-            entry = _emitted_entry(shared, entry, targets, __version__, pieces)
-            store.put(key, entry)
+        if "files" not in entry:  # an open generic kernel: no code
+            continue
         packed.update(entry["files"])
         kernels[kernel] = (entry["launches"], tuple(entry["files"]))
         manifest[kernel] = entry["manifest"]

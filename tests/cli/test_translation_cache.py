@@ -6,6 +6,10 @@ which the cache must reproduce byte for byte; the expected diagnostics are those
 """
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -194,3 +198,25 @@ def test_the_command_keeps_its_cache_in_the_cache_folder_and_no_cache_skips_it(c
     assert any((tmp_path / "disk-cache" / incremental.CACHE_FOLDER).rglob("*"))
     written = [{p.name: p.read_text() for p in (tmp_path / out).iterdir()} for out in ("out-1", "out-2", "out-3")]
     assert written[0] == written[1] == written[2]
+
+
+SPREAD = """
+import json, sys
+from pathlib import Path
+from rs2gpu import incremental, workers
+result = incremental.translate(Path(sys.argv[1]), cache_root=Path(sys.argv[2]))
+json.dump({"processes": workers.last_processes, "files": result.files, "translated": result.translated},
+          sys.stdout)
+"""
+
+
+def test_a_crate_of_many_kernels_is_translated_by_a_process_per_core_into_the_same_files(tmp_path: Path) -> None:
+    """The corpus's kernels, translated in a process of its own (no other thread: the one kind of process
+    that forks workers), a share per core, give the files of one fresh translation."""
+    crate = Path(__file__).parents[2] / "examples" / "corpus"
+    done = subprocess.run([sys.executable, "-c", SPREAD, str(crate), str(tmp_path / "cache")], capture_output=True,
+                          text=True, check=True)
+    result = json.loads(done.stdout)
+    assert len(result["translated"]) >= 32  # enough to pay for a fork
+    assert (result["processes"] > 1) == ((os.cpu_count() or 1) > 1)
+    assert result["files"] == fresh_files(crate)
