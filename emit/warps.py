@@ -15,11 +15,11 @@ combines locals declared before it (`s += e`, `*=`, `&=`, `|=`, `^=`, `m = m.max
 `if`s, with `continue`), and writes slice elements at an index `j + c` (softmax's last pass,
 `out[i * n + j] = ...`), is split: each lane combines its share of the iterations from the operation's
 identity, then the warp combines the lanes' values with shuffles into every lane (`rs2gpu_warp_all`), and
-the variable takes its value before the loop combined with that. An inner loop that writes nothing reads
-its rows 16 bytes at a time where they start on the 16-byte grid: each lane takes W consecutive `j` at a
-time (`_render_groups`). Every lane then holds the same values of
+the variable takes its value before the loop combined with that. Every lane then holds the same values of
 the iteration's locals, so the statements after the loop compute the same in every lane, and a write
-outside the inner loops is lane 0's alone. Where a warp per iteration would leave the device partly idle
+outside the inner loops is lane 0's alone. An inner loop that writes nothing reads its rows 16 bytes at a
+time where they start on the 16-byte grid: each lane takes W consecutive `j` at a time (`_render_groups`).
+Where a warp per iteration would leave the device partly idle
 (fewer iterations than it holds warps), the blocks entry point gives each iteration a block instead, its
 threads combined through the block's reduction (`rs2gpu_block_all`), thread 0 writing.
 
