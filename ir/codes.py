@@ -52,9 +52,10 @@ rustc rejects the same code. Declare the variable `let mut`, or take the slice a
 A struct that crosses between host and GPU must have a layout both sides agree on. Rust's default
 layout may reorder fields, so kernels only accept structs marked #[repr(C)]; the generated C++ then
 checks size, alignment and every field offset with static_asserts."""),
-    "RG0010": ("duplicate item name", """
+    "RG0010": ("duplicate name", """
 Two kernels, helpers, consts or structs of the crate share a name. rs2gpu flattens the crate's modules
-into one namespace for the generated code; rename one of them."""),
+into one namespace for the generated code; rename one of them. Also a pattern that binds one name twice,
+`let (a, a) = ...`, which rustc refuses too (E0416)."""),
     "RG0011": ("wrong number of arguments", """
 A function or method was called with a different number of arguments than it declares."""),
     "RG0012": ("literal out of range", """

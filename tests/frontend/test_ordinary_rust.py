@@ -149,6 +149,16 @@ def test_a_name_bound_twice_in_one_pattern_is_an_error_as_in_rustc(rustc):
     assert errors(source)[0] == "7:17 RG0010 identifier `a` is bound more than once in the same pattern"
 
 
+def test_a_rest_pattern_in_a_tuple_says_to_name_each_element(rustc):
+    source = DESTRUCTURED.replace("let (a, b) = min_max", "let (a, ..) = min_max").replace("(a, (b, n[i]), 7)",
+                                                                                         "(a, (a, n[i]), 7)")
+    rustc.assert_accepts(source)
+    _, sink = lower_text(source)
+    [diagnostic] = sink.items
+    assert (diagnostic.code, diagnostic.span.line, diagnostic.help) == (
+        "RG0002", 7, "name each element, `_` for those not used")
+
+
 def test_a_struct_pattern_in_a_let_says_to_bind_the_struct_and_read_its_fields(rustc):
     source = """
 #[repr(C)]
